@@ -1,0 +1,145 @@
+"""The typed events `Agent.run_stream()` yields. Every UI is a consumer of these.
+
+Each event carries `source`: "" for the agent the caller runs, or a path such as
+"task:call_3" for a sub-agent's events forwarded into its parent's stream, so a UI can
+indent them under the task that produced them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+StopReason = Literal[
+    "completed",  # the model answered without calling tools
+    "stopped_by_tool",  # StopAgentRun or stop_after_tool_call
+    "tool_call_limit",  # tool_call_limit reached and the model answered
+    "max_turns",  # the loop gave up after too many model requests
+    "cancelled",  # the caller cancelled the run (Ctrl-C)
+    "error",  # the model/API failed for good
+]
+
+
+@dataclass
+class Event:
+    type: str = field(init=False, default="event")
+    source: str = field(default="", kw_only=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class TurnStarted(Event):
+    """A run (one user prompt) begins."""
+
+    prompt: str
+    type: str = field(init=False, default="turn_started")
+
+
+@dataclass
+class ModelRequestStarted(Event):
+    """The loop is about to send request number `step` (1-based) to the model."""
+
+    step: int
+    type: str = field(init=False, default="model_request_started")
+
+
+@dataclass
+class TextDelta(Event):
+    """A piece of the assistant's visible text, as it streams."""
+
+    text: str
+    type: str = field(init=False, default="text_delta")
+
+
+@dataclass
+class ReasoningDelta(Event):
+    """A piece of the model's reasoning text, for models that stream it separately."""
+
+    text: str
+    type: str = field(init=False, default="reasoning_delta")
+
+
+@dataclass
+class ToolCallStarted(Event):
+    call_id: str
+    name: str
+    args: dict[str, Any]
+    type: str = field(init=False, default="tool_call_started")
+
+
+@dataclass
+class ApprovalRequested(Event):
+    """A destructive call waits for the caller's `approve` hook."""
+
+    call_id: str
+    name: str
+    args: dict[str, Any]
+    type: str = field(init=False, default="approval_requested")
+
+
+@dataclass
+class ToolCallFinished(Event):
+    call_id: str
+    name: str
+    result: str
+    error: str | None = None
+    elapsed: float = 0.0
+    # "ok", "error", "denied", "blocked", "cancelled", "malformed", "unknown_tool", "limit"
+    status: str = "ok"
+    show_result: bool = False
+    type: str = field(init=False, default="tool_call_finished")
+
+
+@dataclass
+class Usage(Event):
+    """Token usage of one model request, as the API reported it (or estimated)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+    estimated: bool = False
+    type: str = field(init=False, default="usage")
+
+
+@dataclass
+class Notice(Event):
+    """Something the user should know that is neither text nor a tool call
+    (a retry, a context compaction, the tool-call limit)."""
+
+    message: str
+    kind: str = "info"
+    type: str = field(init=False, default="notice")
+
+
+@dataclass
+class TurnFinished(Event):
+    content: str
+    stop_reason: StopReason = "completed"
+    type: str = field(init=False, default="turn_finished")
+
+
+@dataclass
+class Error(Event):
+    """A failure that ended the run (after retries); `kind` is e.g. "api", "auth", "config"."""
+
+    message: str
+    kind: str = "api"
+    status_code: int | None = None
+    type: str = field(init=False, default="error")
+
+
+AgentEvent = (
+    TurnStarted
+    | ModelRequestStarted
+    | TextDelta
+    | ReasoningDelta
+    | ToolCallStarted
+    | ApprovalRequested
+    | ToolCallFinished
+    | Usage
+    | Notice
+    | TurnFinished
+    | Error
+)

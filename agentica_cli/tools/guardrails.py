@@ -1,0 +1,77 @@
+"""Checks around tool calls: block a call before it runs, or block/replace its result.
+
+A guardrail that raises counts as a block (fail closed): a broken safety check must not
+silently let a call through.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+InputCheck = Callable[[str, dict[str, Any]], Any]
+OutputCheck = Callable[[str, str], Any]
+
+
+@dataclass
+class GuardrailVerdict:
+    allowed: bool
+    message: str = ""  # why it was blocked, or the replacement result
+    replaced: bool = False
+
+
+async def _call(fn: Callable[..., Any], *args: Any) -> Any:
+    if inspect.iscoroutinefunction(fn):
+        return await fn(*args)
+    value = fn(*args)
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+def _name(fn: Callable[..., Any]) -> str:
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+class ToolInputGuardrail:
+    """`check(tool_name, args) -> bool`; False blocks the call (a str return is the reason)."""
+
+    def __init__(self, check: InputCheck, name: str | None = None):
+        self.check = check
+        self.name = name or _name(check)
+
+    async def run(self, tool_name: str, args: dict[str, Any]) -> GuardrailVerdict:
+        try:
+            verdict = await _call(self.check, tool_name, args)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            return GuardrailVerdict(False, f"guardrail '{self.name}' failed ({type(exc).__name__}: {exc})")
+        if verdict is True or verdict is None:
+            return GuardrailVerdict(True)
+        reason = verdict if isinstance(verdict, str) and verdict else f"guardrail '{self.name}'"
+        return GuardrailVerdict(False, reason)
+
+
+class ToolOutputGuardrail:
+    """`check(tool_name, result) -> bool | str`; False blocks, a string replaces the result."""
+
+    def __init__(self, check: OutputCheck, name: str | None = None):
+        self.check = check
+        self.name = name or _name(check)
+
+    async def run(self, tool_name: str, result: str) -> GuardrailVerdict:
+        try:
+            verdict = await _call(self.check, tool_name, result)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            return GuardrailVerdict(False, f"guardrail '{self.name}' failed ({type(exc).__name__}: {exc})")
+        if verdict is True or verdict is None:
+            return GuardrailVerdict(True)
+        if isinstance(verdict, str):
+            return GuardrailVerdict(True, verdict, replaced=True)
+        return GuardrailVerdict(False, f"guardrail '{self.name}'")

@@ -1,0 +1,294 @@
+"""Type hints + docstring -> JSON Schema, and argument validation from the same source.
+
+One source of truth: the function's signature. `build_signature_spec` reads it once and
+gives both the JSON Schema the model sees and a pydantic model that validates (and
+coerces) the arguments the model sends back, so the two can never disagree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import inspect
+import json
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic.fields import FieldInfo
+
+from agentica_cli.tools.context import ToolContext
+
+JsonSchema = dict[str, Any]
+
+_PRIMITIVES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
+_NONE_TYPES = (type(None), None)
+
+
+@dataclass
+class ParsedDocstring:
+    description: str = ""
+    params: dict[str, str] = field(default_factory=dict)
+
+
+def parse_docstring(doc: str | None) -> ParsedDocstring:
+    """Summary (everything before the parameter section) and per-parameter descriptions.
+
+    Google, NumPy and reST styles are understood through `docstring_parser`.
+    """
+    if not doc or not doc.strip():
+        return ParsedDocstring()
+    import docstring_parser  # local: only needed the first time a schema is built
+
+    parsed = docstring_parser.parse(inspect.cleandoc(doc))
+    parts = [p.strip() for p in (parsed.short_description, parsed.long_description) if p and p.strip()]
+    params = {p.arg_name: " ".join(p.description.split()) for p in parsed.params if p.description}
+    return ParsedDocstring(description="\n\n".join(parts), params=params)
+
+
+# ----------------------------------------------------------------------------------------
+# Type -> JSON Schema
+# ----------------------------------------------------------------------------------------
+
+
+def _is_none(tp: Any) -> bool:
+    return tp in _NONE_TYPES
+
+
+def _is_union(tp: Any) -> bool:
+    origin = get_origin(tp)
+    return origin is Union or origin is types.UnionType
+
+
+def _strip_optional(tp: Any) -> tuple[Any, bool]:
+    """`Optional[X]` -> (X, True); anything else -> (tp, False)."""
+    if _is_union(tp):
+        args = [a for a in get_args(tp) if not _is_none(a)]
+        if len(args) != len(get_args(tp)):
+            inner = args[0] if len(args) == 1 else Union[tuple(args)]  # noqa: UP007
+            return inner, True
+    return tp, False
+
+
+def _is_typeddict(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, dict) and hasattr(tp, "__total__")
+
+
+def _literal_schema(values: Sequence[Any]) -> JsonSchema:
+    kinds = {_PRIMITIVES.get(type(v)) for v in values if v is not None}
+    schema: JsonSchema = {}
+    if len(kinds) == 1 and None not in kinds:
+        schema["type"] = kinds.pop()
+    schema["enum"] = list(values)
+    return schema
+
+
+def _object_schema(hints: Mapping[str, Any], required: Sequence[str], docs: Mapping[str, str]) -> JsonSchema:
+    properties = {}
+    for name, hint in hints.items():
+        prop = type_to_schema(hint)
+        if name in docs and "description" not in prop:
+            prop = {**prop, "description": docs[name]}
+        properties[name] = prop
+    schema: JsonSchema = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = list(required)
+    return schema
+
+
+def _model_schema(model: type[BaseModel]) -> JsonSchema:
+    hints, required, docs = {}, [], {}
+    for name, info in model.model_fields.items():
+        key = info.alias or name
+        hints[key] = info.annotation if not info.metadata else Annotated[(info.annotation, *info.metadata)]
+        if info.description:
+            docs[key] = info.description
+        if info.is_required():
+            required.append(key)
+    schema = _object_schema(hints, required, docs)
+    doc = parse_docstring(model.__doc__).description
+    if doc and model.__doc__ != BaseModel.__doc__:
+        schema["description"] = doc
+    return schema
+
+
+def _dataclass_schema(cls: type) -> JsonSchema:
+    type_hints = typing.get_type_hints(cls, include_extras=True)
+    docs = parse_docstring(cls.__doc__).params
+    hints, required = {}, []
+    for f in dataclasses.fields(cls):
+        hints[f.name] = type_hints.get(f.name, Any)
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            required.append(f.name)
+    return _object_schema(hints, required, docs)
+
+
+def _typeddict_schema(cls: type) -> JsonSchema:
+    hints = typing.get_type_hints(cls, include_extras=True)
+    # NotRequired/Required wrappers are stripped by get_type_hints only without extras.
+    plain = {k: _unwrap_required(v) for k, v in hints.items()}
+    required = [k for k in plain if k in getattr(cls, "__required_keys__", set(plain))]
+    return _object_schema(plain, required, parse_docstring(cls.__doc__).params)
+
+
+def _unwrap_required(tp: Any) -> Any:
+    origin = get_origin(tp)
+    if origin is not None and getattr(origin, "_name", None) in {"Required", "NotRequired", "ReadOnly"}:
+        return get_args(tp)[0]
+    return tp
+
+
+def type_to_schema(tp: Any) -> JsonSchema:
+    """JSON Schema for one annotation, inlined (no `$ref`) and without `title` noise."""
+    if tp is inspect.Parameter.empty or tp is Any or tp is object:
+        return {}
+    origin = get_origin(tp)
+
+    if origin is Annotated:
+        base, *extras = get_args(tp)
+        schema = dict(type_to_schema(base))
+        for extra in extras:
+            if isinstance(extra, FieldInfo) and extra.description:
+                schema["description"] = extra.description
+            elif isinstance(extra, str):
+                schema["description"] = extra
+        return schema
+
+    if _is_union(tp):
+        inner, optional = _strip_optional(tp)
+        if optional:
+            return type_to_schema(inner)
+        return {"anyOf": [type_to_schema(a) for a in get_args(tp)]}
+
+    if origin is Literal:
+        return _literal_schema(get_args(tp))
+
+    if tp in _PRIMITIVES:
+        return {"type": _PRIMITIVES[tp]}
+
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return _literal_schema([m.value for m in tp])
+
+    if tp in (list, tuple, set, frozenset) or origin in (list, tuple, set, frozenset, Sequence):
+        args = [a for a in get_args(tp) if a is not Ellipsis]
+        schema: JsonSchema = {"type": "array"}
+        if origin is tuple and len(args) > 1 and Ellipsis not in get_args(tp):
+            schema["prefixItems"] = [type_to_schema(a) for a in args]
+            schema["minItems"] = schema["maxItems"] = len(args)
+        elif args:
+            schema["items"] = type_to_schema(args[0])
+        if tp is set or origin in (set, frozenset):
+            schema["uniqueItems"] = True
+        return schema
+
+    if tp is dict or origin in (dict, Mapping):
+        args = get_args(tp)
+        schema = {"type": "object"}
+        if len(args) == 2 and args[1] is not Any:
+            schema["additionalProperties"] = type_to_schema(args[1])
+        return schema
+
+    if isinstance(tp, type):
+        if issubclass(tp, BaseModel):
+            return _model_schema(tp)
+        if dataclasses.is_dataclass(tp):
+            return _dataclass_schema(tp)
+        if _is_typeddict(tp):
+            return _typeddict_schema(tp)
+
+    # Anything else (a custom class): let pydantic say what it can.
+    try:
+        from pydantic import TypeAdapter
+
+        return TypeAdapter(tp).json_schema()
+    except Exception:
+        return {}
+
+
+# ----------------------------------------------------------------------------------------
+# Signature -> schema + validator
+# ----------------------------------------------------------------------------------------
+
+
+class _Arguments(BaseModel):
+    # Unknown keys are an error: a model that invents a parameter should hear about it.
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+
+@dataclass
+class SignatureSpec:
+    description: str
+    parameters: JsonSchema
+    validator: type[BaseModel]
+    context_param: str | None  # name of a `ToolContext` parameter to inject, if any
+    accepts_extra: bool  # the function takes **kwargs
+
+
+def _is_context_type(hint: Any) -> bool:
+    return isinstance(hint, type) and issubclass(hint, ToolContext)
+
+
+def build_signature_spec(fn: Callable[..., Any]) -> SignatureSpec:
+    sig = inspect.signature(fn)
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception:  # unresolved forward references: fall back to the raw annotations
+        hints = {name: p.annotation for name, p in sig.parameters.items()}
+    doc = parse_docstring(inspect.getdoc(fn))
+
+    properties: dict[str, JsonSchema] = {}
+    required: list[str] = []
+    fields: dict[str, Any] = {}
+    context_param = None
+    accepts_extra = False
+    for name, param in sig.parameters.items():
+        if name in ("self", "cls"):
+            continue
+        if param.kind is inspect.Parameter.VAR_POSITIONAL:
+            continue
+        if param.kind is inspect.Parameter.VAR_KEYWORD:
+            accepts_extra = True
+            continue
+        hint = hints.get(name, param.annotation)
+        if _is_context_type(hint) or (hint is inspect.Parameter.empty and name == "tool_context"):
+            context_param = name
+            continue
+        schema = dict(type_to_schema(hint))
+        if name in doc.params and "description" not in schema:
+            schema["description"] = doc.params[name]
+        properties[name] = schema
+        annotation = Any if hint is inspect.Parameter.empty else hint
+        if param.default is inspect.Parameter.empty:
+            required.append(name)
+            fields[name] = (annotation, ...)
+        else:
+            fields[name] = (annotation, param.default)
+
+    parameters: JsonSchema = {"type": "object", "properties": properties}
+    if required:
+        parameters["required"] = required
+    validator = create_model(f"{getattr(fn, '__name__', 'tool')}_arguments", __base__=_Arguments, **fields)
+    if accepts_extra:
+        validator.model_config["extra"] = "allow"
+        validator.model_rebuild(force=True)
+    return SignatureSpec(doc.description, parameters, validator, context_param, accepts_extra)
+
+
+def format_validation_error(tool_name: str, err: ValidationError) -> str:
+    """A message a model can act on: which argument, what is wrong, what it sent."""
+    lines = []
+    for e in err.errors():
+        loc = ".".join(str(p) for p in e["loc"]) or "arguments"
+        if e["type"] == "missing":
+            lines.append(f"- {loc}: missing required argument")
+        elif e["type"] == "extra_forbidden":
+            lines.append(f"- {loc}: unexpected argument")
+        else:
+            got = json.dumps(e.get("input"), ensure_ascii=False, default=str)
+            if len(got) > 80:
+                got = got[:77] + "..."
+            lines.append(f"- {loc}: {e['msg']} (got {got})")
+    return f"Invalid arguments for tool '{tool_name}':\n" + "\n".join(lines)

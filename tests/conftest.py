@@ -1,0 +1,45 @@
+"""Shared test setup.
+
+A guard makes any attempt to reach a host other than loopback an error: tests never talk
+to a real model provider (or anything else on the network).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+
+import pytest
+
+_real_getaddrinfo = socket.getaddrinfo
+_real_connect = socket.socket.connect
+
+
+def _is_local(host: object) -> bool:
+    if host in (None, "", "localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(str(host).split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def _guarded_getaddrinfo(host, *args, **kwargs):  # type: ignore[no-untyped-def]
+    if not _is_local(host):
+        raise OSError(f"tests may not reach the network: lookup of {host!r} refused by tests/conftest.py")
+    return _real_getaddrinfo(host, *args, **kwargs)
+
+
+def _guarded_connect(self, address):  # type: ignore[no-untyped-def]
+    if self.family in (socket.AF_INET, socket.AF_INET6) and not _is_local(address[0]):
+        raise OSError(f"tests may not reach the network: connect to {address!r} refused by tests/conftest.py")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_network():
+    socket.getaddrinfo = _guarded_getaddrinfo
+    socket.socket.connect = _guarded_connect
+    yield
+    socket.getaddrinfo = _real_getaddrinfo
+    socket.socket.connect = _real_connect
