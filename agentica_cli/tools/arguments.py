@@ -78,8 +78,7 @@ def parse_arguments(raw: str | dict[str, Any] | None, *, sanitize: bool = True) 
         value = json.loads(text)
     except json.JSONDecodeError as err:
         if not sanitize:
-            raise ArgumentParseError(f"arguments are not valid JSON ({err.msg} at position {err.pos}): "
-                                     f"{_preview(raw)}") from None
+            raise ArgumentParseError(f"arguments are not valid JSON ({err}): {_preview(raw)}") from None
         value = _repair(text, err)
     if isinstance(value, str) and sanitize:
         # A JSON object the model serialised twice: '"{\"a\": 1}"'.
@@ -101,7 +100,7 @@ def _repair(text: str, err: json.JSONDecodeError) -> Any:
         except json.JSONDecodeError:
             pass
     failure = ArgumentParseError(
-        f"arguments are not valid JSON ({err.msg} at position {err.pos}) and could not be repaired "
+        f"arguments are not valid JSON ({err}) and could not be repaired "
         f"safely: {_preview(text)}"
     )
     if _is_truncated(text):

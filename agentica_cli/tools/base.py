@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 
-class StopAgentRun(Exception):  # noqa: N818 - public name from the Agentica API
+class StopAgentRun(Exception):
     """Raised by a tool to end the whole run; `message` becomes the final answer."""
 
     def __init__(self, message: str = "Agent run stopped by tool."):
@@ -32,7 +32,7 @@ class StopAgentRun(Exception):  # noqa: N818 - public name from the Agentica API
         self.message = message
 
 
-class RetryAgentRun(Exception):  # noqa: N818 - public name from the Agentica API
+class RetryAgentRun(Exception):
     """Raised by a tool to hand `message` to the model as the tool result and go on."""
 
     def __init__(self, message: str):

@@ -68,7 +68,7 @@ def _strip_optional(tp: Any) -> tuple[Any, bool]:
     if _is_union(tp):
         args = [a for a in get_args(tp) if not _is_none(a)]
         if len(args) != len(get_args(tp)):
-            inner = args[0] if len(args) == 1 else Union[tuple(args)]  # noqa: UP007
+            inner = args[0] if len(args) == 1 else Union[tuple(args)]
             return inner, True
     return tp, False
 
@@ -128,17 +128,21 @@ def _dataclass_schema(cls: type) -> JsonSchema:
 
 def _typeddict_schema(cls: type) -> JsonSchema:
     hints = typing.get_type_hints(cls, include_extras=True)
-    # NotRequired/Required wrappers are stripped by get_type_hints only without extras.
-    plain = {k: _unwrap_required(v) for k, v in hints.items()}
-    required = [k for k in plain if k in getattr(cls, "__required_keys__", set(plain))]
+    baseline = getattr(cls, "__required_keys__", set(hints))
+    plain, required = {}, []
+    for key, hint in hints.items():
+        wrapper = _required_wrapper(hint)
+        plain[key] = get_args(hint)[0] if wrapper else hint
+        # An explicit (Not)Required wins: older `typing.TypedDict`s ignore typing_extensions' wrappers.
+        if wrapper == "Required" or (wrapper != "NotRequired" and key in baseline):
+            required.append(key)
     return _object_schema(plain, required, parse_docstring(cls.__doc__).params)
 
 
-def _unwrap_required(tp: Any) -> Any:
+def _required_wrapper(tp: Any) -> str | None:
     origin = get_origin(tp)
-    if origin is not None and getattr(origin, "_name", None) in {"Required", "NotRequired", "ReadOnly"}:
-        return get_args(tp)[0]
-    return tp
+    name = getattr(origin, "_name", None) or getattr(origin, "__name__", None)
+    return name if name in {"Required", "NotRequired"} else None
 
 
 def type_to_schema(tp: Any) -> JsonSchema:
@@ -213,35 +217,82 @@ def type_to_schema(tp: Any) -> JsonSchema:
 # ----------------------------------------------------------------------------------------
 
 
-class _Arguments(BaseModel):
-    # Unknown keys are an error: a model that invents a parameter should hear about it.
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
-
-
-@dataclass
 class SignatureSpec:
-    description: str
-    parameters: JsonSchema
-    validator: type[BaseModel]
-    context_param: str | None  # name of a `ToolContext` parameter to inject, if any
-    accepts_extra: bool  # the function takes **kwargs
+    """What one function's signature says: description, JSON Schema, and (lazily) a validator."""
+
+    def __init__(
+        self,
+        description: str,
+        parameters: JsonSchema,
+        fields: dict[str, tuple[Any, Any]],
+        context_param: str | None,
+        accepts_extra: bool,
+        name: str,
+    ):
+        self.description = description
+        self.parameters = parameters
+        self.context_param = context_param  # name of a `ToolContext` parameter to inject, if any
+        self.accepts_extra = accepts_extra  # the function takes **kwargs
+        self._fields = fields
+        self._name = name
+        self._validator: type[BaseModel] | None = None
+
+    @property
+    def validator(self) -> type[BaseModel]:
+        """A pydantic model of the arguments, built on first use (schemas alone do not need it)."""
+        if self._validator is None:
+            self._validator = self._build_validator()
+        return self._validator
+
+    def _build_validator(self) -> type[BaseModel]:
+        config = ConfigDict(extra="allow" if self.accepts_extra else "forbid", arbitrary_types_allowed=True)
+        base = type("_Arguments", (BaseModel,), {"model_config": config})
+        try:
+            return create_model(f"{self._name}_arguments", __base__=base, **self._fields)
+        except Exception:
+            # Some annotation pydantic cannot validate (e.g. typing.TypedDict before 3.12):
+            # validate the others and pass that one through as given.
+            fields = {}
+            for name, (annotation, default) in self._fields.items():
+                try:
+                    create_model("_probe", __base__=base, x=(annotation, default))
+                    fields[name] = (annotation, default)
+                except Exception:
+                    fields[name] = (Any, default)
+            return create_model(f"{self._name}_arguments", __base__=base, **fields)
 
 
 def _is_context_type(hint: Any) -> bool:
     return isinstance(hint, type) and issubclass(hint, ToolContext)
 
 
+def _resolve_hints(fn: Callable[..., Any], sig: inspect.Signature) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(fn, include_extras=True)
+    except Exception:
+        pass
+    # One unresolvable forward reference must not cost the other parameters their types.
+    namespace = getattr(inspect.unwrap(fn), "__globals__", {})
+    hints: dict[str, Any] = {}
+    for name, param in sig.parameters.items():
+        annotation = param.annotation
+        if isinstance(annotation, str):
+            try:
+                annotation = eval(annotation, namespace)
+            except Exception:
+                annotation = Any
+        hints[name] = annotation
+    return hints
+
+
 def build_signature_spec(fn: Callable[..., Any]) -> SignatureSpec:
     sig = inspect.signature(fn)
-    try:
-        hints = typing.get_type_hints(fn, include_extras=True)
-    except Exception:  # unresolved forward references: fall back to the raw annotations
-        hints = {name: p.annotation for name, p in sig.parameters.items()}
+    hints = _resolve_hints(fn, sig)
     doc = parse_docstring(inspect.getdoc(fn))
 
     properties: dict[str, JsonSchema] = {}
     required: list[str] = []
-    fields: dict[str, Any] = {}
+    fields: dict[str, tuple[Any, Any]] = {}
     context_param = None
     accepts_extra = False
     for name, param in sig.parameters.items():
@@ -270,11 +321,8 @@ def build_signature_spec(fn: Callable[..., Any]) -> SignatureSpec:
     parameters: JsonSchema = {"type": "object", "properties": properties}
     if required:
         parameters["required"] = required
-    validator = create_model(f"{getattr(fn, '__name__', 'tool')}_arguments", __base__=_Arguments, **fields)
-    if accepts_extra:
-        validator.model_config["extra"] = "allow"
-        validator.model_rebuild(force=True)
-    return SignatureSpec(doc.description, parameters, validator, context_param, accepts_extra)
+    name = getattr(fn, "__name__", "tool")
+    return SignatureSpec(doc.description, parameters, fields, context_param, accepts_extra, name)
 
 
 def format_validation_error(tool_name: str, err: ValidationError) -> str:
