@@ -1,0 +1,53 @@
+"""A scripted OpenAI-compatible model server for testing agents over real HTTP.
+
+In-process (a background thread on 127.0.0.1, a free port)::
+
+    from agentica_cli.testing import ScriptedModelServer, turns
+
+    with ScriptedModelServer([
+        turns.tool_calls(turns.call("get_weather", {"city": "Paris"})),
+        turns.text("It is sunny in Paris."),
+    ]) as server:
+        agent = Agent(OpenAIChat(id="test", base_url=server.base_url, api_key="x"), tools=[get_weather])
+        agent.run_sync("Weather?")
+        assert server.requests[1]["messages"][-1]["role"] == "tool"
+
+Turns (`agentica_cli.testing.turns`, each a plain dict, served one per request):
+
+- `text(content, reasoning=None)`: an assistant answer.
+- `tool_calls(call(name, args_dict_or_raw_string, id=None), ..., content="")`: tool calls;
+  a str is sent verbatim, so malformed JSON arguments can be scripted.
+- `error(status, message="", retry_after=None)`: an HTTP error (429, 500, 401, ...), with a
+  `Retry-After` header when given.
+- `cut(turn, after=N)`: the stream closes after N SSE chunks (no `[DONE]`); a non-streamed
+  request gets its connection closed without an answer.
+- `repeat_tool(name, count, arguments=None, final="done")`: for benches, answers `count`
+  requests with one cheap tool call each, then `final` text.
+- Any turn takes `delay=` (seconds before answering), `chunk_delay=` (between SSE chunks)
+  and `usage={"prompt_tokens": n, "completion_tokens": m}` (otherwise estimated).
+- A turn may be a callable `f(request_body) -> turn` (in-process only).
+
+Streaming (`"stream": true`) answers as SSE: text in pieces, each tool call as a header
+chunk (id, name) followed by its arguments split over several chunks, a finish chunk, a
+usage chunk when `stream_options.include_usage` is set, then `data: [DONE]`. Non-streamed
+requests get one `chat.completion` JSON. When the script runs out the server answers 400
+with "no scripted turn left", so a test never hangs on an unexpected request.
+
+Recorded: `server.requests` (every request body, in order) and `server.request_log`
+(`RecordedRequest` with path, headers, body, `received_at` / `finished_at` perf-counter
+times). `tool_call_problems(messages)` checks the one-result-per-call invariant.
+
+As a separate process (for driving the `agentica` command)::
+
+    python -m agentica_cli.testing.server --script turns.json --port-file port.txt \\
+        --requests-file requests.jsonl
+
+or from Python `with ScriptedServerProcess([...]) as server:` (`.base_url`, `.requests`).
+"""
+
+from agentica_cli.testing import turns
+from agentica_cli.testing.checks import tool_call_problems
+from agentica_cli.testing.process import ScriptedServerProcess
+from agentica_cli.testing.server import RecordedRequest, ScriptedModelServer
+
+__all__ = ["RecordedRequest", "ScriptedModelServer", "ScriptedServerProcess", "tool_call_problems", "turns"]

@@ -1,0 +1,398 @@
+"""ScriptedModelServer: an OpenAI-compatible chat completions server that plays back turns.
+
+Runs in a background thread (stdlib only) or as its own process:
+
+    python -m agentica_cli.testing.server --script turns.json --port-file port.txt \
+        [--requests-file requests.jsonl] [--port 0]
+
+The script file is a JSON list of turns (see `agentica_cli.testing.turns`), or an object
+`{"turns": [...]}`. The chosen port is written to `--port-file` once the server listens;
+every request body is appended to `--requests-file` as one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from agentica_cli.testing.turns import Turn, validate
+
+__all__ = ["RecordedRequest", "ScriptedModelServer", "main"]
+
+TurnSource = Turn | Callable[[dict[str, Any]], Turn]
+
+
+@dataclass
+class RecordedRequest:
+    """One request as the server saw it. Times are `time.perf_counter()` values."""
+
+    index: int
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    received_at: float  # headers read, before the body
+    finished_at: float = 0.0  # last byte of the answer written (0 while in flight)
+    status: int = 200
+    turn_type: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+def _split_in(text: str, parts: int) -> list[str]:
+    """Split into `parts` pieces, so arguments always arrive over several chunks."""
+    if len(text) < 2:
+        return [text]
+    return _pieces(text, max(1, math.ceil(len(text) / parts)))
+
+
+def _estimate_tokens(value: Any) -> int:
+    return max(1, len(json.dumps(value, ensure_ascii=False)) // 4)
+
+
+class ScriptedModelServer:
+    """A real HTTP server on 127.0.0.1 speaking the chat completions API from a script.
+
+    `turns` are consumed one per request, in order; a turn may also be a callable that gets
+    the request body and returns a turn. `record` is called with every RecordedRequest as it
+    arrives (the subprocess mode uses it to write the requests file).
+    """
+
+    def __init__(
+        self,
+        turns: Iterable[TurnSource] = (),
+        *,
+        port: int = 0,
+        text_chunk_chars: int = 16,
+        argument_chunks: int = 3,
+        record: Callable[[RecordedRequest], None] | None = None,
+    ):
+        self._turns: list[TurnSource] = []
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._repeat_served = 0
+        self.request_log: list[RecordedRequest] = []
+        self.text_chunk_chars = text_chunk_chars
+        self.argument_chunks = argument_chunks
+        self._record = record
+        self._port = port
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self.add(*turns)
+
+    # -- script -------------------------------------------------------------------------
+
+    def add(self, *turns: TurnSource) -> ScriptedModelServer:
+        for turn in turns:
+            validate(turn)
+        with self._lock:
+            self._turns.extend(turns)
+        return self
+
+    @property
+    def pending(self) -> int:
+        """Turns not yet served."""
+        with self._lock:
+            return len(self._turns)
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """The JSON body of every request received so far, in order."""
+        with self._lock:
+            return [r.body for r in self.request_log]
+
+    def _next_turn(self, body: dict[str, Any], index: int) -> Turn | None:
+        with self._lock:
+            if not self._turns:
+                return None
+            head = self._turns[0]
+            if callable(head):
+                self._turns.pop(0)
+                turn = head(body)
+                validate(turn)
+                if callable(turn):
+                    raise TypeError("a callable turn must return a turn dict")
+                return turn
+            if head["type"] != "repeat_tool":
+                return self._turns.pop(0)
+            if self._repeat_served < head["count"]:
+                self._repeat_served += 1
+                name, args = head["name"], head["arguments"]
+                return {"type": "tool_calls", "content": "",
+                        "calls": [{"name": name, "arguments": args, "id": f"call_r{index}"}]}
+            self._turns.pop(0)
+            self._repeat_served = 0
+            return {"type": "text", "content": head.get("final", "done")}
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("server not started")
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> ScriptedModelServer:
+        handler = type("Handler", (_Handler,), {"scripted": self})
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", self._port), handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="scripted-model", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._httpd is not None:
+            if self._thread is not None:
+                self._httpd.shutdown()
+                self._thread.join(timeout=5)
+            self._httpd.server_close()
+
+    def __enter__(self) -> ScriptedModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- rendering ----------------------------------------------------------------------
+
+    def _usage(self, body: dict[str, Any], turn: Turn, completion: Any) -> dict[str, int]:
+        given = turn.get("usage") or {}
+        prompt = int(given.get("prompt_tokens", _estimate_tokens(body.get("messages", []))))
+        out = int(given.get("completion_tokens", _estimate_tokens(completion)))
+        return {"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out}
+
+    def render_json(self, body: dict[str, Any], turn: Turn, index: int) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": turn.get("content") or None}
+        if turn.get("reasoning"):
+            message["reasoning_content"] = turn["reasoning"]
+        calls = self._calls(turn, index)
+        if calls:
+            message["tool_calls"] = [
+                {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                for c in calls
+            ]
+        return {
+            "id": f"chatcmpl-{index}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "scripted"),
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+            "usage": self._usage(body, turn, message),
+        }
+
+    def render_chunks(self, body: dict[str, Any], turn: Turn, index: int) -> list[dict[str, Any]]:
+        base = {"id": f"chatcmpl-{index}", "object": "chat.completion.chunk", "created": int(time.time()),
+                "model": body.get("model", "scripted")}
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+            return base | {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+        chunks = [chunk({"role": "assistant", "content": ""})]
+        for piece in _pieces(turn.get("reasoning") or "", self.text_chunk_chars) if turn.get("reasoning") else ():
+            chunks.append(chunk({"reasoning_content": piece}))
+        content = turn.get("content") or ""
+        if content:
+            chunks.extend(chunk({"content": piece}) for piece in _pieces(content, self.text_chunk_chars))
+        calls = self._calls(turn, index)
+        for i, c in enumerate(calls):
+            head = {"index": i, "id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": ""}}
+            chunks.append(chunk({"tool_calls": [head]}))
+            for piece in _split_in(c["arguments"], self.argument_chunks):
+                chunks.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}))
+        chunks.append(chunk({}, "tool_calls" if calls else "stop"))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            completion = {"content": content, "calls": calls}
+            chunks.append(base | {"choices": [], "usage": self._usage(body, turn, completion)})
+        return chunks
+
+    @staticmethod
+    def _calls(turn: Turn, index: int) -> list[dict[str, str]]:
+        return [
+            {"id": c.get("id") or f"call_{index}_{i}", "name": c["name"], "arguments": c.get("arguments", "{}")}
+            for i, c in enumerate(turn.get("calls") or ())
+        ]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as real providers do
+    disable_nagle_algorithm = True  # small SSE writes must not wait for ACKs
+    scripted: ScriptedModelServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            self._send_json(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+        else:
+            self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+
+    def do_POST(self) -> None:
+        server = self.scripted
+        received = time.perf_counter()
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            body = {"_unparsed": raw.decode("utf-8", "replace")}
+        with server._lock:
+            index = len(server.request_log)
+            record = RecordedRequest(index, self.path, dict(self.headers.items()), body, received)
+            server.request_log.append(record)
+        if server._record is not None:
+            server._record(record)  # on arrival: a client killed mid-answer still left its request
+        try:
+            self._answer(server, body, index, record)
+        finally:
+            record.finished_at = time.perf_counter()
+
+    def _answer(self, server: ScriptedModelServer, body: dict[str, Any], index: int, record: RecordedRequest) -> None:
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            record.status = 404
+            self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+            return
+        turn = server._next_turn(body, index)
+        if turn is None:
+            record.status = 400
+            message = f"scripted model server: no scripted turn left for request #{index + 1}"
+            self._send_json(400, {"error": {"message": message, "type": "script_exhausted"}})
+            return
+        record.turn_type = turn["type"]
+        if turn.get("delay") and server._stopping.wait(float(turn["delay"])):
+            return
+        if turn["type"] == "error":
+            record.status = int(turn["status"])
+            headers = {"Retry-After": turn["retry_after"]} if turn.get("retry_after") else {}
+            err = {"message": turn.get("message", ""), "type": "scripted_error", "code": record.status}
+            self._send_json(record.status, {"error": err}, headers)
+            return
+        cut_after = turn.get("cut_after")
+        if not body.get("stream"):
+            if cut_after is not None:
+                self._drop_connection()
+                return
+            self._send_json(200, server.render_json(body, turn, index))
+            return
+        chunks = server.render_chunks(body, turn, index)
+        events = [b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks]
+        if cut_after is None:
+            events.append(b"data: [DONE]\n\n")
+        else:
+            events = events[: int(cut_after)]
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        framed = [b"%x\r\n%s\r\n" % (len(e), e) for e in events]
+        chunk_delay = float(turn.get("chunk_delay") or 0)
+        if chunk_delay:
+            for frame in framed:
+                self.wfile.write(frame)
+                if server._stopping.wait(chunk_delay):
+                    return
+        else:
+            self.wfile.write(b"".join(framed))  # one write: no per-chunk syscalls when timing doesn't matter
+        if cut_after is not None:
+            self._drop_connection()
+            return
+        self.wfile.write(b"0\r\n\r\n")
+
+    def _drop_connection(self) -> None:
+        """End the connection mid-answer, as a proxy or a crashed provider would."""
+        self.close_connection = True
+        try:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+# -- subprocess mode ------------------------------------------------------------------------
+
+
+def _load_script(path: str) -> list[Turn]:
+    with open(path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    turns = data.get("turns", []) if isinstance(data, dict) else data
+    if not isinstance(turns, list):
+        raise SystemExit(f"{path}: expected a JSON list of turns or {{\"turns\": [...]}}")
+    return turns
+
+
+def _write_atomic(path: str, text: str) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m agentica_cli.testing.server", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--script", required=True, help="JSON file with the turns to play back")
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: a free one)")
+    parser.add_argument("--port-file", help="write the port here once listening")
+    parser.add_argument("--requests-file", help="append every request body here as a JSON line")
+    args = parser.parse_args(argv)
+
+    lock = threading.Lock()
+
+    def record(req: RecordedRequest) -> None:
+        if not args.requests_file:
+            return
+        line = json.dumps({"index": req.index, "path": req.path, "body": req.body})
+        with lock, open(args.requests_file, "a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
+
+    server = ScriptedModelServer(_load_script(args.script), port=args.port, record=record)
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    server.start()
+    if args.port_file:
+        _write_atomic(args.port_file, str(server.port))
+    print(f"scripted model server on {server.base_url}", file=sys.stderr, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
