@@ -1,0 +1,377 @@
+"""Settings for the `agentica` command, from four layers in rising precedence:
+
+    ~/.agentica/config.toml  <  <project>/.agentica/config.toml  <  AGENTICA_* env vars  <  flags
+
+Every key is checked against `SCHEMA`; an unknown key or a wrong type is a `ConfigError`
+naming the key and the file (the command exits 2). Project-level keys that start programs
+or loosen safety (`UNTRUSTED_PROJECT_KEYS`) are held back until the project is trusted.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PERMISSION_MODES = ("default", "accept-edits", "auto", "plan")
+PROVIDERS = (
+    "openai",
+    "zhipuai",
+    "deepseek",
+    "moonshot",
+    "qwen",
+    "openrouter",
+    "ollama",
+    "openai-like",
+)
+
+
+class ConfigError(Exception):
+    """A bad setting; the message names the key and where it came from."""
+
+
+def agentica_home() -> Path:
+    """~/.agentica, or $AGENTICA_HOME (tests point it at a temporary folder)."""
+    override = os.environ.get("AGENTICA_HOME")
+    return Path(override).expanduser() if override else Path.home() / ".agentica"
+
+
+# -- schema ----------------------------------------------------------------------------
+# A leaf is a type description: "str", "int", "float", "bool", "list[str]", "dict[str,str]",
+# or a tuple of allowed strings. A nested dict is a table; "*" means "any table name".
+
+MCP_SERVER_SCHEMA: dict[str, Any] = {
+    "command": "str",
+    "args": "list[str]",
+    "env": "dict[str,str]",
+    "cwd": "str",
+    "url": "str",
+    "headers": "dict[str,str]",
+    "transport": ("stdio", "sse", "streamable-http", "http"),
+    "enabled": "bool",
+    "timeout": "float",
+    "include_tools": "list[str]",
+    "exclude_tools": "list[str]",
+}
+
+SCHEMA: dict[str, Any] = {
+    "model": {
+        "provider": PROVIDERS,
+        "name": "str",
+        "base_url": "str",
+        "api_key": "str",
+    },
+    "permissions": {
+        "mode": PERMISSION_MODES,
+        "allow": "list[str]",
+    },
+    "tools": {
+        "tool_call_limit": "int",
+        "max_turns": "int",
+        "compress_tool_results": "bool",
+        "context_overflow_threshold": "float",
+        "exclude": "list[str]",
+    },
+    "ui": {
+        "markdown": "bool",
+        "show_reasoning": "bool",
+        "history": "bool",
+    },
+    "instructions": "str",
+    "mcp_servers": {"*": MCP_SERVER_SCHEMA},
+}
+
+# Keys a project config may only set once the user trusts the project: they start programs
+# (MCP servers), send the key elsewhere (base_url/api_key) or stop agentica asking.
+UNTRUSTED_PROJECT_KEYS = ("mcp_servers", "model.base_url", "model.api_key", "permissions.mode", "permissions.allow")
+
+ENV_VARS: dict[str, str] = {
+    "AGENTICA_PROVIDER": "model.provider",
+    "AGENTICA_MODEL": "model.name",
+    "AGENTICA_BASE_URL": "model.base_url",
+    "AGENTICA_API_KEY": "model.api_key",
+    "AGENTICA_PERMISSION_MODE": "permissions.mode",
+}
+
+
+def _type_name(value: Any) -> str:
+    return {bool: "boolean", int: "integer", float: "float", str: "string", list: "array", dict: "table"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _check_leaf(kind: Any, value: Any, key: str, where: str) -> Any:
+    def bad(expected: str) -> ConfigError:
+        return ConfigError(f"{where}: '{key}' must be {expected}, got {_type_name(value)} {value!r}")
+
+    if isinstance(kind, tuple):
+        if not isinstance(value, str) or value not in kind:
+            return_msg = f"one of {', '.join(kind)}"
+            raise bad(return_msg)
+        return value
+    if kind == "str":
+        if not isinstance(value, str):
+            raise bad("a string")
+    elif kind == "bool":
+        if not isinstance(value, bool):
+            raise bad("a boolean (true/false)")
+    elif kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise bad("an integer")
+    elif kind == "float":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise bad("a number")
+        value = float(value)
+    elif kind == "list[str]":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise bad("an array of strings")
+    elif kind == "dict[str,str]" and (
+        not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values())
+    ):
+        raise bad("a table of strings")
+    return value
+
+
+def validate(data: dict[str, Any], where: str, schema: dict[str, Any] = SCHEMA, prefix: str = "") -> dict[str, Any]:
+    """Check `data` against `schema`; return it with numbers normalised. Raises ConfigError."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        kind = schema.get(key, schema.get("*"))
+        if kind is None:
+            known = ", ".join(f"{prefix}{k}" for k in schema)
+            raise ConfigError(f"{where}: unknown key '{dotted}' (known keys here: {known})")
+        if isinstance(kind, dict):
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}: '{dotted}' must be a table ([{dotted}]), got {_type_name(value)}")
+            out[key] = validate(value, where, kind, dotted + ".")
+        else:
+            out[key] = _check_leaf(kind, value, dotted, where)
+    return out
+
+
+def load_toml(path: Path) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - 3.10
+        import tomli as tomllib
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path}: not valid TOML: {err}") from None
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read: {err.strerror or err}") from None
+    return validate(data, str(path))
+
+
+# -- merging ----------------------------------------------------------------------------
+
+
+def get_key(data: dict[str, Any], dotted: str) -> Any:
+    node: Any = data
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def set_key(data: dict[str, Any], dotted: str, value: Any) -> None:
+    *parents, last = dotted.split(".")
+    node = data
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[last] = value
+
+
+def pop_key(data: dict[str, Any], dotted: str) -> Any:
+    *parents, last = dotted.split(".")
+    node: Any = data
+    for part in parents:
+        node = node.get(part) if isinstance(node, dict) else None
+        if node is None:
+            return None
+    return node.pop(last, None) if isinstance(node, dict) else None
+
+
+def merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    """Tables merge key by key; anything else in `top` replaces `base`."""
+    out = dict(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict) and key != "mcp_servers":
+            out[key] = merge(out[key], value)
+        elif key == "mcp_servers" and isinstance(out.get(key), dict):
+            out[key] = {**out[key], **value}  # a server is defined whole by one layer
+        else:
+            out[key] = value
+    return out
+
+
+# -- locating files --------------------------------------------------------------------
+
+
+def find_git_root(start: Path) -> Path | None:
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def project_config_path(work_dir: Path) -> Path | None:
+    """The nearest `.agentica/config.toml` from the work dir up to the git root (or just
+    the work dir outside git), never the user's own ~/.agentica."""
+    home = agentica_home().resolve()
+    root = find_git_root(work_dir)
+    folders = [work_dir]
+    if root is not None:
+        folders = [work_dir, *(p for p in work_dir.parents if p == root or root in p.parents)]
+    for folder in folders:
+        candidate = folder / ".agentica" / "config.toml"
+        if candidate.parent.resolve() == home:
+            continue
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+# -- the resolved settings ---------------------------------------------------------------
+
+
+@dataclass
+class Settings:
+    data: dict[str, Any]
+    sources: dict[str, str] = field(default_factory=dict)  # dotted key -> where it came from
+    user_file: Path | None = None
+    project_file: Path | None = None
+    held_back: dict[str, Any] = field(default_factory=dict)  # untrusted project keys not applied
+
+    def get(self, dotted: str, default: Any = None) -> Any:
+        value = get_key(self.data, dotted)
+        return default if value is None else value
+
+    @property
+    def provider(self) -> str | None:
+        return self.get("model.provider")
+
+    @property
+    def model_name(self) -> str | None:
+        return self.get("model.name")
+
+    @property
+    def base_url(self) -> str | None:
+        return self.get("model.base_url") or None
+
+    @property
+    def api_key(self) -> str | None:
+        return self.get("model.api_key") or None
+
+    @property
+    def permission_mode(self) -> str:
+        return self.get("permissions.mode", "default")
+
+    @property
+    def mcp_servers(self) -> dict[str, dict[str, Any]]:
+        return self.get("mcp_servers", {})
+
+
+def _record_sources(data: dict[str, Any], where: str, sources: dict[str, str], prefix: str = "") -> None:
+    for key, value in data.items():
+        dotted = prefix + key
+        if isinstance(value, dict) and key != "mcp_servers" and not prefix.startswith("mcp_servers"):
+            _record_sources(value, where, sources, dotted + ".")
+        else:
+            sources[dotted] = where
+
+
+def env_layer(environ: dict[str, str] | os._Environ[str]) -> dict[str, Any]:
+    layer: dict[str, Any] = {}
+    for var, dotted in ENV_VARS.items():
+        value = environ.get(var)
+        if value:
+            set_key(layer, dotted, value)
+    return validate(layer, "environment (AGENTICA_* variables)")
+
+
+def load_settings(
+    work_dir: Path,
+    flags: dict[str, Any],
+    *,
+    trusted: bool,
+    environ: dict[str, str] | os._Environ[str] | None = None,
+) -> Settings:
+    """Merge the four layers. `flags` maps dotted keys to values given on the command line."""
+    environ = os.environ if environ is None else environ
+    data: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    user_file = agentica_home() / "config.toml"
+    settings = Settings(data)
+    if user_file.is_file():
+        layer = load_toml(user_file)
+        settings.user_file = user_file
+        _record_sources(layer, str(user_file), sources)
+        data = merge(data, layer)
+    project_file = project_config_path(work_dir)
+    if project_file is not None:
+        layer = load_toml(project_file)
+        settings.project_file = project_file
+        if not trusted:
+            for dotted in UNTRUSTED_PROJECT_KEYS:
+                value = pop_key(layer, dotted)
+                if value is not None:
+                    settings.held_back[dotted] = value
+        _record_sources(layer, str(project_file), sources)
+        data = merge(data, layer)
+    layer = env_layer(environ)
+    _record_sources(layer, "environment", sources)
+    data = merge(data, layer)
+    flag_layer: dict[str, Any] = {}
+    for dotted, value in flags.items():
+        if value is not None:
+            set_key(flag_layer, dotted, value)
+    flag_layer = validate(flag_layer, "command line")
+    _record_sources(flag_layer, "command line", sources)
+    data = merge(data, flag_layer)
+    settings.data = data
+    settings.sources = sources
+    return settings
+
+
+# -- writing the key the REPL asked for ---------------------------------------------------
+
+
+def _toml_string(value: str) -> str:
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
+
+
+def save_user_setting(table: str, key: str, value: str) -> Path:
+    """Set `[table] key = "value"` in the user config, keeping the rest of the file as is."""
+    path = agentica_home() / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    line = f"{key} = {_toml_string(value)}"
+    header = f"[{table}]"
+    start = next((i for i, text in enumerate(lines) if text.strip() == header), None)
+    if start is None:
+        if lines and lines[-1].strip():
+            lines.append("")
+        lines += [header, line]
+    else:
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].strip().startswith("[")), len(lines))
+        existing = next(
+            (i for i in range(start + 1, end) if lines[i].split("=")[0].strip() == key and "=" in lines[i]), None
+        )
+        if existing is None:
+            lines.insert(start + 1, line)
+        else:
+            lines[existing] = line
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    try:
+        path.chmod(0o600)  # it may hold an API key
+    except OSError:
+        pass
+    load_toml(path)  # never leave a file we cannot read back
+    return path

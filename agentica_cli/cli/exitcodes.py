@@ -1,0 +1,17 @@
+"""Process exit codes of the `agentica` command (documented in --help and README)."""
+
+from __future__ import annotations
+
+OK = 0  # the task finished (a refused tool call still counts: the model was told)
+MODEL_ERROR = 1  # the model/API failed for good (after retries), or the run ended with an error
+USAGE_ERROR = 2  # a wrong flag, a bad config file, or no API key configured
+INCOMPLETE = 3  # the run stopped at a limit (max turns) before the model finished
+INTERRUPTED = 130  # Ctrl-C / SIGINT
+
+HELP_TEXT = """\
+exit codes:
+  0    done
+  1    model or API failure (after retries)
+  2    usage or config error (wrong flag, bad config, no API key)
+  3    stopped at a limit (max turns) before the model finished
+  130  interrupted (Ctrl-C)"""

@@ -1,0 +1,299 @@
+"""`agentica -p`: run one task without a conversation and print the outcome.
+
+Output formats:
+  text         the final answer on stdout; tool activity and notices on stderr
+               (coloured only when stderr is a terminal)
+  json         one object at the end: result, session_id, usage, tool_calls, stop_reason
+  stream-json  every event as one JSON line as it happens, then the same result object
+
+No rich here: a -p run should start quickly and stay small.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from agentica_cli.cli import exitcodes
+from agentica_cli.cli.config import Settings
+from agentica_cli.cli.summaries import format_elapsed, summarize_call, summarize_result
+
+STDIN_LIMIT = 2_000_000  # characters of piped input attached to the prompt
+
+
+def compose_prompt(prompt: str, piped: str) -> str:
+    """`cat err.log | agentica -p "explain"`: the prompt, then the piped text."""
+    piped = piped.rstrip("\n")
+    if not piped.strip():
+        return prompt
+    if not prompt.strip():
+        return piped
+    return f"{prompt}\n\n<stdin>\n{piped}\n</stdin>"
+
+
+class StderrProgress:
+    """Tool activity for a text-format run, on stderr."""
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+        self.color = stream.isatty()
+
+    def _paint(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
+
+    def line(self, text: str) -> None:
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def handle(self, event: Any) -> None:
+        indent = "    " if getattr(event, "source", "") else ""
+        kind = event.type
+        if kind == "tool_call_started":
+            self.line(indent + self._paint("36", "> " + summarize_call(event.name, event.args)))
+        elif kind == "tool_call_finished":
+            summary = summarize_result(event.name, event.result, event.status, event.error)
+            bad = event.status != "ok" or event.error
+            self.line(indent + self._paint("31" if bad else "2", f"  {summary} ({format_elapsed(event.elapsed)})"))
+        elif kind == "notice":
+            self.line(indent + self._paint("33", f"note: {event.message}"))
+        elif kind == "error":
+            self.line(self._paint("31", f"agentica: error: {event.message}"))
+
+
+def _read_stdin() -> str:
+    try:
+        data = sys.stdin.read(STDIN_LIMIT + 1)
+    except (OSError, UnicodeDecodeError) as err:
+        sys.stderr.write(f"agentica: could not read stdin: {err}\n")
+        return ""
+    if len(data) > STDIN_LIMIT:
+        sys.stderr.write(f"agentica: stdin truncated to {STDIN_LIMIT} characters\n")
+        data = data[:STDIN_LIMIT]
+    return data
+
+
+def open_session(args: argparse.Namespace, work_dir: Path, model_label: str) -> tuple[Any, str | None]:
+    """The session to append to (new, --continue or --resume) and an error message."""
+    from agentica_cli.cli.sessions import SessionStore
+
+    store = SessionStore()
+    if args.resume:
+        try:
+            return store.open(args.resume), None
+        except FileNotFoundError:
+            return None, f"no session '{args.resume}' (see ~/.agentica/sessions or /resume in the REPL)"
+    if args.continue_:
+        latest = store.latest(work_dir)
+        if latest is not None:
+            return store.open(latest.id), None
+        sys.stderr.write("agentica: no earlier session in this folder; starting a new one\n")
+    if args.no_session:
+        return None, None
+    return store.create(work_dir, model_label), None
+
+
+def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prompt: str, *, read_stdin: bool) -> int:
+    piped = _read_stdin() if read_stdin else ""
+    prompt = compose_prompt(prompt, piped)
+    if not prompt.strip():
+        sys.stderr.write("agentica: no prompt: give one as an argument (agentica -p \"task\") or on stdin\n")
+        return exitcodes.USAGE_ERROR
+    for key, value in settings.held_back.items():
+        sys.stderr.write(
+            f"agentica: ignoring '{key}' from untrusted {settings.project_file} (run with --trust to use it)\n"
+        )
+        del value
+
+    from agentica_cli.cli.runtime import MissingKey, build_model, model_label
+
+    try:
+        model = build_model(settings)
+    except MissingKey as err:
+        sys.stderr.write(f"agentica: {err}\n")
+        return exitcodes.USAGE_ERROR
+    session, problem = open_session(args, work_dir, model_label(model))
+    if problem:
+        sys.stderr.write(f"agentica: {problem}\n")
+        return exitcodes.USAGE_ERROR
+    runner = PrintRun(args, settings, work_dir, model, session)
+    try:
+        return runner.run(prompt)
+    finally:
+        if session is not None:
+            session.close()
+
+
+class PrintRun:
+    def __init__(self, args: argparse.Namespace, settings: Settings, work_dir: Path, model: Any, session: Any):
+        self.args = args
+        self.settings = settings
+        self.work_dir = work_dir
+        self.model = model
+        self.session = session
+        self.format = args.output_format
+        self.out = sys.stdout
+        self.progress = StderrProgress(sys.stderr)
+        self.tool_calls: dict[str, dict[str, Any]] = {}
+        self.usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+        self.requests = 0
+        self.final: Any = None
+        self.error: Any = None
+        self.interrupted = False
+        self.started = time.monotonic()
+
+    def emit_json(self, payload: dict[str, Any]) -> None:
+        self.out.write(json.dumps(payload, ensure_ascii=False, default=str) + "\n")
+        self.out.flush()
+
+    def on_refusal(self, name: str, mode: str) -> None:
+        from agentica_cli.cli.approvals import refusal_hint
+
+        sys.stderr.write(refusal_hint(name, mode) + "\n")
+        sys.stderr.flush()
+
+    def build_agent(self) -> Any:
+        from agentica_cli.cli.approvals import PermissionPolicy
+        from agentica_cli.cli.runtime import build_agent
+
+        policy = PermissionPolicy(
+            self.settings.permission_mode,
+            self.work_dir,
+            allowed_dirs=[Path(p).expanduser() for p in self.args.add_dir],
+            always_allow=self.settings.get("permissions.allow", []),
+            ask=None,
+            on_refusal=self.on_refusal,
+        )
+        return build_agent(
+            self.settings,
+            self.work_dir,
+            model=self.model,
+            allowed_dirs=[Path(p).expanduser().resolve() for p in self.args.add_dir],
+            approve=policy,
+            messages=list(self.session.messages) if self.session is not None else None,
+            on_message=self.session.append if self.session is not None else None,
+        )
+
+    def record(self, event: Any) -> None:
+        kind = event.type
+        if kind == "usage":
+            for key in self.usage:
+                self.usage[key] += getattr(event, key, 0) or 0
+        elif kind == "model_request_started" and not event.source:
+            self.requests += 1
+        elif kind == "tool_call_started":
+            self.tool_calls[event.call_id] = {
+                "id": event.call_id,
+                "name": event.name,
+                "args": event.args,
+                "source": event.source,
+                "status": "started",
+            }
+        elif kind == "tool_call_finished":
+            entry = self.tool_calls.setdefault(event.call_id, {"id": event.call_id, "name": event.name, "args": None})
+            entry.update(status=event.status, error=event.error, elapsed=round(event.elapsed, 3))
+        elif kind == "turn_finished" and not event.source:
+            self.final = event
+        elif kind == "error" and not event.source:
+            self.error = event
+
+    async def drive(self, prompt: str) -> None:
+        agent = self.build_agent()
+        if self.format == "stream-json":
+            self.emit_json({"type": "session", "session_id": self.session_id, "model": self.model_label})
+        async for event in agent.run_stream(prompt):
+            self.record(event)
+            if self.format == "stream-json":
+                self.emit_json(event.to_dict())
+            elif self.format == "text":
+                self.progress.handle(event)
+
+    @property
+    def session_id(self) -> str | None:
+        return self.session.id if self.session is not None else None
+
+    @property
+    def model_label(self) -> str:
+        from agentica_cli.cli.runtime import model_label
+
+        return model_label(self.model)
+
+    async def main(self, prompt: str) -> None:
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+
+        def interrupt() -> None:
+            self.interrupted = True
+            if task is not None:
+                task.cancel()
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, interrupt)
+            except (NotImplementedError, RuntimeError):  # pragma: no cover - Windows
+                pass
+        try:
+            await self.drive(prompt)
+        except asyncio.CancelledError:
+            if not self.interrupted:
+                raise
+
+    def exit_code(self) -> int:
+        if self.interrupted:
+            return exitcodes.INTERRUPTED
+        if self.error is not None or self.final is None:
+            return exitcodes.MODEL_ERROR
+        reason = self.final.stop_reason
+        if reason == "error":
+            return exitcodes.MODEL_ERROR
+        if reason == "cancelled":
+            return exitcodes.INTERRUPTED
+        if reason == "max_turns":
+            return exitcodes.INCOMPLETE
+        return exitcodes.OK
+
+    def result_object(self) -> dict[str, Any]:
+        code = self.exit_code()
+        return {
+            "type": "result",
+            "result": self.final.content if self.final is not None else "",
+            "is_error": code != exitcodes.OK,
+            "exit_code": code,
+            "stop_reason": "cancelled" if self.interrupted else (self.final.stop_reason if self.final else "error"),
+            "error": self.error.message if self.error is not None else None,
+            "session_id": self.session_id,
+            "model": self.model_label,
+            "usage": dict(self.usage),
+            "num_model_requests": self.requests,
+            "tool_calls": list(self.tool_calls.values()),
+            "duration_ms": int((time.monotonic() - self.started) * 1000),
+        }
+
+    def run(self, prompt: str) -> int:
+        try:
+            asyncio.run(self.main(prompt))
+        except KeyboardInterrupt:
+            self.interrupted = True
+        except Exception as exc:  # a bug or an unexpected failure: say so, no traceback wall
+            self.error = type("Failure", (), {"message": f"{type(exc).__name__}: {exc}"})()
+            sys.stderr.write(f"agentica: error: {type(exc).__name__}: {exc}\n")
+        code = self.exit_code()
+        if self.format in ("json", "stream-json"):
+            self.emit_json(self.result_object())
+        else:
+            if self.final is not None and self.final.content:
+                text = self.final.content
+                self.out.write(text if text.endswith("\n") else text + "\n")
+                self.out.flush()
+            if self.interrupted:
+                sys.stderr.write("agentica: interrupted\n")
+            elif code == exitcodes.INCOMPLETE:
+                sys.stderr.write("agentica: stopped at the max-turns limit before the task was finished\n")
+        if self.session is not None and self.format == "text" and sys.stderr.isatty():
+            sys.stderr.write(f"session {self.session.id} (agentica --resume {self.session.id})\n")
+        return code

@@ -1,0 +1,136 @@
+"""Building the model and the DeepAgent from settings; shared by -p and the REPL.
+
+This is where the heavy imports (the model client, openai, the builtin tools) happen, so
+callers import this module only once they know they need a model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agentica_cli.cli.config import Settings, agentica_home
+
+# The env var each provider's key comes from, for the "no key" message (the model presets
+# name their own variable in MissingApiKeyError; this is the fallback).
+KEY_VARS = {
+    "openai": "OPENAI_API_KEY",
+    "zhipuai": "ZHIPUAI_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY",
+    "moonshot": "MOONSHOT_API_KEY",
+    "qwen": "DASHSCOPE_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+    "openai-like": "AGENTICA_API_KEY",
+}
+
+
+class MissingKey(Exception):
+    """No API key is configured for the chosen provider; str() tells how to set one."""
+
+    def __init__(self, provider: str, detail: str):
+        self.provider = provider
+        self.detail = detail
+        super().__init__(missing_key_message(provider, detail))
+
+
+def missing_key_message(provider: str, detail: str = "") -> str:
+    var = KEY_VARS.get(provider, "AGENTICA_API_KEY")
+    config = agentica_home() / "config.toml"
+    lines = [f"no API key configured for provider '{provider}'." + (f" ({detail})" if detail else "")]
+    lines += [
+        "Set it in one of these ways:",
+        f"  export {var}=...              (the provider's variable)",
+        "  export AGENTICA_API_KEY=...     (any provider)",
+        "  agentica --api-key ...          (this run only)",
+        f"  or put it in {config}:",
+        "      [model]",
+        f'      provider = "{provider}"',
+        '      api_key = "..."',
+        "Run `agentica` in a terminal and it offers to save the key for you.",
+    ]
+    return "\n".join(lines)
+
+
+def provider_name(settings: Settings) -> str:
+    if settings.provider:
+        return settings.provider
+    return "openai"
+
+
+def build_model(settings: Settings) -> Any:
+    """The model client for `settings`; raises MissingKey before any request is made."""
+    from agentica_cli.models import MissingApiKeyError, create_model
+
+    provider = provider_name(settings)
+    try:
+        return create_model(
+            provider, model_id=settings.model_name, base_url=settings.base_url, api_key=settings.api_key
+        )
+    except MissingApiKeyError as err:
+        raise MissingKey(provider, str(err)) from None
+
+
+def model_label(model: Any) -> str:
+    return str(getattr(model, "id", None) or getattr(model, "name", None) or type(model).__name__)
+
+
+def tool_config(settings: Settings) -> Any:
+    from agentica_cli.agent import ToolConfig
+
+    wanted = {
+        "tool_call_limit": settings.get("tools.tool_call_limit"),
+        "compress_tool_results": settings.get("tools.compress_tool_results"),
+        "context_overflow_threshold": settings.get("tools.context_overflow_threshold"),
+        "max_turns": settings.get("tools.max_turns"),
+    }
+    known = {f.name for f in dataclasses.fields(ToolConfig)} if dataclasses.is_dataclass(ToolConfig) else set()
+    kwargs = {k: v for k, v in wanted.items() if v is not None and (not known or k in known)}
+    return ToolConfig(**kwargs)
+
+
+def build_instructions(settings: Settings, work_dir: Path) -> str | None:
+    from agentica_cli.cli.instructions import load_project_instructions
+
+    parts = [settings.get("instructions") or "", load_project_instructions(work_dir)]
+    text = "\n\n".join(p for p in parts if p.strip())
+    return text or None
+
+
+def build_agent(
+    settings: Settings,
+    work_dir: Path,
+    *,
+    model: Any,
+    allowed_dirs: list[Path],
+    approve: Any,
+    messages: list[dict[str, Any]] | None,
+    on_message: Callable[[dict[str, Any]], None] | None,
+    extra_tools: list[Any] | None = None,
+) -> Any:
+    from agentica_cli.agent import DeepAgent
+
+    kwargs: dict[str, Any] = {
+        "work_dir": str(work_dir),
+        "allowed_dirs": tuple(str(p) for p in allowed_dirs),
+        "tools": extra_tools or None,
+        "instructions": build_instructions(settings, work_dir),
+        "tool_config": tool_config(settings),
+        "approve": approve,
+        "messages": messages,
+        "on_message": on_message,
+    }
+    exclude = settings.get("tools.exclude")
+    if exclude:
+        kwargs["exclude_tools"] = tuple(exclude)
+    return DeepAgent(model, **kwargs)
+
+
+def history_file() -> Path:
+    return agentica_home() / "history"
+
+
+def env_flag(name: str) -> bool:
+    return os.environ.get(name, "").lower() in ("1", "true", "yes")

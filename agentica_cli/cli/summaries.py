@@ -1,0 +1,87 @@
+"""One-line descriptions of tool calls and their results, shared by the REPL and -p output.
+
+`read_file calc.py`, `execute pytest -q`, then `12 lines`, `exit code 1`, `3 matches`.
+Pure string work: no rich, no agent imports.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# Which argument best says what a call does, in order of preference.
+_MAIN_ARGS = (
+    "command",
+    "file_path",
+    "path",
+    "pattern",
+    "query",
+    "url",
+    "description",
+    "prompt",
+    "name",
+)
+_EXIT_CODE = re.compile(r"exit(?:ed with)?(?: code|_code|\s+status)?[:= ]\s*(-?\d+)", re.IGNORECASE)
+
+
+def shorten(text: str, width: int = 80) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def summarize_call(name: str, args: dict[str, Any] | None, width: int = 80) -> str:
+    """`read_file calc.py`: the tool and its most telling argument."""
+    args = args or {}
+    for key in _MAIN_ARGS:
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            extra = ""
+            if key == "pattern" and isinstance(args.get("path"), str) and args["path"] not in ("", "."):
+                extra = f" in {args['path']}"
+            return shorten(f"{name} {value}{extra}", width)
+    if "todos" in args and isinstance(args["todos"], list):
+        return f"{name} ({len(args['todos'])} items)"
+    parts = [f"{k}={v!r}" if not isinstance(v, str) else f"{k}={shorten(v, 30)}" for k, v in args.items()]
+    return shorten(f"{name} {' '.join(parts)}".strip(), width)
+
+
+def _count_lines(text: str) -> int:
+    return 0 if not text else text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def summarize_result(name: str, result: str, status: str = "ok", error: str | None = None) -> str:
+    """`12 lines`, `exit code 1`, `denied: ...`: what came back, in a few words."""
+    if status == "denied":
+        return "denied" + (f": {shorten(result, 70)}" if result else "")
+    if status == "cancelled":
+        return "cancelled"
+    if status in ("error", "malformed", "unknown_tool", "blocked", "limit") or error:
+        return shorten(error or result or status, 100)
+    text = result or ""
+    lowered = name.lower()
+    if lowered in ("execute", "bash", "shell", "run_command") or "exit code" in text[:200].lower():
+        match = _EXIT_CODE.search(text)
+        if match:
+            return f"exit code {match.group(1)}, {_count_lines(text)} lines"
+    if lowered in ("grep", "search", "search_code"):
+        lines = [line for line in text.splitlines() if line.strip()]
+        if not lines or text.strip().lower().startswith("no match"):
+            return "no matches"
+        return f"{len(lines)} matching lines"
+    if lowered in ("glob", "ls", "list_dir", "list_files"):
+        lines = [line for line in text.splitlines() if line.strip()]
+        return f"{len(lines)} entries"
+    if lowered in ("read_file", "read"):
+        return f"{_count_lines(text)} lines read"
+    if not text.strip():
+        return "done"
+    first = text.strip().splitlines()[0]
+    lines = _count_lines(text.strip())
+    return shorten(first, 80) + (f" (+{lines - 1} lines)" if lines > 1 else "")
+
+
+def format_elapsed(seconds: float) -> str:
+    if seconds < 10:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
