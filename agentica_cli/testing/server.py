@@ -39,7 +39,7 @@ class RecordedRequest:
 
     index: int
     path: str
-    headers: dict[str, str]
+    headers: dict[str, str]  # names in lower case
     body: dict[str, Any]
     received_at: float  # headers read, before the body
     finished_at: float = 0.0  # last byte of the answer written (0 while in flight)
@@ -256,7 +256,8 @@ class _Handler(BaseHTTPRequestHandler):
             body = {"_unparsed": raw.decode("utf-8", "replace")}
         with server._lock:
             index = len(server.request_log)
-            record = RecordedRequest(index, self.path, dict(self.headers.items()), body, received)
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            record = RecordedRequest(index, self.path, headers, body, received)
             server.request_log.append(record)
         if server._record is not None:
             server._record(record)  # on arrival: a client killed mid-answer still left its request

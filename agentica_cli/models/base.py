@@ -1,0 +1,134 @@
+"""What every model client gives the agent loop: a stream of deltas, then one ModelResponse."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class TokenUsage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.total_tokens + other.total_tokens,
+        )
+
+
+@dataclass
+class ToolCallRequest:
+    """A tool call as the model asked for it; `arguments` is the raw JSON text it sent."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+
+@dataclass
+class ModelResponse:
+    """One complete answer of the model (the successful attempt only)."""
+
+    content: str = ""
+    reasoning: str = ""
+    tool_calls: list[ToolCallRequest] = field(default_factory=list)
+    usage: TokenUsage | None = None
+    finish_reason: str = "stop"
+
+    def to_message(self) -> dict[str, Any]:
+        """The assistant message for the history, in chat completions format."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.content or None}
+        if self.tool_calls:
+            message["tool_calls"] = [tc.to_dict() for tc in self.tool_calls]
+        return message
+
+
+@dataclass
+class ModelTextDelta:
+    text: str
+
+
+@dataclass
+class ModelReasoningDelta:
+    text: str
+
+
+@dataclass
+class ModelRetry:
+    """An attempt failed and will be retried after `delay` seconds. Text streamed since the
+    attempt began is void: the retry starts the answer again from scratch."""
+
+    attempt: int
+    delay: float
+    reason: str
+
+
+ModelStreamEvent = ModelTextDelta | ModelReasoningDelta | ModelRetry | ModelResponse
+
+
+class ModelError(Exception):
+    """The model request failed for good (after retries, or a non-retryable status)."""
+
+    def __init__(self, message: str, *, status_code: int | None = None, kind: str = "api"):
+        super().__init__(message)
+        self.message = message
+        self.status_code = status_code
+        self.kind = kind  # "api", "auth", "connection", "config"
+
+
+class MissingApiKeyError(ModelError):
+    """No API key configured; the message names the environment variable to set."""
+
+    def __init__(self, provider: str, env_var: str):
+        super().__init__(
+            f"No API key for {provider}: set the {env_var} environment variable "
+            f"(or pass api_key=... / --api-key).",
+            kind="config",
+        )
+        self.provider = provider
+        self.env_var = env_var
+
+
+class Model:
+    """Base for model clients. Subclasses implement `response_stream`."""
+
+    id: str = ""
+    provider: str = ""
+    context_window: int | None = None
+
+    def response_stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+    ) -> AsyncIterator[ModelStreamEvent]:
+        """Yield text/reasoning deltas and retry notices, then exactly one ModelResponse.
+
+        Raises ModelError when the request fails for good.
+        """
+        raise NotImplementedError
+
+    async def response(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+    ) -> ModelResponse:
+        final: ModelResponse | None = None
+        async for event in self.response_stream(messages, tools):
+            if isinstance(event, ModelResponse):
+                final = event
+        if final is None:
+            raise ModelError("the model returned no response")
+        return final
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(id={self.id!r})"
+
+
+def estimate_tokens(messages: list[dict[str, Any]]) -> int:
+    """A rough token count (~4 characters a token) for when the API reports no usage."""
+    return len(json.dumps(messages, ensure_ascii=False)) // 4

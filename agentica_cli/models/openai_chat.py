@@ -1,0 +1,300 @@
+"""OpenAIChat: chat completions on the official `openai` SDK (imported on first request)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agentica_cli.models.base import (
+    MissingApiKeyError,
+    Model,
+    ModelError,
+    ModelReasoningDelta,
+    ModelResponse,
+    ModelRetry,
+    ModelStreamEvent,
+    ModelTextDelta,
+    TokenUsage,
+    ToolCallRequest,
+)
+from agentica_cli.models.retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
+
+
+class _Retryable(Exception):
+    def __init__(self, reason: str, retry_after: float | None = None, status_code: int | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+        self.status_code = status_code
+
+
+class ResponseAccumulator:
+    """Builds one ModelResponse from streamed chunks; tool-call deltas are joined by index."""
+
+    def __init__(self) -> None:
+        self.content: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.usage: TokenUsage | None = None
+        self.finish_reason: str | None = None
+
+    def add_tool_delta(self, tc: Any) -> None:
+        index = tc.index if tc.index is not None else len(self.calls)
+        slot = self.calls.setdefault(index, {"id": "", "name": "", "arguments": []})
+        if tc.id and not slot["id"]:
+            slot["id"] = tc.id
+        fn = tc.function
+        if fn is not None:
+            if fn.name and not slot["name"]:
+                slot["name"] = fn.name
+            if fn.arguments:
+                slot["arguments"].append(fn.arguments)
+
+    def response(self) -> ModelResponse:
+        calls = [
+            ToolCallRequest(
+                id=slot["id"] or f"call_{uuid.uuid4().hex[:12]}",  # some local servers send no id
+                name=slot["name"],
+                arguments="".join(slot["arguments"]),
+            )
+            for _, slot in sorted(self.calls.items())
+        ]
+        return ModelResponse(
+            content="".join(self.content),
+            reasoning="".join(self.reasoning),
+            tool_calls=calls,
+            usage=self.usage,
+            finish_reason=self.finish_reason or "stop",
+        )
+
+
+def _usage(raw: Any) -> TokenUsage | None:
+    if raw is None:
+        return None
+    prompt = raw.prompt_tokens or 0
+    completion = raw.completion_tokens or 0
+    return TokenUsage(prompt, completion, raw.total_tokens or prompt + completion)
+
+
+def _reasoning_of(obj: Any) -> str:
+    # DeepSeek and vLLM say `reasoning_content`, OpenRouter says `reasoning`.
+    return getattr(obj, "reasoning_content", None) or getattr(obj, "reasoning", None) or ""
+
+
+class OpenAIChat(Model):
+    """A chat completions model. Key and base URL default to `OPENAI_API_KEY` / `OPENAI_BASE_URL`.
+
+    Retries (429 honouring Retry-After, 5xx, connection errors, streams cut before they
+    finished) are done here with bounded backoff; the SDK's own retries are disabled.
+    """
+
+    provider = "OpenAI"
+    default_id = "gpt-4o"
+    default_base_url: str | None = None
+    api_key_env: str | None = "OPENAI_API_KEY"
+    base_url_env: str | None = "OPENAI_BASE_URL"
+    requires_api_key = True
+    default_context_window = 128_000
+
+    def __init__(
+        self,
+        id: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        timeout: float = 300.0,
+        stream: bool = True,
+        include_usage: bool = True,
+        max_retries: int = 4,
+        retry_base_delay: float = 1.0,
+        retry_max_delay: float = 20.0,
+        context_window: int | None = None,
+        extra_body: dict[str, Any] | None = None,
+        default_headers: dict[str, str] | None = None,
+    ):
+        self.id = id or self.default_id
+        self.api_key = api_key
+        env_base = os.environ.get(self.base_url_env) if self.base_url_env else None
+        self.base_url = base_url or env_base or self.default_base_url
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.timeout = timeout
+        self.stream = stream
+        self.include_usage = include_usage
+        self.retry = RetryPolicy(max_retries=max_retries, base_delay=retry_base_delay, max_delay=retry_max_delay)
+        self.context_window = context_window or self.default_context_window
+        self.extra_body = extra_body
+        self.default_headers = default_headers
+        self._client: Any = None
+        self._client_loop: Any = None
+
+    # -- configuration ------------------------------------------------------------------
+
+    def resolve_api_key(self) -> str:
+        """The key to send; raises MissingApiKeyError when one is required and absent."""
+        key = self.api_key or (os.environ.get(self.api_key_env) if self.api_key_env else None)
+        if key:
+            return key
+        if self.requires_api_key:
+            raise MissingApiKeyError(self.provider, self.api_key_env or "an API key variable")
+        return "not-needed"  # local servers (Ollama, vLLM) ignore it but the SDK wants one
+
+    def client(self) -> Any:
+        """The AsyncOpenAI client for the running event loop (connections are per-loop)."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            from openai import AsyncOpenAI
+
+            self._client = AsyncOpenAI(
+                api_key=self.resolve_api_key(),
+                base_url=self.base_url,
+                timeout=self.timeout,
+                max_retries=0,  # retries are ours: bounded, logged and never duplicating output
+                default_headers=self.default_headers,
+            )
+            self._client_loop = loop
+        return self._client
+
+    def request_params(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+        params: dict[str, Any] = {"model": self.id, "messages": messages}
+        if tools:
+            params["tools"] = tools
+        if self.temperature is not None:
+            params["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            params["max_tokens"] = self.max_tokens
+        if self.extra_body:
+            params["extra_body"] = self.extra_body
+        if self.stream:
+            params["stream"] = True
+            if self.include_usage:
+                params["stream_options"] = {"include_usage": True}
+        return params
+
+    # -- requests -----------------------------------------------------------------------
+
+    async def response_stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+    ) -> AsyncIterator[ModelStreamEvent]:
+        client = self.client()  # raises MissingApiKeyError before any request
+        params = self.request_params(messages, tools)
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                if self.stream:
+                    async for event in self._streamed_attempt(client, params):
+                        yield event
+                else:
+                    yield await self._plain_attempt(client, params)
+                return
+            except _Retryable as failure:
+                if attempt > self.retry.max_retries:
+                    kind = "connection" if failure.status_code is None else "api"
+                    raise ModelError(
+                        f"{failure.reason} (gave up after {attempt} attempts)",
+                        status_code=failure.status_code,
+                        kind=kind,
+                    ) from None
+                delay = self.retry.delay(attempt, failure.retry_after)
+                yield ModelRetry(attempt, delay, failure.reason)
+                await asyncio.sleep(delay)
+
+    async def _streamed_attempt(self, client: Any, params: dict[str, Any]) -> AsyncIterator[ModelStreamEvent]:
+        acc = ResponseAccumulator()
+        stream = None
+        try:
+            stream = await client.chat.completions.create(**params)
+            async for chunk in stream:
+                if chunk.usage is not None:
+                    acc.usage = _usage(chunk.usage)
+                if not chunk.choices:
+                    continue
+                choice = chunk.choices[0]
+                delta = choice.delta
+                if delta is not None:
+                    reasoning = _reasoning_of(delta)
+                    if reasoning:
+                        acc.reasoning.append(reasoning)
+                        yield ModelReasoningDelta(reasoning)
+                    if delta.content:
+                        acc.content.append(delta.content)
+                        yield ModelTextDelta(delta.content)
+                    for tc in delta.tool_calls or ():
+                        acc.add_tool_delta(tc)
+                if choice.finish_reason:
+                    acc.finish_reason = choice.finish_reason
+        except Exception as exc:
+            raise _classify(exc) from exc
+        finally:
+            if stream is not None:
+                await stream.close()
+        if acc.finish_reason is None:
+            # The connection ended cleanly but the answer did not: a proxy cut it short.
+            raise _Retryable("the response stream ended before the answer was complete")
+        yield acc.response()
+
+    async def _plain_attempt(self, client: Any, params: dict[str, Any]) -> ModelResponse:
+        try:
+            completion = await client.chat.completions.create(**params)
+        except Exception as exc:
+            raise _classify(exc) from exc
+        if not completion.choices:
+            raise _Retryable("the response had no choices")
+        choice = completion.choices[0]
+        message = choice.message
+        calls = [
+            ToolCallRequest(tc.id or f"call_{uuid.uuid4().hex[:12]}", tc.function.name, tc.function.arguments or "")
+            for tc in message.tool_calls or ()
+        ]
+        return ModelResponse(
+            content=message.content or "",
+            reasoning=_reasoning_of(message),
+            tool_calls=calls,
+            usage=_usage(completion.usage),
+            finish_reason=choice.finish_reason or "stop",
+        )
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+
+def _classify(exc: Exception) -> Exception:
+    """A retryable failure becomes _Retryable; anything else a ModelError (or itself)."""
+    import openai
+
+    if isinstance(exc, (_Retryable, ModelError)):
+        return exc
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        detail = _error_detail(exc)
+        if status in RETRYABLE_STATUS:
+            return _Retryable(f"HTTP {status}: {detail}", parse_retry_after(exc.response.headers), status)
+        kind = "auth" if status in (401, 403) else "api"
+        hint = " (check the API key)" if kind == "auth" else ""
+        return ModelError(f"HTTP {status}: {detail}{hint}", status_code=status, kind=kind)
+    if isinstance(exc, (openai.APIConnectionError, openai.APITimeoutError)):
+        cause = exc.__cause__ or exc.__context__
+        reason = f"{exc}" + (f" ({type(cause).__name__}: {cause})" if cause else "")
+        return _Retryable(f"connection failed: {reason}")
+    if type(exc).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "h11"):
+        return _Retryable(f"connection failed: {type(exc).__name__}: {exc}")
+    if isinstance(exc, openai.OpenAIError):
+        return ModelError(f"{type(exc).__name__}: {exc}")
+    return exc
+
+
+def _error_detail(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+    return getattr(exc, "message", None) or str(exc)

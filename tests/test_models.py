@@ -1,0 +1,216 @@
+"""Model clients against the scripted server over real HTTP: streaming, retries, presets, keys."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from agentica_cli.models import (
+    PROVIDERS,
+    DeepSeek,
+    MissingApiKeyError,
+    ModelError,
+    ModelReasoningDelta,
+    ModelResponse,
+    ModelRetry,
+    ModelTextDelta,
+    Ollama,
+    OpenAIChat,
+    OpenAILike,
+    Qwen,
+    RetryPolicy,
+    ZhipuAI,
+    create_model,
+)
+from agentica_cli.models.retry import parse_retry_after
+from agentica_cli.testing import ScriptedModelServer, turns
+
+
+def model_for(server: ScriptedModelServer, **kw) -> OpenAIChat:
+    kw.setdefault("retry_base_delay", 0.01)
+    return OpenAIChat(id="test-model", api_key="sk-test", base_url=server.base_url, **kw)
+
+
+def collect(model: OpenAIChat, messages=None, tools=None) -> list:
+    async def go():
+        return [e async for e in model.response_stream(messages or [{"role": "user", "content": "hi"}], tools)]
+
+    return asyncio.run(go())
+
+
+def test_streamed_text_reasoning_and_usage():
+    with ScriptedModelServer([turns.text("The answer is forty-two, clearly.", reasoning="think first",
+                                         usage={"prompt_tokens": 11, "completion_tokens": 5})]) as server:
+        events = collect(model_for(server))
+        text = [e.text for e in events if isinstance(e, ModelTextDelta)]
+        assert len(text) > 1 and "".join(text) == "The answer is forty-two, clearly."
+        assert "".join(e.text for e in events if isinstance(e, ModelReasoningDelta)) == "think first"
+        final = events[-1]
+        assert isinstance(final, ModelResponse)
+        assert final.content == "The answer is forty-two, clearly." and final.reasoning == "think first"
+        assert (final.usage.input_tokens, final.usage.output_tokens, final.usage.total_tokens) == (11, 5, 16)
+        body = server.requests[0]
+        assert body["model"] == "test-model" and body["stream"] is True
+        assert body["stream_options"] == {"include_usage": True}
+        assert server.request_log[0].headers["authorization"] == "Bearer sk-test"
+
+
+def test_streamed_tool_calls_are_accumulated_from_deltas():
+    tools = [{"type": "function", "function": {"name": "grep", "parameters": {"type": "object"}}}]
+    args = {"pattern": "def \\w+\\(", "path": "src", "note": "ünïcode"}
+    with ScriptedModelServer([turns.tool_calls(turns.call("grep", args, id="a1"),
+                                               turns.call("ls", '{"path": "."}', id="a2"), content="Let me look.")]
+                             ) as server:
+        final = collect(model_for(server), tools=tools)[-1]
+        assert final.content == "Let me look."
+        assert [(c.id, c.name) for c in final.tool_calls] == [("a1", "grep"), ("a2", "ls")]
+        assert json.loads(final.tool_calls[0].arguments) == args
+        assert final.tool_calls[1].arguments == '{"path": "."}'
+        assert final.finish_reason == "tool_calls"
+        assert server.requests[0]["tools"] == tools
+        assert final.to_message() == {
+            "role": "assistant", "content": "Let me look.",
+            "tool_calls": [
+                {"id": "a1", "type": "function", "function": {"name": "grep", "arguments": json.dumps(args)}},
+                {"id": "a2", "type": "function", "function": {"name": "ls", "arguments": '{"path": "."}'}},
+            ],
+        }
+
+
+def test_non_streaming_mode():
+    with ScriptedModelServer([turns.tool_calls(turns.call("f", {"x": 1}, id="c"), content="hm")]) as server:
+        events = collect(model_for(server, stream=False))
+        assert len(events) == 1
+        final = events[0]
+        assert final.content == "hm" and final.tool_calls[0].arguments == '{"x": 1}'
+        assert final.usage is not None and final.usage.total_tokens > 0
+        assert "stream" not in server.requests[0]
+
+
+def test_429_then_200_honours_retry_after():
+    with ScriptedModelServer([turns.error(429, "slow down", retry_after=0.3), turns.text("ok")]) as server:
+        start = time.monotonic()
+        events = collect(model_for(server, retry_base_delay=5.0))  # Retry-After wins over the backoff
+        elapsed = time.monotonic() - start
+        retries = [e for e in events if isinstance(e, ModelRetry)]
+        assert len(retries) == 1 and retries[0].delay == pytest.approx(0.3)
+        assert "HTTP 429: slow down" in retries[0].reason
+        assert events[-1].content == "ok"
+        assert len(server.requests) == 2
+        assert 0.3 <= elapsed < 2.0
+
+
+def test_500_retries_are_bounded():
+    with ScriptedModelServer([turns.error(500, "boom")] * 5) as server:
+        with pytest.raises(ModelError) as err:
+            collect(model_for(server, max_retries=2))
+        assert len(server.requests) == 3
+        assert err.value.status_code == 500
+        assert str(err.value) == "HTTP 500: boom (gave up after 3 attempts)"
+        assert server.pending == 2
+
+
+@pytest.mark.parametrize("status,kind", [(401, "auth"), (400, "api"), (404, "api")])
+def test_client_errors_are_not_retried(status, kind):
+    with ScriptedModelServer([turns.error(status, "nope"), turns.text("never")]) as server:
+        with pytest.raises(ModelError) as err:
+            collect(model_for(server))
+        assert len(server.requests) == 1
+        assert err.value.status_code == status and err.value.kind == kind
+        assert err.value.message.startswith(f"HTTP {status}: nope")
+
+
+def test_cut_stream_is_retried_and_only_the_second_attempt_counts():
+    first = turns.cut(turns.tool_calls(turns.call("write", {"path": "a.txt", "content": "0123456789" * 3}),
+                                       content="Writing"), after=4)
+    with ScriptedModelServer([first, turns.tool_calls(turns.call("write", {"path": "b.txt"}, id="ok"))]) as server:
+        events = collect(model_for(server))
+        kinds = [type(e).__name__ for e in events]
+        assert kinds.count("ModelRetry") == 1 and kinds[-1] == "ModelResponse"
+        assert kinds.index("ModelTextDelta") < kinds.index("ModelRetry")  # the void attempt's text came first
+        final = events[-1]
+        assert [(c.id, c.arguments) for c in final.tool_calls] == [("ok", '{"path": "b.txt"}')]
+        assert final.content == ""
+        assert len(server.requests) == 2
+
+
+def test_stream_ending_without_finish_is_retried():
+    # A cut right after the last content chunk: the connection ends but no finish_reason came.
+    with ScriptedModelServer([turns.cut(turns.text("partial"), after=2), turns.text("whole")]) as server:
+        events = collect(model_for(server))
+        assert events[-1].content == "whole" and len(server.requests) == 2
+
+
+def test_connection_refused_is_retried_then_reported():
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    model = OpenAIChat(id="m", api_key="k", base_url=f"http://127.0.0.1:{port}/v1", max_retries=2,
+                       retry_base_delay=0.01)
+    with pytest.raises(ModelError) as err:
+        collect(model)
+    assert err.value.kind == "connection" and "gave up after 3 attempts" in err.value.message
+
+
+def test_model_is_usable_across_event_loops():
+    with ScriptedModelServer([turns.text("one"), turns.text("two")]) as server:
+        model = model_for(server)
+        assert collect(model)[-1].content == "one"
+        assert collect(model)[-1].content == "two"
+
+
+def test_missing_key_names_the_variable_before_any_request(monkeypatch):
+    monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
+    with ScriptedModelServer([turns.text("never")]) as server:
+        with pytest.raises(MissingApiKeyError) as err:
+            create_model("deepseek", base_url=server.base_url)
+        assert "DEEPSEEK_API_KEY" in str(err.value) and err.value.env_var == "DEEPSEEK_API_KEY"
+        with pytest.raises(MissingApiKeyError, match="DEEPSEEK_API_KEY"):
+            collect(DeepSeek(base_url=server.base_url))
+        assert server.requests == []
+
+
+def test_presets_defaults_and_env(monkeypatch):
+    for var in ("DASHSCOPE_API_KEY", "DASHSCOPE_BASE_URL", "OPENAI_BASE_URL", "ZHIPUAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("DASHSCOPE_API_KEY", "dash-key")
+    qwen = create_model("dashscope")
+    assert isinstance(qwen, Qwen) and qwen.id == "qwen-plus"
+    assert qwen.base_url == "https://dashscope.aliyuncs.com/compatible-mode/v1"
+    assert qwen.resolve_api_key() == "dash-key"
+    assert ZhipuAI(api_key="z").base_url == "https://open.bigmodel.cn/api/paas/v4"
+    assert ZhipuAI.api_key_env == "ZHIPUAI_API_KEY"
+    assert create_model("ollama").resolve_api_key() == "not-needed"
+    assert isinstance(create_model("vllm", "my-model", base_url="http://127.0.0.1:9/v1"), OpenAILike)
+    assert Ollama().base_url == "http://localhost:11434/v1"
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
+    assert OpenAIChat(api_key="k").base_url == "http://127.0.0.1:1/v1"
+    assert set(PROVIDERS) == {"openai", "zhipuai", "deepseek", "moonshot", "qwen", "openrouter", "ollama",
+                              "openai-like"}
+    with pytest.raises(ValueError, match="unknown provider 'nope'"):
+        create_model("nope")
+
+
+def test_retry_policy_and_retry_after_parsing():
+    policy = RetryPolicy(max_retries=5, base_delay=1.0, max_delay=4.0, max_retry_after=10.0)
+    assert [policy.delay(n) for n in (1, 2, 3, 4)] == [1.0, 2.0, 4.0, 4.0]
+    assert policy.delay(1, retry_after=7.0) == 7.0
+    assert policy.delay(1, retry_after=100.0) == 10.0
+    assert parse_retry_after({"retry-after": "3"}) == 3.0
+    assert parse_retry_after({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
+    assert parse_retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0
+    assert parse_retry_after({}) is None
+
+
+def test_importing_the_package_and_agent_does_not_import_openai():
+    code = ("import sys, agentica_cli, agentica_cli.agent, agentica_cli.models, agentica_cli.testing;"
+            "print(sorted(m for m in ('openai', 'httpx', 'rich') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stderr
