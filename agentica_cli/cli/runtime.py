@@ -66,11 +66,18 @@ def build_model(settings: Settings) -> Any:
 
     provider = provider_name(settings)
     try:
-        return create_model(
+        model = create_model(
             provider, model_id=settings.model_name, base_url=settings.base_url, api_key=settings.api_key
         )
+        resolve = getattr(model, "resolve_api_key", None)
+        if callable(resolve):
+            resolve()  # the client raises only at the first request; we want to tell the user now
     except MissingApiKeyError as err:
-        raise MissingKey(provider, str(err)) from None
+        env_var = getattr(err, "env_var", None)
+        if env_var:
+            KEY_VARS[provider] = env_var
+        raise MissingKey(provider, "") from None
+    return model
 
 
 def model_label(model: Any) -> str:

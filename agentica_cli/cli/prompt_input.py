@@ -1,0 +1,138 @@
+"""The REPL's input line: prompt_toolkit session, key bindings, completion, @mentions.
+
+Enter sends; Alt+Enter (Esc Enter) or a trailing backslash adds a newline; pasted text
+(bracketed paste) stays one message. Tab completes slash commands and `@path` mentions.
+Ctrl-C clears a non-empty line, and at an empty line asks to press it again to exit.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.formatted_text import FormattedText
+from prompt_toolkit.history import FileHistory, InMemoryHistory
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.styles import Style
+
+PROMPT = "❯ "
+MENTION = re.compile(r"(?:^|(?<=\s))@([^\s@]+)")
+MAX_MENTION_BYTES = 200_000
+IGNORED_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".ruff_cache"}
+
+STYLE = Style.from_dict({"prompt": "ansicyan bold", "continuation": "ansibrightblack", "toolbar": "ansibrightblack"})
+
+
+class ReplCompleter(Completer):
+    def __init__(self, commands: dict[str, str], work_dir: Path):
+        self.commands = commands
+        self.work_dir = work_dir
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
+        before = document.text_before_cursor
+        if before.startswith("/") and " " not in before:
+            for name, help_text in self.commands.items():
+                if name.startswith(before[1:]):
+                    yield Completion("/" + name, start_position=-len(before), display_meta=help_text)
+            return
+        match = re.search(r"(?:^|\s)@([^\s@]*)$", before)
+        if match:
+            yield from self._paths(match.group(1))
+
+    def _paths(self, partial: str) -> Iterable[Completion]:
+        folder_part, _, name_part = partial.rpartition("/")
+        folder = (self.work_dir / folder_part) if folder_part else self.work_dir
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            return
+        for entry in entries:
+            if entry.name in IGNORED_DIRS or not entry.name.startswith(name_part):
+                continue
+            if entry.name.startswith(".") and not name_part.startswith("."):
+                continue
+            suffix = "/" if entry.is_dir() else ""
+            text = (folder_part + "/" if folder_part else "") + entry.name + suffix
+            yield Completion(text, start_position=-len(partial), display=entry.name + suffix)
+
+
+def make_key_bindings() -> KeyBindings:
+    kb = KeyBindings()
+
+    @kb.add("enter")
+    def _submit(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        if buffer.complete_state is not None and buffer.complete_state.current_completion is not None:
+            buffer.apply_completion(buffer.complete_state.current_completion)
+            return
+        if buffer.document.text_before_cursor.endswith("\\") and buffer.document.is_cursor_at_the_end:
+            buffer.delete_before_cursor(1)
+            buffer.insert_text("\n")
+            return
+        buffer.validate_and_handle()
+
+    @kb.add("escape", "enter")
+    def _newline(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text("\n")
+
+    @kb.add("c-j")  # Ctrl-J, and what some terminals send for Shift-Enter
+    def _newline_j(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text("\n")
+
+    @kb.add("c-c")
+    def _interrupt(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        if buffer.text:
+            buffer.reset()
+        else:
+            event.app.exit(exception=KeyboardInterrupt)
+
+    return kb
+
+
+def make_session(history_path: Path | None, commands: dict[str, str], work_dir: Path) -> PromptSession[str]:
+    history = InMemoryHistory()
+    if history_path is not None:
+        try:
+            history_path.parent.mkdir(parents=True, exist_ok=True)
+            history = FileHistory(str(history_path))
+        except OSError:
+            pass
+    return PromptSession(
+        message=FormattedText([("class:prompt", PROMPT)]),
+        history=history,
+        multiline=True,
+        key_bindings=make_key_bindings(),
+        completer=ReplCompleter(commands, work_dir),
+        complete_while_typing=False,
+        prompt_continuation=lambda width, line, wrap: FormattedText([("class:continuation", "… ".rjust(width))]),
+        style=STYLE,
+        enable_history_search=False,
+        mouse_support=False,
+    )
+
+
+def attach_mentions(text: str, work_dir: Path) -> tuple[str, list[str]]:
+    """`explain @calc.py`: the message plus the mentioned files' content."""
+    attached: list[str] = []
+    blocks: list[str] = []
+    for match in MENTION.finditer(text):
+        name = match.group(1).rstrip(".,;:!?)")
+        path = Path(name).expanduser()
+        path = path if path.is_absolute() else work_dir / path
+        if not path.is_file() or name in attached:
+            continue
+        try:
+            data = path.read_bytes()[:MAX_MENTION_BYTES].decode("utf-8", errors="replace")
+        except OSError:
+            continue
+        attached.append(name)
+        blocks.append(f'<file path="{name}">\n{data}\n</file>')
+    if not blocks:
+        return text, []
+    return text + "\n\n" + "\n\n".join(blocks), attached

@@ -1,0 +1,591 @@
+"""The interactive session: read a message, run the agent, render its events, repeat.
+
+Start-up order is chosen for speed: the prompt is painted first; rich, the agent loop, the
+builtin tools and the openai SDK are imported in a background thread while the user types.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from prompt_toolkit.formatted_text import FormattedText
+
+from agentica_cli.cli import exitcodes
+from agentica_cli.cli.approvals import Answer, PermissionPolicy, call_args, preview_edit
+from agentica_cli.cli.config import PERMISSION_MODES, ConfigError, Settings, load_settings, save_user_setting
+from agentica_cli.cli.prompt_input import attach_mentions, make_session
+from agentica_cli.cli.sessions import SessionStore, describe
+
+COMMANDS: dict[str, str] = {
+    "help": "show commands and keys",
+    "clear": "start a new conversation",
+    "compact": "summarise the conversation to free context",
+    "model": "show or switch the model: /model NAME",
+    "tools": "list the tools the agent can use",
+    "todos": "show the agent's todo list",
+    "cost": "tokens used this session",
+    "resume": "list earlier sessions here, or /resume ID|N",
+    "permissions": "show or set the mode: /permissions default|accept-edits|auto|plan",
+    "mcp": "MCP servers, their state and tools",
+    "exit": "leave (also Ctrl-D)",
+}
+
+KEYS_HELP = """\
+keys:  Enter send · Alt+Enter / Esc Enter / trailing \\ newline · Tab complete /commands and @files
+       Ctrl-C cancel the running turn, clear the line, or (twice at an empty line) exit · Ctrl-D exit
+input: @path attaches a file · !command runs a shell command (its output goes with your next message)"""
+
+RESET = "\x1b[0m"
+
+
+def _plain(text: str, code: str = "") -> None:
+    sys.stdout.write(f"\x1b[{code}m{text}{RESET}\n" if code else text + "\n")
+    sys.stdout.flush()
+
+
+def _preload() -> None:
+    """The heavy imports, off the main thread, while the user reads the prompt."""
+    import agentica_cli.cli.render
+    import agentica_cli.cli.runtime
+
+    try:
+        import openai  # noqa: F401
+
+        import agentica_cli.agent  # noqa: F401
+    except Exception:
+        pass  # reported properly when the agent is built
+
+
+class Repl:
+    def __init__(self, args: argparse.Namespace, settings: Settings, work_dir: Path):
+        self.args = args
+        self.settings = settings
+        self.work_dir = work_dir
+        self.allowed_dirs = [Path(p).expanduser().resolve() for p in args.add_dir]
+        self.store = SessionStore()
+        self.session: Any = None
+        self.resume_messages: list[dict[str, Any]] | None = None
+        self.model: Any = None
+        self.agent: Any = None
+        self.console: Any = None
+        self.renderer: Any = None
+        self.turn_task: asyncio.Task[Any] | None = None
+        self.pending_context: list[str] = []
+        self.approval_lock = asyncio.Lock()
+        self.policy = PermissionPolicy(
+            settings.permission_mode,
+            work_dir,
+            allowed_dirs=self.allowed_dirs,
+            always_allow=settings.get("permissions.allow", []),
+            ask=self.ask_approval,
+        )
+        self.usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+        history = None if not settings.get("ui.history", True) else self._history_path()
+        self.prompt = make_session(history, COMMANDS, work_dir)
+        self.question = make_session(None, {}, work_dir)
+        self.preloader: threading.Thread | None = None
+        self.mcp: Any = None
+
+    @staticmethod
+    def _history_path() -> Path:
+        from agentica_cli.cli.config import agentica_home
+
+        return agentica_home() / "history"
+
+    # -- start-up ---------------------------------------------------------------------------
+
+    def preload_after_first_paint(self) -> None:
+        """Start the heavy imports once the prompt is on screen, so they never delay it."""
+        if self.preloader is not None:
+            return
+        app = self.prompt.app
+
+        def painted(_: Any) -> None:
+            app.after_render -= painted
+            self.start_preload()
+
+        app.after_render += painted
+
+    def start_preload(self) -> None:
+        if self.preloader is None:
+            self.preloader = threading.Thread(target=_preload, name="agentica-preload", daemon=True)
+            self.preloader.start()
+
+    async def ask_line(self, message: str, *, password: bool = False) -> str:
+        return await self.question.prompt_async(FormattedText([("ansiyellow", message)]), is_password=password)
+
+    async def ensure_trust(self) -> None:
+        if not self.settings.held_back:
+            return
+        keys = ", ".join(sorted(self.settings.held_back))
+        _plain(f"{self.settings.project_file} sets {keys}.", "33")
+        _plain("These can start programs or skip confirmations, so they are off until you trust this project.", "33")
+        try:
+            reply = await self.ask_line("Trust this project? [y/N] ")
+        except (KeyboardInterrupt, EOFError):
+            reply = ""
+        if reply.strip().lower() in ("y", "yes"):
+            from agentica_cli.cli.app import flag_settings
+            from agentica_cli.cli.trust import trust
+
+            trust(self.work_dir)
+            self.settings = load_settings(self.work_dir, flag_settings(self.args), trusted=True)
+            self.policy.mode = self.settings.permission_mode
+            _plain("Trusted. (Remembered in ~/.agentica/trusted_projects.json.)", "32")
+        else:
+            _plain("Not trusted: those settings are ignored this time.", "2")
+
+    async def ensure_model(self) -> bool:
+        """Build the model client (cheap: openai is imported later); ask for a key if none."""
+        from agentica_cli.cli.runtime import MissingKey, build_model, provider_name
+
+        while True:
+            try:
+                self.model = build_model(self.settings)
+                return True
+            except MissingKey as err:
+                _plain(str(err), "33")
+                try:
+                    key = await self.ask_line("Paste an API key to use now (Enter to quit): ", password=True)
+                except (KeyboardInterrupt, EOFError):
+                    return False
+                key = key.strip()
+                if not key:
+                    return False
+                self.settings.data.setdefault("model", {})["api_key"] = key
+                try:
+                    save = await self.ask_line("Save it to your user config (~/.agentica/config.toml)? [Y/n] ")
+                except (KeyboardInterrupt, EOFError):
+                    save = "n"
+                if save.strip().lower() in ("", "y", "yes"):
+                    path = save_user_setting("model", "api_key", key)
+                    if self.settings.provider is None:
+                        save_user_setting("model", "provider", provider_name(self.settings))
+                    _plain(f"Saved to {path} (readable only by you).", "32")
+
+    def welcome(self) -> None:
+        from agentica_cli import __version__
+        from agentica_cli.cli.runtime import model_label
+
+        home = str(Path.home())
+        where = str(self.work_dir)
+        where = "~" + where[len(home) :] if where.startswith(home) else where
+        _plain(f"agentica {__version__}  ·  {model_label(self.model)}  ·  {where}  ·  mode {self.policy.mode}", "1")
+        if self.resume_messages:
+            _plain(f"Resumed session {self.session.id} ({len(self.resume_messages)} messages).", "2")
+        _plain("Type a message, /help for commands, Ctrl-D to exit.", "2")
+
+    def open_initial_session(self) -> str | None:
+        if self.args.resume or self.args.continue_:
+            try:
+                if self.args.resume:
+                    self.session = self.store.open(self.args.resume)
+                else:
+                    latest = self.store.latest(self.work_dir)
+                    if latest is None:
+                        _plain("No earlier session in this folder; starting a new one.", "2")
+                        return None
+                    self.session = self.store.open(latest.id)
+            except FileNotFoundError:
+                return f"no session '{self.args.resume}'"
+            self.resume_messages = list(self.session.messages)
+        return None
+
+    # -- the agent --------------------------------------------------------------------------
+
+    def ensure_renderer(self) -> None:
+        if self.renderer is None:
+            from rich.console import Console
+
+            from agentica_cli.cli.render import EventRenderer
+
+            self.console = Console(highlight=False)
+            self.renderer = EventRenderer(
+                self.console,
+                self.work_dir,
+                markdown=self.settings.get("ui.markdown", True),
+                show_reasoning=self.settings.get("ui.show_reasoning", True),
+            )
+
+    def on_message(self, message: dict[str, Any]) -> None:
+        if self.args.no_session:
+            return
+        if self.session is None:
+            from agentica_cli.cli.runtime import model_label
+
+            self.session = self.store.create(self.work_dir, model_label(self.model))
+        self.session.append(message)
+
+    async def ensure_agent(self) -> Any:
+        if self.agent is None:
+            if self.preloader is not None:
+                await asyncio.to_thread(self.preloader.join)
+            from agentica_cli.cli.runtime import build_agent
+
+            extra_tools = await self.mcp_tools()
+            self.agent = build_agent(
+                self.settings,
+                self.work_dir,
+                model=self.model,
+                allowed_dirs=self.allowed_dirs,
+                approve=self.policy,
+                messages=self.resume_messages,
+                on_message=self.on_message,
+                extra_tools=extra_tools,
+            )
+        return self.agent
+
+    async def mcp_tools(self) -> list[Any]:
+        servers = {k: v for k, v in self.settings.mcp_servers.items() if v.get("enabled", True)}
+        if not servers:
+            return []
+        try:
+            from agentica_cli.cli.mcp_servers import McpServers
+        except ImportError:
+            return []
+        self.mcp = McpServers(servers, self.work_dir)
+        return await self.mcp.start()
+
+    # -- approvals --------------------------------------------------------------------------
+
+    def show_request(self, call: Any) -> None:
+        from rich.panel import Panel
+        from rich.syntax import Syntax
+        from rich.text import Text
+
+        name = getattr(call, "name", "?")
+        args = call_args(call)
+        diff = preview_edit(name, args, self.work_dir)
+        body: Any
+        if diff:
+            body = Syntax(diff.rstrip("\n"), "diff", theme="ansi_dark", background_color="default")
+        elif isinstance(args.get("command"), str):
+            body = Syntax(args["command"], "bash", theme="ansi_dark", background_color="default", word_wrap=True)
+        else:
+            body = Text(json.dumps(args, indent=2, ensure_ascii=False))
+        self.console.print(Panel(body, title=f"[bold]{name}[/bold] wants to run", border_style="yellow"))
+
+    async def ask_approval(self, call: Any) -> Answer:
+        async with self.approval_lock:
+            self.ensure_renderer()
+            self.renderer.pause()
+            self.show_request(call)
+            name = getattr(call, "name", "?")
+            question = f"Allow? [y] yes  [a] yes, and don't ask again for {name}  [n] no (or type what to do instead) "
+            while True:
+                try:
+                    reply = (await self.ask_line(question)).strip()
+                except (KeyboardInterrupt, EOFError):
+                    if self.turn_task is not None:
+                        self.turn_task.cancel()
+                    return Answer("no", "The user interrupted.")
+                lowered = reply.lower()
+                if lowered in ("y", "yes"):
+                    return Answer("once")
+                if lowered in ("a", "always"):
+                    return Answer("always")
+                if lowered in ("n", "no"):
+                    return Answer("no")
+                if reply:
+                    return Answer("no", reply)
+
+    # -- one turn -----------------------------------------------------------------------------
+
+    async def run_turn(self, text: str) -> None:
+        try:
+            agent = await self.ensure_agent()
+        except Exception as exc:
+            _plain(f"error: could not start the agent: {type(exc).__name__}: {exc}", "31")
+            return
+        self.ensure_renderer()
+        if self.pending_context:
+            text = "\n\n".join([*self.pending_context, text])
+            self.pending_context.clear()
+        loop = asyncio.get_running_loop()
+
+        async def consume() -> None:
+            async for event in agent.run_stream(text):
+                if event.type == "usage":
+                    for key in self.usage:
+                        self.usage[key] += getattr(event, key, 0) or 0
+                self.renderer.handle(event)
+
+        self.turn_task = asyncio.create_task(consume())
+        loop.add_signal_handler(signal.SIGINT, self.turn_task.cancel)
+        try:
+            await self.turn_task
+        except asyncio.CancelledError:
+            self.renderer.finish()
+            self.console.print("[yellow](interrupted)[/yellow]")
+        except Exception as exc:
+            self.renderer.finish()
+            self.console.print(f"[bold red]error:[/bold red] {type(exc).__name__}: {exc}", markup=True)
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+            self.turn_task = None
+            self.renderer.finish()
+
+    async def run_shell(self, command: str) -> None:
+        """`!cmd`: run it here, show the output, keep it for the next message."""
+        if not command.strip():
+            return
+        proc = await asyncio.create_subprocess_shell(
+            command,
+            cwd=self.work_dir,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+        loop = asyncio.get_running_loop()
+
+        def stop() -> None:
+            try:
+                os.killpg(proc.pid, signal.SIGINT)
+            except ProcessLookupError:
+                pass
+
+        loop.add_signal_handler(signal.SIGINT, stop)
+        try:
+            out, _ = await proc.communicate()
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+        output = out.decode("utf-8", errors="replace")
+        sys.stdout.write(output if output.endswith("\n") or not output else output + "\n")
+        _plain(f"(exit code {proc.returncode}; the output goes with your next message)", "2")
+        self.pending_context.append(
+            f"I ran `{command}` in the shell (exit code {proc.returncode}). Output:\n<output>\n"
+            f"{output[-20000:]}\n</output>"
+        )
+
+    # -- slash commands ---------------------------------------------------------------------
+
+    async def slash(self, line: str) -> bool:
+        """Run a slash command; False means exit."""
+        name, _, rest = line[1:].partition(" ")
+        rest = rest.strip()
+        handler = getattr(self, f"cmd_{name}", None) if name in COMMANDS else None
+        if handler is None:
+            import difflib
+
+            close = difflib.get_close_matches(name, list(COMMANDS), n=1)
+            hint = f" Did you mean /{close[0]}?" if close else ""
+            _plain(f"Unknown command /{name}.{hint} Type /help for the list.", "33")
+            return True
+        result = await handler(rest)
+        return result is not False
+
+    async def cmd_help(self, rest: str) -> None:
+        _plain("commands:", "1")
+        for name, text in COMMANDS.items():
+            _plain(f"  /{name:<12} {text}")
+        _plain(KEYS_HELP)
+
+    async def cmd_exit(self, rest: str) -> bool:
+        return False
+
+    async def cmd_clear(self, rest: str) -> None:
+        if self.agent is not None:
+            self.agent.reset()
+        self.resume_messages = None
+        if self.session is not None:
+            self.session.close()
+        self.session = None
+        self.pending_context.clear()
+        _plain("Started a new conversation.", "2")
+
+    async def cmd_compact(self, rest: str) -> None:
+        agent = await self.ensure_agent()
+        if not agent.messages:
+            _plain("Nothing to compact yet.", "2")
+            return
+        before = len(agent.messages)
+        _plain("Compacting…", "2")
+        await agent.compact()
+        _plain(f"Compacted: {before} messages -> {len(agent.messages)}.", "2")
+
+    async def cmd_model(self, rest: str) -> None:
+        from agentica_cli.cli.runtime import MissingKey, build_model, model_label
+
+        if not rest:
+            _plain(f"model: {model_label(self.model)} (provider {self.settings.provider or 'openai'})")
+            return
+        self.settings.data.setdefault("model", {})["name"] = rest
+        try:
+            model = build_model(self.settings)
+        except MissingKey as err:
+            _plain(str(err), "31")
+            return
+        self.model = model
+        if self.agent is not None:
+            self.agent.model = model
+        _plain(f"Switched to {model_label(model)}.", "2")
+
+    async def cmd_tools(self, rest: str) -> None:
+        agent = await self.ensure_agent()
+        for name, function in agent.functions.items():
+            flags = []
+            if getattr(function, "is_destructive", False):
+                flags.append("asks")
+            if getattr(function, "is_read_only", False):
+                flags.append("read-only")
+            description = (function.description or "").strip().splitlines()
+            summary = description[0] if description else ""
+            _plain(f"  {name:<22} {summary[:70]}" + (f"  [{', '.join(flags)}]" if flags else ""))
+
+    async def cmd_todos(self, rest: str) -> None:
+        todos = self._todo_items()
+        if not todos:
+            _plain("No todos yet.", "2")
+            return
+        self.ensure_renderer()
+        self.renderer.show_todos(todos)
+
+    def _todo_items(self) -> list[Any]:
+        if self.agent is not None:
+            for tool in getattr(self.agent, "tools", []) or []:
+                items = getattr(tool, "todos", None)
+                if items:
+                    return [t if isinstance(t, dict) else getattr(t, "__dict__", t) for t in items]
+        return list(self.renderer.todos or []) if self.renderer is not None else []
+
+    async def cmd_cost(self, rest: str) -> None:
+        u = self.usage
+        _plain(
+            f"tokens this session: {u['input_tokens']:,} in · {u['output_tokens']:,} out · {u['total_tokens']:,} total"
+        )
+
+    async def cmd_permissions(self, rest: str) -> None:
+        if not rest:
+            allowed = ", ".join(sorted(self.policy.session_allowed)) or "none"
+            _plain(f"mode: {self.policy.mode}   (modes: {', '.join(PERMISSION_MODES)})")
+            _plain(f"allowed without asking this session: {allowed}")
+            return
+        if rest not in PERMISSION_MODES:
+            _plain(f"Unknown mode {rest!r}; choose one of {', '.join(PERMISSION_MODES)}.", "33")
+            return
+        self.policy.mode = rest
+        _plain(f"Permission mode: {rest}.", "2")
+
+    async def cmd_resume(self, rest: str) -> None:
+        sessions = [s for s in self.store.list(self.work_dir) if self.session is None or s.id != self.session.id]
+        if not rest:
+            if not sessions:
+                _plain("No earlier sessions in this folder.", "2")
+                return
+            for number, info in enumerate(sessions[:20], 1):
+                _plain(f"  {number:>2}. {describe(info)}")
+            _plain("Resume one with /resume N or /resume ID.", "2")
+            return
+        chosen = None
+        if rest.isdigit() and 1 <= int(rest) <= len(sessions):
+            chosen = sessions[int(rest) - 1].id
+        try:
+            session = self.store.open(chosen or rest)
+        except FileNotFoundError:
+            _plain(f"No session {rest!r}.", "33")
+            return
+        if self.session is not None:
+            self.session.close()
+        self.session = session
+        self.resume_messages = list(session.messages)
+        if self.agent is not None:
+            self.agent.reset()
+            self.agent.messages.extend(self.resume_messages)
+        _plain(f"Resumed {session.id} ({len(session.messages)} messages).", "2")
+
+    async def cmd_mcp(self, rest: str) -> None:
+        if self.mcp is None:
+            configured = self.settings.mcp_servers
+            if not configured:
+                _plain("No MCP servers configured ([mcp_servers.NAME] in config.toml).", "2")
+                return
+            await self.ensure_agent()
+        if self.mcp is None:
+            _plain("MCP support is not available.", "33")
+            return
+        for line in self.mcp.describe():
+            _plain(line)
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    async def read_message(self) -> str | None:
+        """The next message; None to exit. Handles Ctrl-C / Ctrl-D at the prompt."""
+        warned = False
+        while True:
+            try:
+                return await self.prompt.prompt_async(pre_run=self.preload_after_first_paint)
+            except KeyboardInterrupt:
+                if warned:
+                    return None
+                warned = True
+                _plain("(press Ctrl-C again or Ctrl-D to exit)", "2")
+            except EOFError:
+                return None
+
+    async def main(self, first_prompt: str) -> int:
+        problem = self.open_initial_session()
+        if problem:
+            _plain(f"agentica: {problem}", "31")
+            return exitcodes.USAGE_ERROR
+        await self.ensure_trust()
+        if not await self.ensure_model():
+            return exitcodes.USAGE_ERROR
+        self.welcome()
+        try:
+            if first_prompt.strip():
+                self.start_preload()
+                await self.handle(first_prompt)
+            while True:
+                line = await self.read_message()
+                if line is None:
+                    break
+                if not await self.handle(line):
+                    break
+        finally:
+            await self.shutdown()
+        return exitcodes.OK
+
+    async def handle(self, line: str) -> bool:
+        stripped = line.strip()
+        if not stripped:
+            return True
+        if stripped.startswith("/") and not stripped.startswith("//"):
+            return await self.slash(stripped)
+        if stripped.startswith("!"):
+            await self.run_shell(stripped[1:])
+            return True
+        text, attached = attach_mentions(line, self.work_dir)
+        if attached:
+            _plain(f"(attached {', '.join(attached)})", "2")
+        await self.run_turn(text)
+        return True
+
+    async def shutdown(self) -> None:
+        if self.mcp is not None:
+            try:
+                await self.mcp.close()
+            except Exception:
+                pass
+        if self.session is not None:
+            self.session.close()
+            _plain(f"Session saved: agentica --resume {self.session.id}", "2")
+
+
+def run_repl(args: argparse.Namespace, settings: Settings, work_dir: Path, prompt: str) -> int:
+    repl = Repl(args, settings, work_dir)
+    try:
+        return asyncio.run(repl.main(prompt))
+    except KeyboardInterrupt:
+        return exitcodes.INTERRUPTED
+    except ConfigError as err:
+        sys.stderr.write(f"agentica: config error: {err}\n")
+        return exitcodes.USAGE_ERROR
