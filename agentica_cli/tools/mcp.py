@@ -1,0 +1,447 @@
+"""McpTool: the tools of an MCP server (stdio, SSE or streamable HTTP) as agent Functions.
+
+    async with McpTool("python my_server.py") as mcp:                 # stdio
+        agent = Agent(model=..., tools=[mcp])
+    async with McpTool(url="http://127.0.0.1:8000/mcp") as mcp: ...   # streamable HTTP
+    async with McpTool(url="http://127.0.0.1:8000/sse") as mcp: ...   # SSE
+
+One session per server is opened at `connect()` and kept for the tool's life; the
+server's tool list read then becomes `functions`, named `<prefix>__<tool>` with the
+server's inputSchema as their parameters. Built on the official `mcp` SDK, imported only
+when a server is connected (it is slow to import).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shlex
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlparse
+
+from agentica_cli.tools.base import Function, Tool
+from agentica_cli.tools.mcp_connection import (
+    McpCallTimeout,
+    McpConnection,
+    McpConnectionLost,
+    McpServerError,
+    McpToolError,
+    ServerTarget,
+    Transport,
+    is_connection_error,
+    is_timeout_error,
+)
+
+__all__ = ["McpServerError", "McpTool", "McpToolError"]
+
+McpState = Literal["idle", "starting", "ready", "failed", "closed"]
+
+DEFAULT_CONNECT_TIMEOUT = 30.0
+DEFAULT_CALL_TIMEOUT = 120.0
+NAME_SEPARATOR = "__"
+MAX_FUNCTION_NAME = 64  # what OpenAI-compatible APIs accept
+MAX_INSTRUCTIONS = 4000
+_TRANSPORT_ALIASES: dict[str, Transport] = {
+    "stdio": "stdio",
+    "sse": "sse",
+    "streamable-http": "streamable-http",
+    "streamable_http": "streamable-http",
+    "http": "streamable-http",
+}
+
+
+def safe_name(text: str) -> str:
+    """`text` reduced to what function names may contain: letters, digits, _ and -."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", text).strip("_") or "mcp"
+
+
+def transport_for_url(url: str) -> Transport:
+    """SSE when the URL's path ends in /sse (the SDK's default SSE endpoint), else streamable HTTP."""
+    path = urlparse(url).path.rstrip("/")
+    return "sse" if path.endswith("/sse") else "streamable-http"
+
+
+def default_server_name(target: ServerTarget) -> str:
+    """A short name for prefixes: the script or package the command runs, or the URL's host."""
+    if target.transport == "stdio":
+        words = [w for w in (target.command or "", *target.args) if w and not w.startswith("-")]
+        word = words[-1] if words else "mcp"
+        base = re.split(r"[\\/]", word.rstrip("/\\"))[-1]
+        base = base.split("@")[0] if not base.startswith("@") else base  # npm package@version
+        return safe_name(os.path.splitext(base)[0] if base.endswith((".py", ".js", ".ts", ".mjs")) else base)
+    host = urlparse(target.url or "").hostname or "mcp"
+    return safe_name(host)
+
+
+def flags_from_annotations(annotations: Any) -> dict[str, bool]:
+    """MCP tool hints -> our flags: read-only tools run in parallel without asking;
+    tools that may destroy (the spec's default when no hint is given) ask first."""
+    read_only = bool(annotations is not None and annotations.read_only_hint)
+    if read_only:
+        return {"is_read_only": True, "concurrency_safe": True, "is_destructive": False}
+    destructive_hint = None if annotations is None else annotations.destructive_hint
+    return {"is_read_only": False, "concurrency_safe": False, "is_destructive": destructive_hint is not False}
+
+
+def parameters_from_schema(schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The server's inputSchema as our parameters; only fills in what chat APIs require."""
+    params = dict(schema or {})
+    params.setdefault("type", "object")
+    if params.get("type") == "object":
+        params.setdefault("properties", {})
+    return params
+
+
+def _import_sdk() -> None:
+    import mcp.client.client
+    import mcp.client.sse
+    import mcp.client.stdio
+    import mcp.client.streamable_http  # noqa: F401
+
+
+class McpTool(Tool):
+    """The tools of one MCP server, exposed as Functions once connected.
+
+    Args:
+        command: the server command for stdio, e.g. "python server.py" (split like a shell
+            would when `args` is not given) or just the executable with `args=[...]`.
+        args, env, cwd: stdio only. `env` is added to a minimal environment (PATH, HOME,
+            LANG, ...); our own variables, API keys included, are not passed on.
+        url: an SSE (…/sse) or streamable HTTP (…/mcp) endpoint; `transport=` overrides the guess.
+        headers: HTTP headers sent with every request (e.g. Authorization).
+        name: the server's name; also the default tool name prefix (`name__tool`).
+        tool_name_prefix: the prefix for function names; "" for the server's own names.
+        include_tools / exclude_tools: server tool names to keep / to drop.
+        connect_timeout: seconds to start, handshake and list tools.
+        timeout: seconds a single tool call may take.
+        log_file: where a stdio server's stderr goes (default ~/.agentica/logs/mcp/<name>.log).
+    """
+
+    def __init__(
+        self,
+        command: str | None = None,
+        *,
+        args: Sequence[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        url: str | None = None,
+        transport: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        name: str | None = None,
+        tool_name_prefix: str | None = None,
+        include_tools: Iterable[str] | None = None,
+        exclude_tools: Iterable[str] | None = None,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        timeout: float = DEFAULT_CALL_TIMEOUT,
+        log_file: str | os.PathLike[str] | None = None,
+    ):
+        self.target = self._build_target(command, args, env, cwd, url, transport, headers)
+        server_name = safe_name(name) if name else default_server_name(self.target)
+        super().__init__(name=server_name, description=f"Tools of the MCP server '{server_name}'")
+        self.tool_name_prefix = server_name if tool_name_prefix is None else tool_name_prefix
+        self.include_tools = set(include_tools) if include_tools is not None else None
+        self.exclude_tools = set(exclude_tools or ())
+        self.connect_timeout = float(connect_timeout)
+        self.timeout = float(timeout)
+        if log_file is not None:
+            self.log_path = Path(log_file).expanduser()
+        else:
+            from agentica_cli.tools.mcp_process import default_log_dir
+
+            self.log_path = default_log_dir() / f"{server_name}.log"
+        self.state: McpState = "idle"
+        self.error: str | None = None  # why the server is failed (or was, before a restart)
+        # Called with this tool after every state change (the CLI's server set listens).
+        self.listeners: list[Callable[[McpTool], None]] = []
+        self.mcp_tools: list[Any] = []  # the server's tool list (mcp_types.Tool), filtered
+        self.instructions: str | None = None
+        self.restarts = 0  # successful automatic restarts
+        self._connection: McpConnection | None = None
+        self._restart_allowed = False  # one automatic restart after a crash or hang
+        self._lock: asyncio.Lock | None = None
+        self._lock_loop: asyncio.AbstractEventLoop | None = None
+
+    @staticmethod
+    def _build_target(
+        command: str | None,
+        args: Sequence[str] | None,
+        env: Mapping[str, str] | None,
+        cwd: str | os.PathLike[str] | None,
+        url: str | None,
+        transport: str | None,
+        headers: Mapping[str, str] | None,
+    ) -> ServerTarget:
+        if (command is None) == (url is None):
+            raise ValueError("McpTool needs exactly one of a command (stdio) or url= (SSE / streamable HTTP)")
+        kind: Transport | None = None
+        if transport is not None:
+            kind = _TRANSPORT_ALIASES.get(transport.lower())
+            if kind is None:
+                raise ValueError(f"unknown MCP transport {transport!r}: use stdio, sse or streamable-http")
+        if command is not None:
+            if kind not in (None, "stdio"):
+                raise ValueError(f"transport {transport!r} needs url=, not a command")
+            words = list(args) if args is not None else shlex.split(command)
+            program = command if args is not None else (words.pop(0) if words else "")
+            if not program.strip():
+                raise ValueError("McpTool: empty command")
+            return ServerTarget(
+                "stdio",
+                command=program,
+                args=tuple(str(a) for a in words),
+                env=dict(env or {}),
+                cwd=os.fspath(cwd) if cwd is not None else None,
+            )
+        assert url is not None
+        if kind == "stdio":
+            raise ValueError("transport 'stdio' needs a command, not url=")
+        if urlparse(url).scheme not in ("http", "https"):
+            raise ValueError(f"MCP url must start with http:// or https://, got {url!r}")
+        if args or env or cwd:
+            raise ValueError("args=, env= and cwd= apply to stdio servers only")
+        return ServerTarget(kind or transport_for_url(url), url=url, headers=dict(headers or {}))
+
+    # -- properties ----------------------------------------------------------------------
+
+    @property
+    def server_name(self) -> str:
+        return self.name
+
+    @property
+    def transport(self) -> Transport:
+        return self.target.transport
+
+    @property
+    def status(self) -> McpState:
+        """`state`, except that a ready server whose session has died reads as failed."""
+        connection = self._connection
+        if self.state == "ready" and connection is not None and connection.dead:
+            self._set_state("failed", connection.lost_reason)
+        return self.state
+
+    @property
+    def pid(self) -> int | None:
+        """The stdio server's process id while connected (None for HTTP or when unknown)."""
+        return self._connection.pid if self._connection is not None and self.state == "ready" else None
+
+    def describe_target(self) -> str:
+        return self.target.describe()
+
+    def get_system_prompt(self) -> str | None:
+        if not self.instructions or not self.functions:
+            return None
+        text = self.instructions.strip()[:MAX_INSTRUCTIONS]
+        return f"## MCP server '{self.name}' (tools named {self.tool_name_prefix or ''}{NAME_SEPARATOR}...)\n{text}"
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    async def __aenter__(self) -> McpTool:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def connect(self) -> McpTool:
+        """Start/connect the server and read its tools; raises McpServerError on failure.
+
+        Calling it again on a connected tool is a no-op; on a failed or closed one it retries.
+        """
+        async with self._get_lock():
+            if self.state == "ready" and self._connection is not None and self._connection.alive:
+                return self
+            await self._open()
+        return self
+
+    async def close(self) -> None:
+        """End the session and stop the server (stdio); the tool can be connected again."""
+        connection, self._connection = self._connection, None
+        self._set_state("closed", self.error if self.state == "failed" else None)
+        self._restart_allowed = False
+        if connection is not None:
+            await connection.close()
+
+    async def restart(self) -> McpTool:
+        """Close and connect again (e.g. from the CLI's /mcp command)."""
+        await self.close()
+        return await self.connect()
+
+    async def _open(self) -> None:
+        old, self._connection = self._connection, None
+        if old is not None:
+            await old.close()
+        self._set_state("starting", self.error)
+        from agentica_cli import __version__
+
+        try:
+            # The SDK takes ~0.5 s to import: do it off the event loop so a prompt stays live.
+            await asyncio.to_thread(_import_sdk)
+            connection = McpConnection(
+                self.target,
+                server_name=self.name,
+                log_path=self.log_path,
+                connect_timeout=self.connect_timeout,
+                client_version=__version__,
+            )
+            await connection.open()
+        except McpServerError as err:
+            self._set_state("failed", str(err))
+            raise
+        except BaseException:
+            self._set_state("failed", "connect was cancelled")
+            raise
+        self._connection = connection
+        self.instructions = connection.instructions
+        self._set_functions(connection.tools)
+        self._restart_allowed = True
+        self._set_state("ready")
+
+    def _set_state(self, state: McpState, error: str | None = None) -> None:
+        changed = (state, error) != (self.state, self.error)
+        self.state, self.error = state, error
+        if changed:
+            for listener in list(self.listeners):
+                try:
+                    listener(self)
+                except Exception:  # a broken listener must not break the tool
+                    pass
+
+    def _get_lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock_loop is not loop:
+            self._lock, self._lock_loop = asyncio.Lock(), loop
+        return self._lock
+
+    # -- functions -----------------------------------------------------------------------
+
+    def function_name(self, tool_name: str) -> str:
+        base = safe_name(tool_name)
+        name = f"{safe_name(self.tool_name_prefix)}{NAME_SEPARATOR}{base}" if self.tool_name_prefix else base
+        return name[:MAX_FUNCTION_NAME]
+
+    def _keep(self, tool_name: str) -> bool:
+        if self.include_tools is not None and tool_name not in self.include_tools:
+            return False
+        return tool_name not in self.exclude_tools
+
+    def _set_functions(self, tools: list[Any]) -> None:
+        """Rebuild `functions` from a tool list, in place (an agent may hold the dict)."""
+        kept = [t for t in tools if self._keep(t.name)]
+        functions: dict[str, Function] = {}
+        for mcp_tool in kept:
+            name = self.function_name(mcp_tool.name)
+            if name in functions:  # two server names that sanitise alike
+                name = f"{name[: MAX_FUNCTION_NAME - 3]}_{len(functions)}"
+            functions[name] = Function(
+                name=name,
+                entrypoint=self._entrypoint(mcp_tool.name),
+                description=mcp_tool.description or mcp_tool.title or f"MCP tool {mcp_tool.name}",
+                parameters=parameters_from_schema(mcp_tool.input_schema),
+                **flags_from_annotations(mcp_tool.annotations),
+            )
+        self.mcp_tools = kept
+        self.functions.clear()
+        self.functions.update(functions)
+
+    def _entrypoint(self, tool_name: str) -> Any:
+        async def call_mcp_tool(**arguments: Any) -> str:
+            return await self.call_tool(tool_name, arguments)
+
+        call_mcp_tool.__name__ = safe_name(tool_name)
+        return call_mcp_tool
+
+    # -- calls ---------------------------------------------------------------------------
+
+    async def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None = None) -> str:
+        """Call the server's tool `tool_name` (its own name, unprefixed); returns the result text.
+
+        Raises McpToolError when the tool reports an error, McpServerError when the server
+        crashed, hung, timed out or is unavailable (the message says which).
+        """
+        from agentica_cli.tools.mcp_results import render_result
+
+        connection = await self._connection_for_call()
+        try:
+            result = await connection.call(tool_name, dict(arguments or {}), self.timeout)
+        except McpConnectionLost as lost:
+            raise self._lost(connection, str(lost)) from None
+        except McpCallTimeout:
+            raise await self._timed_out(connection, tool_name) from None
+        except Exception as exc:
+            if is_connection_error(exc):
+                reason = await self._connection_error_reason(connection, exc)
+                raise self._lost(connection, reason) from None
+            if is_timeout_error(exc):
+                raise await self._timed_out(connection, tool_name) from None
+            # The server answered this call with a JSON-RPC error (unknown tool, bad params...).
+            message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            raise McpToolError(message) from None
+        text = render_result(result)
+        if result.is_error:
+            raise McpToolError(text or f"tool {tool_name} failed")
+        return text
+
+    async def _connection_for_call(self) -> McpConnection:
+        """The live connection; restarts a crashed or hung server once, or says why not."""
+        connection = self._connection
+        if connection is not None and connection.alive:
+            return connection
+        async with self._get_lock():
+            connection = self._connection
+            if connection is not None and connection.alive:
+                return connection
+            if self.state == "closed" or (self.state == "idle" and connection is None):
+                raise McpServerError(f"MCP server '{self.name}' is not connected (call `await connect()` first)")
+            if not self._restart_allowed:
+                raise McpServerError(f"MCP server '{self.name}' is unavailable: {self.error or 'not connected'}")
+            # One automatic restart; if it fails the server stays failed until connect()/restart().
+            self._restart_allowed = False
+            _ = self.status  # records why the old session died, for the listeners
+            try:
+                await self._open()
+            except McpServerError as err:
+                raise McpServerError(f"MCP server '{self.name}' could not be restarted: {err}") from None
+            self.restarts += 1
+            assert self._connection is not None
+            return self._connection
+
+    def _lost(self, connection: McpConnection, reason: str) -> McpServerError:
+        connection.abandon(reason)
+        self._mark_failed(connection, reason)
+        return McpServerError(
+            f"MCP server '{self.name}' stopped during the call: {reason}. "
+            "It will be restarted on the next call."
+        )
+
+    async def _timed_out(self, connection: McpConnection, tool_name: str) -> McpServerError:
+        """A call took too long: a server that still answers keeps its session; a hung one is stopped."""
+        if await connection.probe():
+            return McpServerError(
+                f"MCP tool '{tool_name}' on server '{self.name}' did not finish within {self.timeout:g} s "
+                "and was cancelled (the server is still responding)."
+            )
+        reason = f"the server stopped responding (no answer within {self.timeout:g} s)"
+        connection.abandon(reason)
+        self._mark_failed(connection, reason)
+        return McpServerError(
+            f"MCP server '{self.name}' {reason}; it was stopped and will be restarted on the next call."
+        )
+
+    def _mark_failed(self, connection: McpConnection, reason: str) -> None:
+        if self._connection is connection:
+            self._set_state("failed", reason)
+
+    @staticmethod
+    async def _connection_error_reason(connection: McpConnection, exc: BaseException) -> str:
+        if connection.target.transport == "stdio":
+            if await connection.wait_exit() or connection.pid is None:
+                return connection.exit_reason()
+            return "the connection to the server closed"
+        return f"the connection was lost ({str(exc).strip() or type(exc).__name__})"
+
+    def __repr__(self) -> str:
+        target = self.describe_target()
+        return f"McpTool(name={self.name!r}, {target}, state={self.state}, functions={list(self.functions)})"

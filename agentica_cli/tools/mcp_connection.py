@@ -1,0 +1,471 @@
+"""One live connection to an MCP server, owned by one background task.
+
+The SDK's transports and `Client` are anyio context managers: they must be entered and
+exited in the same task. So a dedicated owner task enters them, lists the tools, then
+serves tool calls that arrive over a queue (each in its own child task, so calls run
+concurrently) until it is told to close or the connection dies. Callers never touch the
+SDK objects; they get a future per call, bounded by a timeout, so a crashed or hung
+server can make a call fail but can never hang the caller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from agentica_cli.tools import mcp_process
+
+Transport = Literal["stdio", "sse", "streamable-http"]
+
+# Error codes of the SDK's JSON-RPC layer (mcp_types.CONNECTION_CLOSED / REQUEST_TIMEOUT).
+CONNECTION_CLOSED = -32000
+REQUEST_TIMEOUT = -32001
+
+# How long a tools/list probe may take before a server whose call timed out counts as hung.
+PROBE_TIMEOUT = 5.0
+# How long close() waits for the owner task before it kills the server and moves on.
+CLOSE_TIMEOUT = 8.0
+# Margin on top of a call's own timeout before the caller stops waiting for the owner task.
+OWNER_GRACE = 3.0
+
+
+class McpServerError(Exception):
+    """The MCP server could not be started, crashed, hung or is unavailable."""
+
+
+class McpToolError(Exception):
+    """The MCP tool reported an error (an `isError` result or a JSON-RPC error for the call)."""
+
+
+class McpConnectionLost(McpServerError):
+    """The connection to the server ended (the process exited, the HTTP stream broke)."""
+
+
+class McpCallTimeout(McpServerError):
+    """The server did not answer a call within its timeout."""
+
+
+@dataclass(frozen=True)
+class ServerTarget:
+    """Where an MCP server is: a command to run (stdio) or a URL (SSE / streamable HTTP)."""
+
+    transport: Transport
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        if self.transport == "stdio":
+            import shlex
+
+            return shlex.join([self.command or "", *self.args])
+        return f"{self.url} ({self.transport})"
+
+
+@dataclass(eq=False)  # identity: requests live in a set
+class _CallRequest:
+    name: str
+    arguments: dict[str, Any]
+    timeout: float
+    future: asyncio.Future[Any]
+    scope: Any = None  # the anyio CancelScope of the task serving it, once started
+
+
+def _is_group(exc: BaseException) -> bool:
+    # BaseExceptionGroup is builtin from 3.11; on 3.10 anyio uses the `exceptiongroup` backport.
+    return isinstance(getattr(exc, "exceptions", None), tuple) and type(exc).__name__.endswith("ExceptionGroup")
+
+
+def _leaf_exception(exc: BaseException) -> BaseException:
+    """The first real error inside (nested) exception groups, skipping cancellations."""
+    while _is_group(exc):
+        assert isinstance(exc, BaseException)
+        inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
+        if not inner:
+            return exc.exceptions[0]
+        exc = inner[0]
+    return exc
+
+
+def is_connection_error(exc: BaseException) -> bool:
+    """True for errors that mean the connection is gone, not that the call went wrong."""
+    import anyio
+
+    code = getattr(exc, "code", None)
+    if type(exc).__name__ == "MCPError":
+        return code == CONNECTION_CLOSED
+    if isinstance(exc, OSError | EOFError | anyio.ClosedResourceError | anyio.BrokenResourceError):
+        return True
+    if isinstance(exc, anyio.EndOfStream):
+        return True
+    return type(exc).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore")
+
+
+def is_timeout_error(exc: BaseException) -> bool:
+    if type(exc).__name__ == "MCPError":
+        return getattr(exc, "code", None) == REQUEST_TIMEOUT
+    return isinstance(exc, TimeoutError)
+
+
+class McpConnection:
+    """A started MCP session: `open()`, then `call()` any number of times, then `close()`."""
+
+    def __init__(
+        self,
+        target: ServerTarget,
+        *,
+        server_name: str,
+        log_path: Path,
+        connect_timeout: float,
+        client_version: str = "0",
+    ):
+        self.target = target
+        self.server_name = server_name
+        self.log_path = log_path
+        self.connect_timeout = connect_timeout
+        self.client_version = client_version
+        self.tools: list[Any] = []  # mcp_types.Tool, as listed at connect
+        self.instructions: str | None = None
+        self.server_info: Any = None
+        self.pid: int | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.lost_reason: str | None = None  # set once the connection is unusable
+        self._marker = uuid.uuid4().hex
+        self._requests: asyncio.Queue[_CallRequest | None] | None = None
+        self._inflight: set[_CallRequest] = set()
+        self._owner: asyncio.Task[None] | None = None
+        self._scope: Any = None
+        self._log: IO[str] | None = None
+        self._log_offset = 0
+        self._connect_timed_out = False
+
+    # -- state -------------------------------------------------------------------------
+
+    @property
+    def dead(self) -> bool:
+        """The session ended: closed, lost, or its server process exited."""
+        if self.lost_reason is not None or self._owner is None or self._owner.done():
+            return True
+        if self.pid is not None and not mcp_process.is_running(self.pid):
+            self.lost_reason = self.exit_reason()
+            return True
+        return False
+
+    @property
+    def alive(self) -> bool:
+        """Usable for calls from the running event loop (a session cannot cross loops)."""
+        if self.dead:
+            return False
+        try:
+            return asyncio.get_running_loop() is self.loop
+        except RuntimeError:
+            return False
+
+    async def wait_exit(self, timeout: float = 0.5) -> bool:
+        """After the connection closed: give a dying stdio server a moment to be reaped."""
+        if self.pid is None:
+            return False
+        deadline = time.monotonic() + timeout
+        while mcp_process.is_running(self.pid):
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(0.02)
+        return True
+
+    def log_tail(self) -> str:
+        return mcp_process.read_log_tail(self.log_path, self._log_offset)
+
+    def exit_reason(self) -> str:
+        where = f" (its stderr is in {self.log_path})" if self.target.transport == "stdio" else ""
+        return f"the server process exited{where}"
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Start the server (stdio) or connect (HTTP), handshake and list its tools.
+
+        Raises McpServerError with a message that says what went wrong.
+        """
+        self.loop = asyncio.get_running_loop()
+        self._requests = asyncio.Queue()
+        opened: asyncio.Future[None] = self.loop.create_future()
+        self._owner = self.loop.create_task(self._own(opened), name=f"mcp:{self.server_name}")
+        try:
+            # The owner's own watchdog enforces connect_timeout; this outer bound only
+            # matters if the SDK's teardown itself were stuck.
+            await asyncio.wait_for(asyncio.shield(opened), self.connect_timeout + CLOSE_TIMEOUT)
+        except asyncio.TimeoutError:
+            self.kill()
+            self._owner.cancel()
+            raise McpServerError(self._describe_failure(f"did not start within {self.connect_timeout:g} s")) from None
+        except asyncio.CancelledError:
+            await self.close()
+            raise
+
+    async def close(self) -> None:
+        """Stop serving, end the session and stop the server; bounded in time."""
+        owner = self._owner
+        if owner is None or owner.done():
+            self._release()
+            return
+        if self.lost_reason is None:
+            self.lost_reason = "the connection was closed"
+        if self._requests is not None:
+            self._requests.put_nowait(None)
+        try:
+            await asyncio.wait_for(asyncio.shield(owner), CLOSE_TIMEOUT)
+        except (asyncio.TimeoutError, asyncio.CancelledError):
+            self.kill()
+            owner.cancel()
+        except Exception:
+            pass
+        self._release()
+
+    def kill(self) -> None:
+        """Kill the server process group at once (stdio); HTTP servers are not ours to kill."""
+        if self.target.transport != "stdio":
+            return
+        pid = self.pid or mcp_process.find_child_pid(self._marker)
+        if pid is not None:
+            mcp_process.kill_process_group(pid)
+
+    def abandon(self, reason: str) -> None:
+        """Mark the connection unusable, kill a stdio server and wind the owner down."""
+        if self.lost_reason is None:
+            self.lost_reason = reason
+        self.kill()
+        if self._scope is not None:
+            self._scope.cancel()
+
+    # -- calls -------------------------------------------------------------------------
+
+    async def call(self, name: str, arguments: dict[str, Any], timeout: float) -> Any:
+        """Call a tool; returns the SDK's CallToolResult.
+
+        Raises McpConnectionLost, McpCallTimeout, or the SDK's own error for the call.
+        """
+        if not self.alive or self._requests is None or self.loop is None:
+            raise McpConnectionLost(self.lost_reason or "the connection is closed")
+        request = _CallRequest(name, arguments, timeout, self.loop.create_future())
+        self._inflight.add(request)
+        self._requests.put_nowait(request)
+        try:
+            return await asyncio.wait_for(asyncio.shield(request.future), timeout + OWNER_GRACE)
+        except asyncio.TimeoutError:
+            raise McpCallTimeout(f"no answer within {timeout:g} s") from None
+        except asyncio.CancelledError:
+            # The agent cancelled the call (e.g. Ctrl-C): cancel it on the server side too.
+            if request.scope is not None:
+                request.scope.cancel()
+            elif not request.future.done():
+                request.future.cancel()
+            raise
+        finally:
+            self._inflight.discard(request)
+
+    async def probe(self, timeout: float = PROBE_TIMEOUT) -> bool:
+        """True if the server still answers a cheap request (tools/list) within `timeout`."""
+        if not self.alive or self._requests is None or self.loop is None:
+            return False
+        request = _CallRequest("", {}, timeout, self.loop.create_future())
+        self._inflight.add(request)
+        self._requests.put_nowait(request)
+        try:
+            await asyncio.wait_for(asyncio.shield(request.future), timeout + OWNER_GRACE)
+            return True
+        except Exception:
+            return False
+        finally:
+            self._inflight.discard(request)
+
+    # -- the owner task ----------------------------------------------------------------
+
+    async def _own(self, opened: asyncio.Future[None]) -> None:
+        import anyio
+
+        loop = asyncio.get_running_loop()
+        self._scope = scope = anyio.CancelScope()
+        watchdog = loop.call_later(self.connect_timeout, self._on_connect_timeout)
+        error: BaseException | None = None
+        try:
+            with scope:
+                await self._session(opened, watchdog)
+        except Exception as exc:  # the SDK raised: startup failed or the connection broke
+            error = _leaf_exception(exc)
+        except BaseException as group:
+            if not _is_group(group):
+                raise  # cancellation of the owner task itself (e.g. the event loop is closing)
+            error = _leaf_exception(group)
+        finally:
+            watchdog.cancel()
+            self._finish(opened, error)
+
+    async def _session(self, opened: asyncio.Future[None], watchdog: asyncio.TimerHandle) -> None:
+        from contextlib import AsyncExitStack
+
+        import anyio
+        from mcp.client.client import Client
+        from mcp_types import Implementation
+
+        async with AsyncExitStack() as stack:
+            transport = self._transport(stack)
+            client = Client(
+                transport,
+                read_timeout_seconds=self.connect_timeout,
+                client_info=Implementation(name="agentica", version=self.client_version),
+            )
+            await stack.enter_async_context(client)
+            tools: list[Any] = []
+            cursor: str | None = None
+            for _ in range(100):  # a paginator that never ends cannot hang the connect
+                page = await client.list_tools(cursor=cursor, cache_mode="bypass")
+                tools.extend(page.tools)
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+            watchdog.cancel()
+            self.tools = tools
+            self.instructions = client.instructions
+            self.server_info = client.server_info
+            if self.target.transport == "stdio":
+                self.pid = mcp_process.find_child_pid(self._marker)
+                if self.pid is not None:
+                    mcp_process.track(self.pid)
+            if not opened.done():
+                opened.set_result(None)
+            assert self._requests is not None
+            async with anyio.create_task_group() as tasks:
+                while True:
+                    request = await self._requests.get()
+                    if request is None:
+                        break
+                    tasks.start_soon(self._serve, client, request)
+                tasks.cancel_scope.cancel()
+
+    async def _serve(self, client: Any, request: _CallRequest) -> None:
+        import anyio
+
+        with anyio.CancelScope() as scope:
+            request.scope = scope
+            if request.future.done():  # the caller gave up before we started
+                return
+            try:
+                # The SDK's read timeout answers first; fail_after is the backstop for a
+                # send that blocks (a server that stopped reading its stdin).
+                with anyio.fail_after(request.timeout + 1):
+                    if request.name:
+                        result = await client.call_tool(
+                            request.name, request.arguments, read_timeout_seconds=request.timeout
+                        )
+                    else:
+                        result = await client.list_tools(cache_mode="bypass")
+            except Exception as exc:
+                if not request.future.done():
+                    request.future.set_exception(exc)
+            else:
+                if not request.future.done():
+                    request.future.set_result(result)
+        if not request.future.done():
+            request.future.cancel()
+
+    def _transport(self, stack: Any) -> Any:
+        target = self.target
+        if target.transport == "stdio":
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            self._log = open(self.log_path, "a", encoding="utf-8", errors="replace")  # noqa: SIM115
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+            self._log.write(f"\n--- {stamp} starting MCP server '{self.server_name}': {target.describe()}\n")
+            self._log.flush()
+            self._log_offset = self._log.tell()
+            params = StdioServerParameters(
+                command=target.command or "",
+                args=list(target.args),
+                env=mcp_process.minimal_environment(target.env, marker=self._marker),
+                cwd=target.cwd,
+            )
+            return stdio_client(params, errlog=self._log)
+        headers = dict(target.headers)
+        if target.transport == "sse":
+            from mcp.client.sse import sse_client
+
+            return sse_client(target.url or "", headers=headers or None, timeout=self.connect_timeout)
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        http = httpx2.AsyncClient(
+            headers=headers or None, timeout=httpx2.Timeout(self.connect_timeout, read=300.0)
+        )
+        # Entered on our stack so that it is closed with the session.
+        stack.push_async_callback(http.aclose)
+        return streamable_http_client(target.url or "", http_client=http)
+
+    def _on_connect_timeout(self) -> None:
+        self._connect_timed_out = True
+        self.kill()  # a fast kill first, so the SDK's teardown need not wait out its grace periods
+        if self._scope is not None:
+            self._scope.cancel()
+
+    def _finish(self, opened: asyncio.Future[None], error: BaseException | None) -> None:
+        """The owner is done: record why, fail whatever still waits, forget the process."""
+        if self._connect_timed_out:
+            reason = f"did not start within {self.connect_timeout:g} s"
+        elif error is not None:
+            reason = self._error_text(error)
+        elif self.pid is not None and not mcp_process.is_running(self.pid) and self.lost_reason is None:
+            reason = self.exit_reason()
+        else:
+            reason = self.lost_reason or "the connection was closed"
+        if self.lost_reason is None:
+            self.lost_reason = reason
+        if not opened.done():
+            opened.set_exception(McpServerError(self._describe_failure(reason)))
+        for request in list(self._inflight):
+            if not request.future.done():
+                request.future.set_exception(McpConnectionLost(self.lost_reason))
+        if self._requests is not None:
+            while not self._requests.empty():
+                pending = self._requests.get_nowait()
+                if pending is not None and not pending.future.done():
+                    pending.future.set_exception(McpConnectionLost(self.lost_reason))
+        self._release()
+
+    def _release(self) -> None:
+        if self.pid is not None:
+            mcp_process.untrack(self.pid)
+        if self._log is not None:
+            try:
+                self._log.close()
+            except OSError:
+                pass
+            self._log = None
+
+    def _error_text(self, error: BaseException) -> str:
+        if isinstance(error, FileNotFoundError):
+            return f"command not found: {self.target.command}"
+        if isinstance(error, PermissionError):
+            return f"cannot run {self.target.command}: permission denied"
+        message = str(error).strip() or type(error).__name__
+        if type(error).__name__ == "MCPError" and getattr(error, "code", None) == CONNECTION_CLOSED:
+            message = "the connection closed"
+        if self.target.transport == "stdio":
+            tail = self.log_tail()
+            if tail:
+                message += f"; its last stderr output:\n{tail}"
+        return message
+
+    def _describe_failure(self, reason: str) -> str:
+        where = self.target.describe()
+        text = f"MCP server '{self.server_name}' ({where}) failed to start: {reason}"
+        if self.target.transport == "stdio":
+            text += f"\n(server log: {self.log_path})"
+        return text

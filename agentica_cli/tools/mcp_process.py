@@ -1,0 +1,158 @@
+"""The stdio MCP server as an operating-system process: its environment, its stderr log,
+finding its pid, and killing it (also when Python exits without closing it).
+
+The SDK's `stdio_client` spawns the server in a new session (its own process group) but
+does not expose the process. We tag each server's environment with a unique marker and
+find the child carrying it under /proc (Linux); elsewhere the pid stays unknown and only
+the SDK's own shutdown (close stdin, SIGTERM, SIGKILL) applies.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+MARKER_VAR = "AGENTICA_MCP_SERVER_ID"
+
+# What a stdio server inherits from us: enough to find programs, write temp files and
+# decode text, and nothing that carries credentials (no *_API_KEY, no tokens).
+INHERITED_ENV_VARS = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TERM",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TMPDIR",
+    "TZ",
+    # Windows needs these to start most programs at all.
+    "SYSTEMROOT",
+    "SYSTEMDRIVE",
+    "COMSPEC",
+    "PATHEXT",
+    "APPDATA",
+    "LOCALAPPDATA",
+    "USERPROFILE",
+    "TEMP",
+    "TMP",
+)
+
+
+def minimal_environment(extra: Mapping[str, str] | None = None, marker: str | None = None) -> dict[str, str]:
+    """The environment a stdio server starts with: a few safe variables of ours plus `extra`."""
+    env = {k: v for k in INHERITED_ENV_VARS if (v := os.environ.get(k)) is not None and not v.startswith("()")}
+    env.update(extra or {})
+    if marker:
+        env[MARKER_VAR] = marker
+    return env
+
+
+def default_log_dir() -> Path:
+    """~/.agentica/logs/mcp, or under $AGENTICA_HOME (the CLI's home-folder override)."""
+    home = os.environ.get("AGENTICA_HOME")
+    base = Path(home).expanduser() if home else Path.home() / ".agentica"
+    return base / "logs" / "mcp"
+
+
+def read_log_tail(path: Path, offset: int, max_lines: int = 6, max_chars: int = 800) -> str:
+    """The last lines the server wrote to its log since `offset` (for error messages)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            data = f.read()
+    except OSError:
+        return ""
+    lines = [line.rstrip() for line in data.decode("utf-8", errors="replace").splitlines() if line.strip()]
+    text = "\n".join(lines[-max_lines:])
+    return text[-max_chars:]
+
+
+def find_child_pid(marker: str) -> int | None:
+    """The pid of our child process whose environment carries `marker`, if /proc can tell."""
+    me = str(os.getpid())
+    needle = f"{MARKER_VAR}={marker}".encode()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return None
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+            # The command name may contain spaces and parentheses; fields follow the last ')'.
+            fields = stat[stat.rindex(b")") + 2 :].split()
+            if fields[1].decode() != me:
+                continue
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if needle in f.read().split(b"\0"):
+                    return int(entry)
+        except (OSError, ValueError, IndexError):
+            continue
+    return None
+
+
+def is_running(pid: int) -> bool:
+    """True while `pid` exists and is not a zombie."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        return stat[stat.rindex(b")") + 2 :].split()[0] != b"Z"
+    except (OSError, ValueError, IndexError):
+        return True
+
+
+def kill_process_group(pid: int, sig: int = signal.SIGKILL) -> None:
+    """Signal the server and everything it started (it leads its own process group)."""
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError, OSError):
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError, OSError):
+            pass
+
+
+# -- servers still running when Python exits ------------------------------------------------
+
+_live_pids: set[int] = set()
+
+
+def track(pid: int) -> None:
+    _live_pids.add(pid)
+
+
+def untrack(pid: int) -> None:
+    _live_pids.discard(pid)
+
+
+def _terminate_leftovers() -> None:
+    """At interpreter exit, stop servers nobody closed: SIGTERM, a short grace, then SIGKILL."""
+    pids = [pid for pid in _live_pids if is_running(pid)]
+    for pid in pids:
+        kill_process_group(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 0.5
+    while pids and time.monotonic() < deadline:
+        time.sleep(0.02)
+        pids = [pid for pid in pids if is_running(pid)]
+    for pid in pids:
+        kill_process_group(pid, signal.SIGKILL)
+    _live_pids.clear()
+
+
+atexit.register(_terminate_leftovers)

@@ -1,0 +1,54 @@
+"""Serves demo_server's tools over HTTP on 127.0.0.1: SSE at /sse, streamable HTTP at /mcp.
+
+Binds a free port and prints `PORT <n>` on stdout once it is listening, so a test can start
+it as a subprocess and read where to connect. Optional `--header NAME=VALUE`: every request
+must carry that header (401 otherwise), to test `headers=`.
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+
+import anyio
+import uvicorn
+from demo_server import build_server
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+
+
+def build_app(required_header: tuple[str, str] | None = None):  # type: ignore[no-untyped-def]
+    server = build_server()
+    app = server.streamable_http_app(streamable_http_path="/mcp")
+    # One process serves both transports: the SSE routes join the streamable HTTP app,
+    # whose lifespan runs the session manager.
+    app.router.routes.extend(server.sse_app(sse_path="/sse", message_path="/messages/").routes)
+    if required_header is None:
+        return app
+    name, value = required_header
+
+    async def guarded(scope, receive, send):  # type: ignore[no-untyped-def]
+        if scope["type"] == "http" and Request(scope).headers.get(name) != value:
+            await PlainTextResponse("missing or wrong auth header", status_code=401)(scope, receive, send)
+            return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+async def serve(argv: list[str]) -> None:
+    required = None
+    if "--header" in argv:
+        name, _, value = argv[argv.index("--header") + 1].partition("=")
+        required = (name.lower(), value)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    config = uvicorn.Config(build_app(required), log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    print(f"PORT {sock.getsockname()[1]}", flush=True)
+    await server.serve(sockets=[sock])
+
+
+if __name__ == "__main__":
+    anyio.run(serve, sys.argv[1:])
