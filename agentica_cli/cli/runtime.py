@@ -42,9 +42,9 @@ def missing_key_message(provider: str, detail: str = "") -> str:
     lines = [f"no API key configured for provider '{provider}'." + (f" ({detail})" if detail else "")]
     lines += [
         "Set it in one of these ways:",
-        f"  export {var}=...              (the provider's variable)",
-        "  export AGENTICA_API_KEY=...     (any provider)",
-        "  agentica --api-key ...          (this run only)",
+        f"  {'export ' + var + '=...':<34} (the provider's variable)",
+        f"  {'export AGENTICA_API_KEY=...':<34} (any provider)",
+        f"  {'agentica --api-key ...':<34} (this run only)",
         f"  or put it in {config}:",
         "      [model]",
         f'      provider = "{provider}"',

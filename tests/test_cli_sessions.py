@@ -1,0 +1,88 @@
+"""SessionStore: append-as-you-go JSON lines, listing per folder, repair after a kill."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from agentica_cli.cli.sessions import INTERRUPTED_TOOL_RESULT, SessionStore, repair_history
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SessionStore:
+    monkeypatch.setenv("AGENTICA_HOME", str(tmp_path / "home"))
+    return SessionStore()
+
+
+def test_messages_are_on_disk_after_each_append(store: SessionStore, tmp_path: Path) -> None:
+    session = store.create(tmp_path, "m1")
+    assert session.path == tmp_path / "home" / "sessions" / f"{session.id}.jsonl"
+    session.append({"role": "user", "content": "hello"})
+    lines = session.path.read_text().splitlines()  # read while still open: nothing buffered
+    assert json.loads(lines[0])["type"] == "session"
+    assert json.loads(lines[0])["cwd"] == str(tmp_path)
+    assert json.loads(lines[1]) == {"type": "message", "message": {"role": "user", "content": "hello"}}
+    session.append({"role": "assistant", "content": "hi"})
+    session.close()
+    assert store.open(session.id).messages == [
+        {"role": "user", "content": "hello"},
+        {"role": "assistant", "content": "hi"},
+    ]
+
+
+def test_latest_is_per_folder_and_newest_first(store: SessionStore, tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    first = store.create(a)
+    first.append({"role": "user", "content": "in a, first"})
+    second = store.create(a)
+    second.append({"role": "user", "content": "in a, second"})
+    other = store.create(b)
+    other.append({"role": "user", "content": "in b"})
+    for s in (first, second, other):
+        s.close()
+    os.utime(first.path, (1_000_000, 1_000_000))
+    latest = store.latest(a)
+    assert latest is not None and latest.id == second.id
+    assert latest.title == "in a, second"
+    assert [s.id for s in store.list(a)] == [second.id, first.id]
+    assert store.latest(tmp_path / "nowhere") is None
+
+
+def test_open_by_unique_prefix_and_unknown_id(store: SessionStore, tmp_path: Path) -> None:
+    session = store.create(tmp_path)
+    session.close()
+    assert store.open(session.id[:-2]).id == session.id
+    with pytest.raises(FileNotFoundError):
+        store.open("no-such-session")
+
+
+def test_torn_last_line_and_unanswered_tool_calls_are_repaired(store: SessionStore, tmp_path: Path) -> None:
+    session = store.create(tmp_path)
+    session.append({"role": "user", "content": "fix it"})
+    call = {"id": "c1", "type": "function", "function": {"name": "execute", "arguments": "{}"}}
+    call2 = {"id": "c2", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
+    session.append({"role": "assistant", "content": "", "tool_calls": [call, call2]})
+    session.append({"role": "tool", "tool_call_id": "c2", "content": "file text"})
+    session.close()
+    with session.path.open("a") as fh:
+        fh.write('{"type": "message", "message": {"role": "tool", "tool_c')  # killed mid-write
+    messages = store.open(session.id).messages
+    assert messages == [
+        {"role": "user", "content": "fix it"},
+        {"role": "assistant", "content": "", "tool_calls": [call, call2]},
+        {"role": "tool", "tool_call_id": "c2", "content": "file text"},
+        {"role": "tool", "tool_call_id": "c1", "content": INTERRUPTED_TOOL_RESULT},
+    ]
+
+
+def test_repair_drops_orphan_results_and_system_messages() -> None:
+    history = [
+        {"role": "system", "content": "old prompt"},
+        {"role": "tool", "tool_call_id": "zz", "content": "orphan"},
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "a"},
+    ]
+    assert repair_history(history) == [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]
