@@ -322,3 +322,20 @@ def test_explicit_schema_skips_signature_validation() -> None:
     call = asyncio.run(FunctionCall(fn, "c1", '{"q": "x", "n": 2}').execute())
     assert call.result == '{"n": 2, "q": "x"}'
     assert fn.to_openai()["function"]["parameters"] == {"type": "object", "properties": {"q": {"type": "string"}}}
+
+
+def test_sixteen_sync_calls_run_at_once_on_a_small_machine() -> None:
+    # The default executor would run only cores+4 of these at a time.
+    def wait() -> str:
+        time.sleep(0.3)
+        return "ok"
+
+    async def main() -> list[FunctionCall]:
+        fn = Function.from_callable(wait)
+        return await asyncio.gather(*(FunctionCall(fn, f"c{i}", {}).execute() for i in range(16)))
+
+    start = time.perf_counter()
+    calls = asyncio.run(main())
+    elapsed = time.perf_counter() - start
+    assert [c.result for c in calls] == ["ok"] * 16
+    assert elapsed < 0.6, f"16 parallel sync calls of 0.3 s took {elapsed:.2f} s"

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import inspect
 import json
+import threading
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -65,6 +68,21 @@ class ToolSpec:
 
 
 TOOL_SPEC_ATTR = "__agentica_tool__"
+
+
+_TOOL_THREADS: ThreadPoolExecutor | None = None
+_TOOL_THREADS_LOCK = threading.Lock()
+# The default executor has min(32, cores + 4) threads: 6 on a 2-core machine, which would
+# serialise a reply of 16 concurrency-safe sync calls (mostly I/O wait) into three waves.
+MAX_TOOL_THREADS = 64
+
+
+def _tool_threads() -> ThreadPoolExecutor:
+    global _TOOL_THREADS
+    with _TOOL_THREADS_LOCK:
+        if _TOOL_THREADS is None:
+            _TOOL_THREADS = ThreadPoolExecutor(max_workers=MAX_TOOL_THREADS, thread_name_prefix="agentica-tool")
+        return _TOOL_THREADS
 
 
 def format_tool_error(exc: BaseException) -> str:
@@ -297,7 +315,9 @@ class FunctionCall:
             value = await fn(**kwargs)
         else:
             # Sync tools run in a worker thread so the event loop (and other tools) keep going.
-            value = await asyncio.to_thread(fn, **kwargs)
+            context_copy = contextvars.copy_context()
+            call = functools.partial(context_copy.run, fn, **kwargs)
+            value = await asyncio.get_running_loop().run_in_executor(_tool_threads(), call)
         if inspect.isawaitable(value):
             value = await value
         self.result = stringify_result(value)

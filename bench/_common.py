@@ -1,0 +1,80 @@
+"""Helpers shared by the bench scripts: machine description, statistics, result line.
+
+Every bench prints its figures for people, then one line `RESULT {json}` that
+`bench/run_all.py` collects into the summary table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+CACHE = REPO / "bench" / ".cache"
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f", {kb / 1024 / 1024:.0f} GiB RAM"
+    except (OSError, ValueError, IndexError):
+        pass
+    return f"{cpu}, {os.cpu_count()} cores{mem}, Python {platform.python_version()}, {platform.system()}"
+
+
+def print_machine(title: str) -> None:
+    print(f"== {title}")
+    print(f"machine: {machine()}")
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def emit_result(name: str, figures: dict[str, Any]) -> None:
+    print("RESULT " + json.dumps({"bench": name, **figures}))
+
+
+def agentica_command() -> list[str]:
+    """The installed `agentica` console script next to this interpreter, else `python -m`."""
+    script = Path(sys.executable).with_name("agentica")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "agentica_cli.cli.app"]
+
+
+_RSS_WRAPPER = """
+import resource, subprocess, sys
+proc = subprocess.run(sys.argv[2:], stdin=subprocess.DEVNULL)
+with open(sys.argv[1], "w") as f:
+    f.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+sys.exit(proc.returncode)
+"""
+
+
+def peak_rss_mb_of(cmd: list[str], **kwargs: Any) -> tuple[float, subprocess.CompletedProcess[str]]:
+    """Run a command to completion; its peak RSS in MB.
+
+    A fresh wrapper process runs it, so RUSAGE_CHILDREN's maximum is that command's alone.
+    """
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as out:
+        done = subprocess.run([sys.executable, "-c", _RSS_WRAPPER, out.name, *cmd],
+                              capture_output=True, text=True, **kwargs)
+        text = Path(out.name).read_text().strip()
+    rss = int(text) / 1024 if text else float("nan")
+    return rss, done
