@@ -1,0 +1,131 @@
+"""Run every benchmark, side by side in one run, and print the targets table.
+
+    python bench/run_all.py            # everything (a few minutes on 2 cores)
+    python bench/run_all.py startup loop   # only the named benches
+
+Each bench script prints its own figures and one `RESULT {json}` line; this script
+collects those and compares them with the targets from the issues. Exits non-zero if a
+bench failed to run (not if a target is missed: timings are noisy, the table says so).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from _common import machine  # noqa: E402
+
+BENCHES = {
+    "startup": "bench_startup.py",
+    "loop": "bench_loop.py",
+    "parallel": "bench_parallel.py",
+    "files": "bench_files.py",
+    "prompt": "bench_prompt_size.py",
+}
+
+
+@dataclass
+class Target:
+    label: str
+    bench: str
+    figure: Callable[[dict[str, Any]], float | None]
+    limit: str  # human-readable target
+    met: Callable[[float], bool]
+    unit: str = ""
+
+
+def _get(*keys: str) -> Callable[[dict[str, Any]], float | None]:
+    def read(result: dict[str, Any]) -> float | None:
+        value: Any = result
+        for key in keys:
+            if not isinstance(value, dict) or key not in value:
+                return None
+            value = value[key]
+        return float(value) if isinstance(value, (int, float)) else None
+
+    return read
+
+
+TARGETS = [
+    Target("`agentica --version` median", "startup", _get("version_ms"), "< 150 ms", lambda v: v < 150, " ms"),
+    Target("`agentica --help` median", "startup", _get("help_ms"), "< 150 ms", lambda v: v < 150, " ms"),
+    Target("REPL ready for input", "startup", _get("repl_ready_ms"), "< 300 ms", lambda v: v < 300, " ms"),
+    Target("`-p` to first model request", "startup", _get("first_request_ms"), "< 700 ms", lambda v: v < 700, " ms"),
+    Target("peak RSS, `-p` run of 30 tool steps", "startup", _get("rss_30_steps_mb"), "< 150 MB",
+           lambda v: v < 150, " MB"),
+    Target("loop overhead per step, 30 steps (median)", "loop", _get("steps_30", "median_ms"), "< 5 ms",
+           lambda v: v < 5, " ms"),
+    Target("loop overhead per step, 300 steps (median)", "loop", _get("steps_300", "median_ms"),
+           "flat (serialisation only)", lambda v: v < 5, " ms"),
+    Target("parallel speedup, N=4", "parallel", _get("speedup_4"), ">= 3.2", lambda v: v >= 3.2, "x"),
+    Target("parallel speedup, N=16", "parallel", _get("speedup_16"), ">= 12.8", lambda v: v >= 12.8, "x"),
+    Target("grep vs rg (time ratio)", "files", _get("grep_ratio"), "<= 1.3", lambda v: v <= 1.3, "x"),
+    Target("read_file deep in 500 MB file", "files", _get("read_deep_ms"), "< 1000 ms", lambda v: v < 1000, " ms"),
+    Target("read_file peak memory", "files", _get("read_deep_rss_mb"), "< 50 MB", lambda v: v < 50, " MB"),
+    Target("first request size, default tools", "prompt", _get("first_request_kb"), "< 16 KB",
+           lambda v: v < 16, " KB"),
+]
+
+
+def run_bench(name: str, script: str) -> tuple[dict[str, Any] | None, float]:
+    print(f"\n##### {name}: {script}", flush=True)
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, str(HERE / script)], stdout=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - start
+    result = None
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            result = json.loads(line[len("RESULT ") :])
+        else:
+            print(line)
+    if proc.returncode != 0:
+        print(f"!! {script} failed with exit code {proc.returncode}")
+        return None, elapsed
+    return result, elapsed
+
+
+def main(argv: list[str]) -> int:
+    chosen = argv or list(BENCHES)
+    unknown = [n for n in chosen if n not in BENCHES]
+    if unknown:
+        print(f"unknown bench(es): {', '.join(unknown)}; choose from {', '.join(BENCHES)}", file=sys.stderr)
+        return 2
+    print(f"machine: {machine()}")
+    results: dict[str, dict[str, Any]] = {}
+    failed = []
+    for name in chosen:
+        result, elapsed = run_bench(name, BENCHES[name])
+        print(f"({name} took {elapsed:.0f} s)")
+        if result is None:
+            failed.append(name)
+        else:
+            results[name] = result
+
+    print("\n| what | target | measured | |")
+    print("|---|---|---|---|")
+    for target in TARGETS:
+        if target.bench not in chosen:
+            continue
+        value = target.figure(results.get(target.bench, {}))
+        if value is None:
+            print(f"| {target.label} | {target.limit} | (not measured) | |")
+            continue
+        shown = f"{value:.1f}{target.unit}" if value < 100 else f"{value:.0f}{target.unit}"
+        print(f"| {target.label} | {target.limit} | {shown} | {'ok' if target.met(value) else 'MISSED'} |")
+    if failed:
+        print(f"\nfailed: {', '.join(failed)}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
