@@ -1,0 +1,232 @@
+"""Startup of the `agentica` command: what a user feels before anything happens.
+
+Measures, as the median (and max) of several runs, wall time and peak RSS of:
+  --version, --help                  process start to exit
+  REPL ready                         process start to the prompt painted, through a pty
+  -p first request                   process start to the scripted model server receiving
+                                     the first chat completions request
+  -p 30 tool steps                   a whole 30-step run (peak RSS is the figure)
+
+No key or network: the model is the package's scripted server on 127.0.0.1. Runs are
+warm-cache: one unmeasured run first, and Python may write its bytecode cache (this
+environment sets PYTHONDONTWRITEBYTECODE, which a normal install does not).
+
+    .venv/bin/python bench/bench_startup.py [--runs 7]
+
+Prints the figures and the machine, then one `RESULT {json}` line; exits non-zero if
+any run failed (a timing miss is reported, not a failure).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import pty
+import select
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+TARGETS_MS = {"version": 150, "help": 150, "repl_ready": 300, "print_first_request": 700}
+TARGET_RSS_MB = {"print_30_steps": 150}
+PROMPT_MARK = "❯".encode()
+
+
+def machine() -> str:
+    cpu = platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    system = f"{platform.system()} {platform.release()}"
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {system}"
+
+
+def agentica() -> list[str]:
+    script = Path(sys.executable).with_name("agentica")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "agentica_cli.cli.app"]
+
+
+class Failure(Exception):
+    pass
+
+
+def wait_rss(proc: subprocess.Popen[bytes], timeout: float) -> tuple[int, float]:
+    """Reap `proc`; (exit status, its peak RSS in MB) from wait4."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return proc.returncode, usage.ru_maxrss / 1024
+        if time.monotonic() > deadline:
+            proc.kill()
+            _, status, usage = os.wait4(proc.pid, 0)
+            raise Failure(f"timed out after {timeout}s")
+        time.sleep(0.002)
+
+
+def timed_run(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    code, rss = wait_rss(proc, 60)
+    wall = (time.perf_counter() - start) * 1000
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if code != 0:
+        raise Failure(f"{' '.join(cmd[-3:])} exited {code}: {err[-500:]}")
+    return wall, rss
+
+
+def repl_ready(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """Time until the prompt is painted in a pseudo-terminal; answers cursor-position queries
+    like a terminal would."""
+    master, slave = pty.openpty()
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
+    os.close(slave)
+    seen = b""
+    ready_ms = None
+    deadline = time.monotonic() + 20
+    try:
+        while ready_ms is None:
+            if time.monotonic() > deadline:
+                raise Failure(f"REPL prompt never appeared; output: {seen[-400:]!r}")
+            readable, _, _ = select.select([master], [], [], 0.05)
+            if not readable:
+                if proc.poll() is not None:
+                    raise Failure(f"REPL exited {proc.returncode}: {seen[-400:]!r}")
+                continue
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                raise Failure(f"REPL closed the terminal: {seen[-400:]!r}") from None
+            seen += chunk
+            if b"\x1b[6n" in chunk:
+                os.write(master, b"\x1b[1;1R")
+            if PROMPT_MARK in seen:
+                ready_ms = (time.perf_counter() - start) * 1000
+        time.sleep(0.3)  # let the background imports run, so the RSS figure includes them
+        os.write(master, b"\x04")  # Ctrl-D: exit
+        end = time.monotonic() + 10
+        while proc.poll() is None and time.monotonic() < end:
+            readable, _, _ = select.select([master], [], [], 0.05)
+            if readable:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:
+                    break
+                if b"\x1b[6n" in chunk:
+                    os.write(master, b"\x1b[1;1R")
+        code, rss = wait_rss(proc, 10)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+    if code != 0:
+        raise Failure(f"REPL exited {code} after Ctrl-D")
+    return ready_ms, rss
+
+
+def first_request(cmd: list[str], env: dict[str, str], cwd: Path, steps: int = 0) -> tuple[float, float, float]:
+    """(ms to the first model request, ms for the whole run, peak RSS MB) of a -p run."""
+    from agentica_cli.testing import ScriptedModelServer, turns
+
+    script = (
+        [turns.repeat_tool("read_file", steps, arguments={"file_path": "notes.txt"}, final="done")]
+        if steps
+        else [turns.text("ok")]
+    )
+    with ScriptedModelServer(script) as server:
+        full = [*cmd, "-p", "read notes.txt", "--base-url", server.base_url, "--api-key", "bench", "--yes"]
+        start = time.perf_counter()
+        proc = subprocess.Popen(full, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+        code, rss = wait_rss(proc, 120)
+        total = (time.perf_counter() - start) * 1000
+        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+        if code != 0:
+            raise Failure(f"-p run exited {code}: {err[-800:]}")
+        if not server.request_log:
+            raise Failure("-p run made no model request")
+        if steps and len(server.request_log) != steps + 1:
+            raise Failure(f"expected {steps + 1} model requests, got {len(server.request_log)}: {err[-800:]}")
+        first = (server.request_log[0].received_at - start) * 1000
+    return first, total, rss
+
+
+def summarize(values: list[float]) -> dict[str, float]:
+    return {"median": round(statistics.median(values), 1), "max": round(max(values), 1)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=7, help="measured runs per figure (default 7)")
+    opts = parser.parse_args()
+    cmd = agentica()
+    home = Path(tempfile.mkdtemp(prefix="agentica-bench-home-"))
+    work = Path(tempfile.mkdtemp(prefix="agentica-bench-work-"))
+    (work / "notes.txt").write_text("a small file\n" * 20)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTICA_", "OPENAI_"))}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.update(AGENTICA_HOME=str(home), OPENAI_API_KEY="bench", TERM="xterm-256color", COLUMNS="100", LINES="30")
+
+    print("== startup of the agentica command")
+    print(f"machine: {machine()}")
+    print(f"command: {' '.join(cmd)}   runs: {opts.runs} (+1 warm-up)")
+    figures: dict[str, Any] = {}
+    failures: list[str] = []
+
+    measures: list[tuple[str, Any]] = [
+        ("version", lambda: timed_run([*cmd, "--version"], env, work)),
+        ("help", lambda: timed_run([*cmd, "--help"], env, work)),
+        ("repl_ready", lambda: repl_ready(cmd, env, work)),
+        ("print_first_request", lambda: first_request(cmd, env, work)),
+    ]
+    for name, run in measures:
+        try:
+            run()  # warm-up: page cache, bytecode cache
+            walls, rsss = [], []
+            for _ in range(opts.runs):
+                result = run()
+                walls.append(result[0])
+                rsss.append(result[-1])
+            figures[name] = {"wall_ms": summarize(walls), "peak_rss_mb": summarize(rsss)}
+        except Failure as err:
+            failures.append(f"{name}: {err}")
+            print(f"FAILED {name}: {err}")
+    try:
+        runs = [first_request(cmd, env, work, steps=30) for _ in range(max(1, opts.runs // 2))]
+        figures["print_30_steps"] = {
+            "wall_ms": summarize([r[1] for r in runs]),
+            "peak_rss_mb": summarize([r[2] for r in runs]),
+        }
+    except Failure as err:
+        failures.append(f"print_30_steps: {err}")
+        print(f"FAILED print_30_steps: {err}")
+
+    print(f"{'measure':<24}{'median ms':>11}{'max ms':>9}{'peak RSS MB':>13}   target")
+    for name, data in figures.items():
+        wall, rss = data["wall_ms"], data["peak_rss_mb"]
+        if name in TARGETS_MS:
+            target = f"< {TARGETS_MS[name]} ms " + ("ok" if wall["median"] < TARGETS_MS[name] else "MISSED")
+        else:
+            limit = TARGET_RSS_MB[name]
+            target = f"< {limit} MB " + ("ok" if rss["max"] < limit else "MISSED")
+        print(f"{name:<24}{wall['median']:>11.1f}{wall['max']:>9.1f}{rss['median']:>13.1f}   {target}")
+    print("RESULT " + json.dumps({"bench": "startup", "machine": machine(), **figures, "failures": failures}))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
