@@ -1,0 +1,308 @@
+"""End-to-end: the real `agentica -p` command in a subprocess against the scripted model server."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from test_cli_helpers import AGENTICA, cli_env, last_user_message, model_args, run_cli, tool_results
+
+from agentica_cli.testing import ScriptedModelServer, turns
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    path.mkdir()
+    (path / "notes.txt").write_text("hello from the notes\n")
+    return path
+
+
+def session_files(home: Path) -> list[Path]:
+    folder = home / "sessions"
+    return sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+
+
+def test_text_format_prints_only_the_answer_and_progress_on_stderr(home: Path, project: Path) -> None:
+    script = [
+        turns.tool_calls(turns.call("read_file", {"file_path": "notes.txt"}, id="call_1")),
+        turns.text("The notes say hello."),
+    ]
+    with ScriptedModelServer(script) as server:
+        proc = run_cli(["-p", "what do the notes say?", *model_args(server)], cwd=project, home=home)
+        requests = server.requests
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "The notes say hello.\n"
+    assert "> read_file notes.txt" in proc.stderr
+    assert "\x1b[" not in proc.stderr  # no colour when stderr is not a terminal
+    assert len(requests) == 2
+    assert requests[0]["model"] == "scripted-model"
+    assert last_user_message(requests[0]) == "what do the notes say?"
+    assert "hello from the notes" in tool_results(requests[1])["call_1"]
+
+
+def test_json_format_is_one_object_with_result_session_usage_and_tool_calls(home: Path, project: Path) -> None:
+    script = [
+        turns.tool_calls(
+            turns.call("read_file", {"file_path": "notes.txt"}, id="call_1"),
+            usage={"prompt_tokens": 100, "completion_tokens": 7},
+        ),
+        turns.text("Done reading.", usage={"prompt_tokens": 130, "completion_tokens": 3}),
+    ]
+    with ScriptedModelServer(script) as server:
+        proc = run_cli(["-p", "read the notes", "--output-format", "json", *model_args(server)], cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 1
+    result = json.loads(lines[0])
+    assert result["type"] == "result"
+    assert result["result"] == "Done reading."
+    assert result["is_error"] is False
+    assert result["exit_code"] == 0
+    assert result["stop_reason"] == "completed"
+    assert result["usage"] == {"input_tokens": 230, "output_tokens": 10, "total_tokens": 240}
+    assert result["num_model_requests"] == 2
+    assert [(c["id"], c["name"], c["args"], c["status"]) for c in result["tool_calls"]] == [
+        ("call_1", "read_file", {"file_path": "notes.txt"}, "ok")
+    ]
+    files = session_files(home)
+    assert [f.stem for f in files] == [result["session_id"]]
+
+
+def test_stream_json_writes_every_event_as_a_line(home: Path, project: Path) -> None:
+    script = [
+        turns.tool_calls(turns.call("read_file", {"file_path": "notes.txt"}, id="call_1")),
+        turns.text("All the notes, summarised in one sentence."),
+    ]
+    with ScriptedModelServer(script) as server:
+        proc = run_cli(["-p", "go", "--output-format", "stream-json", *model_args(server)], cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "session"
+    assert kinds[1] == "turn_started"
+    assert kinds[-2:] == ["turn_finished", "result"]
+    assert kinds.count("model_request_started") == 2
+    started = next(e for e in events if e["type"] == "tool_call_started")
+    finished = next(e for e in events if e["type"] == "tool_call_finished")
+    assert (started["call_id"], started["name"], started["args"]) == ("call_1", "read_file", {"file_path": "notes.txt"})
+    assert finished["status"] == "ok" and "hello from the notes" in finished["result"]
+    assert kinds.index("tool_call_started") < kinds.index("tool_call_finished") < kinds.index("text_delta")
+    text = "".join(e["text"] for e in events if e["type"] == "text_delta")
+    assert text == "All the notes, summarised in one sentence."
+    assert events[-1]["result"] == text
+    assert events[0]["session_id"] == events[-1]["session_id"]
+
+
+def test_piped_text_is_attached_to_the_prompt(home: Path, project: Path) -> None:
+    with ScriptedModelServer([turns.text("It is a KeyError.")]) as server:
+        proc = run_cli(
+            ["-p", "explain this error", *model_args(server)],
+            cwd=project,
+            home=home,
+            input="Traceback:\n  KeyError: 'x'\n",
+        )
+        requests = server.requests
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "It is a KeyError.\n"
+    assert last_user_message(requests[0]) == "explain this error\n\n<stdin>\nTraceback:\n  KeyError: 'x'\n</stdin>"
+
+
+def test_piped_text_is_the_prompt_when_none_is_given(home: Path, project: Path) -> None:
+    with ScriptedModelServer([turns.text("ok")]) as server:
+        proc = run_cli(["-p", *model_args(server)], cwd=project, home=home, input="summarise the notes\n")
+        requests = server.requests
+    assert proc.returncode == 0, proc.stderr
+    assert last_user_message(requests[0]) == "summarise the notes"
+
+
+def test_no_prompt_at_all_is_a_usage_error(home: Path, project: Path) -> None:
+    proc = run_cli(["-p", "--api-key", "k"], cwd=project, home=home, input="")
+    assert proc.returncode == 2
+    assert "no prompt" in proc.stderr
+
+
+def test_destructive_call_is_refused_without_a_terminal(home: Path, project: Path) -> None:
+    script = [
+        turns.tool_calls(turns.call("write_file", {"file_path": "notes.txt", "content": "overwritten\n"}, id="w1")),
+        turns.text("I would have overwritten notes.txt; re-run with --yes."),
+    ]
+    started = time.monotonic()
+    with ScriptedModelServer(script) as server:
+        proc = run_cli(["-p", "overwrite the notes", *model_args(server)], cwd=project, home=home, timeout=30)
+        requests = server.requests
+    assert time.monotonic() - started < 20  # refused at once, never waiting for an answer
+    assert proc.returncode == 0, proc.stderr
+    assert (project / "notes.txt").read_text() == "hello from the notes\n"
+    told = tool_results(requests[1])["w1"]
+    assert "'write_file' was not run" in told
+    assert "no terminal to ask" in told
+    assert "agentica: refused 'write_file': no terminal to ask for permission; re-run with" in proc.stderr
+    assert "--yes" in proc.stderr and "--permission-mode accept-edits" in proc.stderr
+    assert proc.stdout == "I would have overwritten notes.txt; re-run with --yes.\n"
+
+
+def test_yes_lets_destructive_calls_run(home: Path, project: Path) -> None:
+    script = [
+        turns.tool_calls(turns.call("write_file", {"file_path": "out.txt", "content": "written\n"}, id="w1")),
+        turns.text("Wrote out.txt."),
+    ]
+    with ScriptedModelServer(script) as server:
+        proc = run_cli(["-p", "write it", "--yes", *model_args(server)], cwd=project, home=home)
+        requests = server.requests
+    assert proc.returncode == 0, proc.stderr
+    assert (project / "out.txt").read_text() == "written\n"
+    assert "not run" not in tool_results(requests[1])["w1"]
+    assert "refused" not in proc.stderr
+
+
+def test_plan_mode_refuses_and_asks_for_a_plan(home: Path, project: Path) -> None:
+    script = [
+        turns.tool_calls(turns.call("write_file", {"file_path": "out.txt", "content": "x"}, id="w1")),
+        turns.text("Plan: create out.txt."),
+    ]
+    with ScriptedModelServer(script) as server:
+        proc = run_cli(["-p", "do it", "--permission-mode", "plan", *model_args(server)], cwd=project, home=home)
+        requests = server.requests
+    assert proc.returncode == 0, proc.stderr
+    assert not (project / "out.txt").exists()
+    assert "Plan mode is on" in tool_results(requests[1])["w1"]
+    assert "plan mode is read-only" in proc.stderr
+
+
+def test_config_precedence_user_project_env_flag(home: Path, project: Path) -> None:
+    (home / "config.toml").write_text('[model]\nname = "user-model"\napi_key = "user-key"\n')
+    (project / ".agentica").mkdir()
+    (project / ".agentica" / "config.toml").write_text('[model]\nname = "project-model"\n')
+    seen: list[tuple[str, str]] = []
+    with ScriptedModelServer([turns.text("ok")] * 4) as server:
+        base = ["-p", "hi", "--base-url", server.base_url]
+        runs = [
+            (base, {}),
+            (base, {"AGENTICA_MODEL": "env-model"}),
+            ([*base, "--model", "flag-model"], {"AGENTICA_MODEL": "env-model"}),
+            ([*base, "--api-key", "flag-key"], {}),
+        ]
+        for args, extra in runs:
+            proc = run_cli(args, cwd=project, home=home, env=cli_env(home, **extra))
+            assert proc.returncode == 0, proc.stderr
+        for record in server.request_log:
+            seen.append((record.body["model"], record.headers["authorization"]))
+    assert seen == [
+        ("project-model", "Bearer user-key"),
+        ("env-model", "Bearer user-key"),
+        ("flag-model", "Bearer user-key"),
+        ("project-model", "Bearer flag-key"),
+    ]
+
+
+def test_bad_config_names_key_and_file_and_exits_2(home: Path, project: Path) -> None:
+    (home / "config.toml").write_text('[permissions]\nmode = "yolo"\n')
+    proc = run_cli(["-p", "hi", "--api-key", "k"], cwd=project, home=home)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"agentica: config error: {home / 'config.toml'}: 'permissions.mode' must be one of")
+    assert "Traceback" not in proc.stderr
+
+
+def test_wrong_flag_exits_2_with_the_problem(home: Path, project: Path) -> None:
+    proc = run_cli(["-p", "hi", "--output-format", "xml"], cwd=project, home=home)
+    assert proc.returncode == 2
+    assert "argument --output-format: invalid choice: 'xml'" in proc.stderr
+
+
+def test_missing_key_explains_how_to_configure_one(home: Path, project: Path) -> None:
+    proc = run_cli(["-p", "hi"], cwd=project, home=home)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.startswith("agentica: no API key configured for provider 'openai'.")
+    assert "export OPENAI_API_KEY=..." in proc.stderr
+    assert "api_key = " in proc.stderr and str(home / "config.toml") in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_api_failure_exits_1(home: Path, project: Path) -> None:
+    with ScriptedModelServer([turns.error(401, "bad key")]) as server:
+        proc = run_cli(["-p", "hi", "--output-format", "json", *model_args(server)], cwd=project, home=home)
+    assert proc.returncode == 1
+    result = json.loads(proc.stdout)
+    assert result["is_error"] is True and result["exit_code"] == 1
+    assert "bad key" in result["error"]
+
+
+def _wait_for(condition, timeout: float = 20) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.02)
+
+
+def test_continue_after_the_process_was_killed_mid_run(home: Path, project: Path) -> None:
+    script = [
+        turns.tool_calls(turns.call("read_file", {"file_path": "notes.txt"}, id="call_1")),
+        turns.text("never delivered", delay=30),  # the process is killed while waiting for this
+        turns.text("You asked me to read the notes."),
+    ]
+    with ScriptedModelServer(script) as server:
+        cmd = [*AGENTICA, "-p", "read the notes", *model_args(server)]
+        proc = subprocess.Popen(cmd, cwd=project, env=cli_env(home), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            _wait_for(lambda: len(server.request_log) >= 2)
+        finally:
+            proc.kill()
+            proc.communicate(timeout=10)
+        [saved] = session_files(home)
+        again = run_cli(["-p", "--continue", "what did I ask?", *model_args(server)], cwd=project, home=home)
+        requests = server.requests
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == "You asked me to read the notes.\n"
+    history = [m for m in requests[2]["messages"] if m["role"] != "system"]
+    assert [m["role"] for m in history] == ["user", "assistant", "tool", "user"]
+    assert history[0]["content"] == "read the notes"
+    assert history[1]["tool_calls"][0]["id"] == "call_1"
+    assert "hello from the notes" in history[2]["content"]
+    assert history[3]["content"] == "what did I ask?"
+    assert session_files(home) == [saved]  # continued in the same file
+    lines = [json.loads(line) for line in saved.read_text().splitlines()]
+    assert [entry["message"]["role"] for entry in lines[1:]] == ["user", "assistant", "tool", "user", "assistant"]
+
+
+def test_resume_by_id_and_unknown_id(home: Path, project: Path) -> None:
+    with ScriptedModelServer([turns.text("first"), turns.text("second")]) as server:
+        first = run_cli(["-p", "one", "--output-format", "json", *model_args(server)], cwd=project, home=home)
+        session_id = json.loads(first.stdout)["session_id"]
+        second = run_cli(["-p", "two", "--resume", session_id, *model_args(server)], cwd=project, home=home)
+        requests = server.requests
+    assert second.returncode == 0, second.stderr
+    assert [m["content"] for m in requests[1]["messages"] if m["role"] in ("user", "assistant")] == [
+        "one",
+        "first",
+        "two",
+    ]
+    missing = run_cli(["-p", "x", "--resume", "nope", "--api-key", "k"], cwd=project, home=home)
+    assert missing.returncode == 2
+    assert "no session 'nope'" in missing.stderr
+
+
+def test_sigint_exits_130(home: Path, project: Path) -> None:
+    with ScriptedModelServer([turns.text("slow", delay=30)]) as server:
+        cmd = [*AGENTICA, "-p", "hi", "--output-format", "json", *model_args(server)]
+        proc = subprocess.Popen(cmd, cwd=project, env=cli_env(home), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        _wait_for(lambda: len(server.request_log) >= 1)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=15)
+    assert proc.returncode == 130, err
+    result = json.loads(out)
+    assert result["stop_reason"] == "cancelled" and result["exit_code"] == 130

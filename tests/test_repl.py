@@ -1,0 +1,219 @@
+"""The interactive REPL through a pseudo-terminal (pexpect), against the scripted model server."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+from test_cli_helpers import AGENTICA, cli_env, model_args, tool_results
+
+from agentica_cli.testing import ScriptedModelServer, turns
+
+PROMPT = "❯"
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    path.mkdir()
+    (path / "notes.txt").write_text("hello\nworld\n")
+    return path
+
+
+class Repl:
+    def __init__(self, child: pexpect.spawn):
+        self.child = child
+
+    def expect(self, pattern: str, timeout: float = 15) -> str:
+        self.child.expect(pattern, timeout=timeout)
+        return self.child.before + self.child.after
+
+    def expect_prompt(self, timeout: float = 15) -> None:
+        self.child.expect(PROMPT, timeout=timeout)
+
+    def send_line(self, text: str) -> None:
+        self.child.send(text + "\r")
+
+    def exit(self) -> int:
+        self.child.sendcontrol("d")
+        self.child.expect(pexpect.EOF, timeout=15)
+        self.child.close()
+        return self.child.exitstatus
+
+
+@pytest.fixture
+def start_repl(home: Path, project: Path) -> Iterator:
+    children: list[pexpect.spawn] = []
+
+    def start(server: ScriptedModelServer, *extra: str) -> Repl:
+        env = cli_env(home, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color")
+        child = pexpect.spawn(
+            AGENTICA[0],
+            [*AGENTICA[1:], *model_args(server), *extra],
+            cwd=str(project),
+            env=env,
+            encoding="utf-8",
+            dimensions=(40, 120),
+            timeout=15,
+        )
+        children.append(child)
+        repl = Repl(child)
+        repl.expect_prompt()
+        return repl
+
+    yield start
+    for child in children:
+        if child.isalive():
+            child.terminate(force=True)
+
+
+def test_starts_and_streams_an_answer(start_repl, project: Path) -> None:
+    answer = "First paragraph of the answer.\n\nSecond paragraph, streamed slowly.\n\nThe end."
+    server = ScriptedModelServer([turns.text(answer, chunk_delay=0.15)])
+    with server:
+        repl = start_repl(server)
+        repl.send_line("hello there")
+        repl.expect("First paragraph of the answer.")
+        # on screen while the server is still sending the rest: it streams
+        assert server.request_log[0].finished_at == 0.0
+        repl.expect("The end.")
+        repl.expect_prompt()
+        assert server.requests[0]["messages"][-1] == {"role": "user", "content": "hello there"}
+        assert repl.exit() == 0
+
+
+def test_tool_call_is_rendered_with_a_result_summary(start_repl) -> None:
+    script = [
+        turns.tool_calls(turns.call("read_file", {"file_path": "notes.txt"}, id="r1")),
+        turns.text("It says hello world."),
+    ]
+    with ScriptedModelServer(script) as server:
+        repl = start_repl(server)
+        repl.send_line("read the notes")
+        repl.expect(r"read_file notes\.txt")
+        repl.expect(r"lines read")
+        repl.expect("It says hello world.")
+        repl.expect_prompt()
+        assert repl.exit() == 0
+
+
+def _edit_script(reply: str) -> list:
+    return [
+        turns.tool_calls(turns.call("read_file", {"file_path": "notes.txt"}, id="r1")),
+        turns.tool_calls(
+            turns.call("edit_file", {"file_path": "notes.txt", "old_string": "hello", "new_string": "goodbye"}, id="e1")
+        ),
+        turns.text(reply),
+    ]
+
+
+def test_edit_asks_and_yes_applies_it(start_repl, project: Path) -> None:
+    with ScriptedModelServer(_edit_script("Edited.")) as server:
+        repl = start_repl(server)
+        repl.send_line("change hello to goodbye")
+        screen = repl.expect(r"Allow\?")
+        assert "edit_file" in screen and "wants to run" in screen
+        assert re.search(r"-hello", screen) and re.search(r"\+goodbye", screen)  # the diff is shown
+        assert (project / "notes.txt").read_text() == "hello\nworld\n"  # nothing before the answer
+        repl.send_line("y")
+        repl.expect("Edited.")
+        repl.expect_prompt()
+        assert (project / "notes.txt").read_text() == "goodbye\nworld\n"
+        assert "declined" not in tool_results(server.requests[2])["e1"]
+        assert repl.exit() == 0
+
+
+def test_edit_asks_and_no_leaves_the_file_untouched(start_repl, project: Path) -> None:
+    with ScriptedModelServer(_edit_script("Left it alone.")) as server:
+        repl = start_repl(server)
+        repl.send_line("change hello to goodbye")
+        repl.expect(r"Allow\?")
+        repl.send_line("no, keep hello please")
+        repl.expect("Left it alone.")
+        repl.expect_prompt()
+        assert (project / "notes.txt").read_text() == "hello\nworld\n"
+        told = tool_results(server.requests[2])["e1"]
+        assert "The user declined to run 'edit_file'. They said: no, keep hello please" in told
+        assert repl.exit() == 0
+
+
+def test_ctrl_c_during_a_long_execute_returns_to_the_prompt(start_repl) -> None:
+    script = [
+        turns.tool_calls(turns.call("execute", {"command": "sleep 30"}, id="x1")),
+        turns.text("Still here."),
+    ]
+    with ScriptedModelServer(script) as server:
+        repl = start_repl(server, "--yes")
+        repl.send_line("wait a while")
+        repl.expect(r"execute sleep 30")
+        time.sleep(0.5)  # the command is running
+        started = time.monotonic()
+        repl.child.sendcontrol("c")
+        repl.expect(r"\(interrupted\)", timeout=10)
+        repl.expect_prompt(timeout=10)
+        assert time.monotonic() - started < 8
+        repl.send_line("are you there?")  # the conversation is still usable
+        repl.expect("Still here.")
+        repl.expect_prompt()
+        history = server.requests[1]["messages"]
+        assert "x1" in tool_results(server.requests[1])  # the cancelled call still got a result
+        assert history[-1] == {"role": "user", "content": "are you there?"}
+        assert repl.exit() == 0
+
+
+def test_slash_commands(start_repl, home: Path) -> None:
+    with ScriptedModelServer([]) as server:
+        repl = start_repl(server)
+        repl.send_line("/help")
+        screen = repl.expect(r"/exit")
+        assert "/permissions" in screen and "/resume" in screen
+        repl.expect_prompt()
+        repl.send_line("/permissions plan")
+        repl.expect("Permission mode: plan.")
+        repl.expect_prompt()
+        repl.send_line("/permisions")
+        repl.expect(r"Unknown command /permisions\. Did you mean /permissions\?")
+        repl.expect_prompt()
+        repl.send_line("/cost")
+        repl.expect(r"tokens this session: 0 in")
+        repl.expect_prompt()
+        repl.send_line("/exit")
+        repl.child.expect(pexpect.EOF, timeout=15)
+        repl.child.close()
+        assert repl.child.exitstatus == 0
+        assert server.requests == []
+
+
+def test_session_is_saved_and_resumable(start_repl, home: Path) -> None:
+    with ScriptedModelServer([turns.text("Noted.")]) as server:
+        repl = start_repl(server)
+        repl.send_line("remember 42")
+        repl.expect("Noted.")
+        repl.expect_prompt()
+        assert repl.exit() == 0
+    [saved] = list((home / "sessions").glob("*.jsonl"))
+    lines = [json.loads(line) for line in saved.read_text().splitlines()]
+    assert [e["message"] for e in lines[1:]] == [
+        {"role": "user", "content": "remember 42"},
+        {"role": "assistant", "content": "Noted."},
+    ]
+    with ScriptedModelServer([turns.text("It was 42.")]) as server:
+        repl = start_repl(server, "--continue")
+        repl.send_line("what number?")
+        repl.expect("It was 42.")
+        repl.expect_prompt()
+        contents = [m.get("content") for m in server.requests[0]["messages"] if m["role"] != "system"]
+        assert contents == ["remember 42", "Noted.", "what number?"]
+        assert repl.exit() == 0
