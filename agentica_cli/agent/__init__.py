@@ -1,0 +1,16 @@
+"""The agent loop: Agent, DeepAgent, ToolConfig, RunResult and the events a run yields.
+
+    agent = Agent(model, tools=[...])
+    async for event in agent.run_stream("prompt"): ...   # typed events (events.py)
+    result = await agent.run("prompt")                   # RunResult(content, messages, usage, stop_reason)
+    result = agent.run_sync("prompt")
+"""
+
+from agentica_cli.agent import events
+from agentica_cli.agent.agent import Agent
+from agentica_cli.agent.approval import ApproveHook, Decision
+from agentica_cli.agent.config import RunResult, ToolConfig
+from agentica_cli.agent.deep import DeepAgent
+from agentica_cli.agent.hooks import ToolHooks
+
+__all__ = ["Agent", "ApproveHook", "Decision", "DeepAgent", "RunResult", "ToolConfig", "ToolHooks", "events"]

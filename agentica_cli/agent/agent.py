@@ -1,0 +1,300 @@
+"""Agent: the loop. Ask the model, run the tools it calls, repeat until it answers.
+
+The loop only produces events; every UI consumes them. `run_stream` runs the loop in a
+producer task and yields its events from a queue, so tools (a sub-agent) can push events
+into the live stream from anywhere, and cancelling the consumer cancels the run cleanly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+from agentica_cli.agent.approval import ApproveHook
+from agentica_cli.agent.config import RunResult, ToolConfig
+from agentica_cli.agent.context import ContextManager, estimate_tokens
+from agentica_cli.agent.events import (
+    Error,
+    Event,
+    ModelRequestStarted,
+    Notice,
+    ReasoningDelta,
+    StopReason,
+    TextDelta,
+    TurnFinished,
+    TurnStarted,
+    Usage,
+)
+from agentica_cli.agent.executor import ToolExecutor
+from agentica_cli.agent.hooks import as_hook_list
+from agentica_cli.agent.prompt import build_system_prompt
+from agentica_cli.models.base import (
+    Model,
+    ModelError,
+    ModelReasoningDelta,
+    ModelResponse,
+    ModelRetry,
+    ModelTextDelta,
+    TokenUsage,
+)
+from agentica_cli.tools.base import Function, Tool
+from agentica_cli.tools.guardrails import ToolInputGuardrail, ToolOutputGuardrail
+
+_DONE = object()
+
+
+class RunState:
+    """One run's event queue and counters. `emit` is safe from tool worker threads."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.loop = asyncio.get_running_loop()
+        self.thread = threading.get_ident()
+        self.usage = TokenUsage()
+        self.tool_calls_used = 0
+        self.limit_noted = False
+        self.system_prompt = ""
+
+    def emit(self, event: Event) -> None:
+        if threading.get_ident() == self.thread:
+            self.queue.put_nowait(event)
+        else:
+            self.loop.call_soon_threadsafe(self.queue.put_nowait, event)
+
+    async def flush(self) -> None:
+        """Wait until the consumer has taken every event emitted so far."""
+        await self.queue.join()
+
+
+class Agent:
+    def __init__(
+        self,
+        model: Model,
+        tools: Sequence[Callable[..., Any] | Function | Tool] | None = None,
+        instructions: str | None = None,
+        tool_config: ToolConfig | None = None,
+        tool_input_guardrails: Sequence[ToolInputGuardrail] | None = None,
+        tool_output_guardrails: Sequence[ToolOutputGuardrail] | None = None,
+        approve: ApproveHook | None = None,
+        messages: list[dict[str, Any]] | None = None,
+        on_message: Callable[[dict[str, Any]], None] | None = None,
+        hooks: Any = None,
+        name: str | None = None,
+    ):
+        self.model = model
+        self.tools: list[Function | Tool] = [t if isinstance(t, (Function, Tool)) else Function.from_callable(t)
+                                             for t in tools or ()]
+        self.instructions = instructions
+        self.tool_config = tool_config or ToolConfig()
+        self.tool_input_guardrails = list(tool_input_guardrails or ())
+        self.tool_output_guardrails = list(tool_output_guardrails or ())
+        self.approve = approve
+        self.messages: list[dict[str, Any]] = [m for m in messages or () if m.get("role") != "system"]
+        self.on_message = on_message
+        self.hooks = as_hook_list(hooks)
+        self.name = name
+        self.usage = TokenUsage()
+        self.context = ContextManager(self.tool_config, getattr(model, "context_window", None))
+        self._connected: set[int] = set()
+        self._running = False
+
+    # -- configuration ------------------------------------------------------------------
+
+    @property
+    def functions(self) -> dict[str, Function]:
+        """Every function the model may call, by name (a later tool wins a name clash)."""
+        found: dict[str, Function] = {}
+        for item in self.tools:
+            for fn in item.get_functions() if isinstance(item, Tool) else (item,):
+                found[fn.name] = fn
+        return found
+
+    def dynamic_guidance(self) -> list[str]:
+        """Context lines that may change between runs; subclasses add their own."""
+        limit = self.tool_config.tool_call_limit
+        return [f"You may make at most {limit} tool calls to answer this request."] if limit else []
+
+    def system_prompt(self) -> str:
+        return build_system_prompt(self.instructions, self.tools, self.dynamic_guidance())
+
+    def reset(self) -> None:
+        """Forget the conversation (a new session); usage totals stay."""
+        self.messages = []
+        self.context = ContextManager(self.tool_config, getattr(self.model, "context_window", None))
+
+    def _append(self, message: dict[str, Any]) -> None:
+        self.messages.append(message)
+        if self.on_message is not None:
+            self.on_message(message)
+
+    # -- running ------------------------------------------------------------------------
+
+    async def run_stream(self, prompt: str) -> AsyncIterator[Event]:
+        if self._running:
+            raise RuntimeError("this agent is already running; use another Agent for concurrent runs")
+        self._running = True
+        run = RunState()
+        producer = asyncio.create_task(self._loop(prompt, run))
+        producer.add_done_callback(lambda _: run.queue.put_nowait(_DONE))
+        try:
+            while (event := await run.queue.get()) is not _DONE:
+                yield event
+                run.queue.task_done()
+            producer.result()  # a bug in the loop surfaces here, not silently
+        finally:
+            if not producer.done():
+                producer.cancel()  # the consumer went away (cancelled or closed the stream)
+                await asyncio.wait({producer})
+            self._running = False
+
+    async def run(self, prompt: str) -> RunResult:
+        content, reason, error = "", "completed", None
+        usage = TokenUsage()
+        async for event in self.run_stream(prompt):
+            if event.source:
+                continue
+            if isinstance(event, TurnFinished):
+                content, reason = event.content, event.stop_reason
+            elif isinstance(event, Usage):
+                usage = usage + TokenUsage(event.input_tokens, event.output_tokens, event.total_tokens)
+            elif isinstance(event, Error):
+                error = event.message
+        return RunResult(content, list(self.messages), usage, reason, error)  # type: ignore[arg-type]
+
+    def run_sync(self, prompt: str) -> RunResult:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.run(prompt))
+        # Called from async code (a notebook): run on a fresh loop in a helper thread.
+        box: list[Any] = []
+        thread = threading.Thread(target=lambda: box.append(asyncio.run(self.run(prompt))))
+        thread.start()
+        thread.join()
+        return box[0]
+
+    async def _loop(self, prompt: str, run: RunState) -> None:
+        run.emit(TurnStarted(prompt))
+        await self._connect_tools()
+        functions = self.functions
+        schemas = [fn.to_openai() for fn in functions.values()] or None
+        run.system_prompt = self.system_prompt()
+        self._append({"role": "user", "content": prompt})
+        limit = self.tool_config.tool_call_limit
+        content = ""
+        for step in range(1, self.tool_config.max_turns + 1):
+            exhausted = limit is not None and run.tool_calls_used >= limit
+            await self._compact_if_needed(run)
+            run.emit(ModelRequestStarted(step))
+            response = await self._request(run, None if exhausted else schemas)
+            if response is None:
+                return self._finish(run, "", "error")
+            self._append(response.to_message())
+            self.context.observe(_request_size(response), len(self.messages))
+            content = response.content
+            if not response.tool_calls:
+                return self._finish(run, content, "tool_call_limit" if exhausted else "completed")
+            records = await ToolExecutor(self, run, functions).execute(response.tool_calls)
+            stopper = next((r for r in records if r.stops_run), None)
+            if stopper is not None:
+                return self._finish(run, stopper.call.result or "", "stopped_by_tool")
+            if exhausted:  # tools were withdrawn and the model still called them: stop here
+                return self._finish(run, content or f"Stopped: the tool call limit ({limit}) was reached.",
+                                    "tool_call_limit")
+        run.emit(Notice(f"Stopped after {self.tool_config.max_turns} model requests (max_turns).", kind="warning"))
+        return self._finish(run, content, "max_turns")
+
+    def _finish(self, run: RunState, content: str, reason: StopReason) -> None:
+        run.emit(TurnFinished(content, reason))
+
+    async def _request(self, run: RunState, tools: list[dict[str, Any]] | None) -> ModelResponse | None:
+        messages = self.context.for_request(self.messages)
+        if run.system_prompt:
+            messages = [{"role": "system", "content": run.system_prompt}, *messages]
+        response: ModelResponse | None = None
+        try:
+            async for event in self.model.response_stream(messages, tools):
+                if isinstance(event, ModelTextDelta):
+                    run.emit(TextDelta(event.text))
+                elif isinstance(event, ModelReasoningDelta):
+                    run.emit(ReasoningDelta(event.text))
+                elif isinstance(event, ModelRetry):
+                    run.emit(Notice(f"Model request failed ({event.reason}); retrying in {event.delay:.1f}s "
+                                    "(text streamed since the request started is void).", kind="retry"))
+                else:
+                    response = event
+        except ModelError as err:
+            run.emit(Error(err.message, kind=err.kind, status_code=err.status_code))
+            return None
+        if response is None:
+            run.emit(Error("the model returned no response"))
+            return None
+        usage, estimated = response.usage, response.usage is None
+        if usage is None:
+            prompt_tokens = estimate_tokens(messages)
+            out = estimate_tokens(response.to_message())
+            usage = response.usage = TokenUsage(prompt_tokens, out, prompt_tokens + out)
+        run.usage = run.usage + usage
+        self.usage = self.usage + usage
+        run.emit(Usage(usage.input_tokens, usage.output_tokens, usage.total_tokens, estimated=estimated))
+        return response
+
+    # -- context ------------------------------------------------------------------------
+
+    async def _compact_if_needed(self, run: RunState) -> None:
+        if not self.context.over_threshold(self.messages, run.system_prompt):
+            return
+        summary = await self._compact(self.tool_config.compact_keep_messages, run)
+        if summary is not None:
+            run.emit(Notice("The conversation was compacted: older messages were replaced by a summary.",
+                            kind="compaction"))
+
+    async def compact(self, keep_messages: int | None = None) -> str | None:
+        """Summarise all but the last `keep_messages` messages into one (the CLI's /compact).
+
+        Returns the summary, or None when there was nothing to compact.
+        """
+        keep = self.tool_config.compact_keep_messages if keep_messages is None else keep_messages
+        return await self._compact(keep, None)
+
+    async def _compact(self, keep: int, run: RunState | None) -> str | None:
+        cut = self.context.split_for_compaction(self.messages, keep)
+        if cut <= 0:
+            return None
+        try:
+            summary = await self.context.summarise(self.model, self.messages[:cut])
+        except ModelError as err:
+            if run is None:
+                raise
+            run.emit(Notice(f"Could not compact the conversation: {err.message}", kind="warning"))
+            return None
+        self.messages = self.context.compacted(summary, self.messages[cut:])
+        return summary
+
+    async def _connect_tools(self) -> None:
+        """Connect tools that need it (MCP servers) before the first request that offers them."""
+        for item in self.tools:
+            connect = getattr(item, "connect", None)
+            if connect is None or not inspect.iscoroutinefunction(connect) or _is_connected(item):
+                continue
+            if id(item) in self._connected and not hasattr(item, "state"):
+                continue
+            await connect()
+            self._connected.add(id(item))
+
+
+def _is_connected(tool: Any) -> bool:
+    for attr in ("connected", "is_connected"):
+        value = getattr(tool, attr, None)
+        if value is not None and not callable(value):
+            return bool(value)
+    state = getattr(tool, "status", None) or getattr(tool, "state", None)  # McpTool: "ready" when connected
+    return state == "ready"
+
+
+def _request_size(response: ModelResponse) -> int:
+    usage = response.usage
+    return (usage.input_tokens + usage.output_tokens) if usage else 0

@@ -1,0 +1,127 @@
+"""What the model sees of the history: old large tool results shortened, and compaction
+(older messages summarised by the model into one) when the prompt nears the context window."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agentica_cli.agent.config import ToolConfig
+from agentica_cli.models.base import Model
+
+SUMMARY_PREFIX = "Summary of the earlier conversation (older messages were compacted to save context):\n\n"
+
+SUMMARY_INSTRUCTIONS = """You summarise a conversation between a user and an AI agent that uses tools, \
+so the agent can continue the work with only your summary in place of these messages.
+Keep: the user's requests (quote the latest one exactly), decisions made, facts learnt \
+(file paths, names, values, errors and their causes), what was done and changed, and \
+what remains to do. Drop pleasantries and raw tool output already acted on.
+Write plain text, at most about 400 words. Do not call tools."""
+
+_MAX_RESULT_IN_TRANSCRIPT = 2000
+
+
+def shorten(text: str, keep: int) -> str:
+    """Keep `keep` characters at each end and say how much was cut."""
+    if len(text) <= 2 * keep:
+        return text
+    head, tail = text[:keep], text[-keep:]
+    middle = text[keep:-keep]
+    return (f"{head}\n[... {len(middle)} characters ({middle.count(chr(10))} lines) cut from this old "
+            f"tool result ...]\n{tail}")
+
+
+def estimate_tokens(value: Any) -> int:
+    """About 4 characters a token, for when the API reports no usage."""
+    if isinstance(value, str):
+        return len(value) // 4 + 1
+    return len(json.dumps(value, ensure_ascii=False)) // 4 + 1
+
+
+class ContextManager:
+    def __init__(self, config: ToolConfig, model_window: int | None):
+        self.config = config
+        self.window = config.context_window or model_window or 128_000
+        self._shortened: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+        # The last reported prompt+completion size, and how many messages it covered.
+        self._known_tokens = 0
+        self._known_upto = 0
+
+    # -- what is sent -------------------------------------------------------------------
+
+    def for_request(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if not self.config.compress_tool_results:
+            return messages
+        last_assistant = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
+        limit, keep = self.config.compress_threshold_chars, self.config.compress_keep_chars
+        out = []
+        for i, msg in enumerate(messages):
+            content = msg.get("content")
+            if i < last_assistant and msg.get("role") == "tool" and isinstance(content, str) and len(content) > limit:
+                cached = self._shortened.get(id(msg))
+                if cached is None or cached[0] is not msg:
+                    cached = (msg, msg | {"content": shorten(content, keep)})
+                    self._shortened[id(msg)] = cached
+                out.append(cached[1])
+            else:
+                out.append(msg)
+        return out
+
+    # -- how full the context is ----------------------------------------------------------
+
+    def observe(self, tokens: int, message_count: int) -> None:
+        """The API said the last request plus its answer came to `tokens`, covering
+        the first `message_count` messages."""
+        self._known_tokens = tokens
+        self._known_upto = message_count
+
+    def estimate(self, messages: list[dict[str, Any]], system_prompt: str) -> int:
+        if self._known_upto == 0 or self._known_upto > len(messages):
+            return estimate_tokens(system_prompt) + estimate_tokens(messages)
+        return self._known_tokens + sum(estimate_tokens(m) for m in messages[self._known_upto :])
+
+    def over_threshold(self, messages: list[dict[str, Any]], system_prompt: str) -> bool:
+        return self.estimate(messages, system_prompt) >= self.config.context_overflow_threshold * self.window
+
+    # -- compaction ---------------------------------------------------------------------
+
+    def split_for_compaction(self, messages: list[dict[str, Any]], keep: int) -> int:
+        """Index where the kept tail starts (0: nothing to compact). The tail never starts
+        with a tool result, so every kept result keeps its call."""
+        cut = max(0, len(messages) - keep)
+        while 0 < cut < len(messages) and messages[cut].get("role") == "tool":
+            cut -= 1
+        return cut
+
+    async def summarise(self, model: Model, old: list[dict[str, Any]]) -> str:
+        request = [
+            {"role": "system", "content": SUMMARY_INSTRUCTIONS},
+            {"role": "user", "content": "Summarise this conversation:\n\n" + transcript(old)},
+        ]
+        response = await model.response(request)
+        return response.content.strip()
+
+    def compacted(self, summary: str, kept: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        self._known_upto = 0  # the next estimate starts from the new, shorter history
+        self._shortened.clear()
+        return [{"role": "user", "content": SUMMARY_PREFIX + summary}, *kept]
+
+
+def transcript(messages: list[dict[str, Any]]) -> str:
+    """The messages as readable text for the summariser (long tool results shortened)."""
+    lines: list[str] = []
+    for msg in messages:
+        role = msg.get("role", "?")
+        content = msg.get("content")
+        if not isinstance(content, str):
+            content = json.dumps(content, ensure_ascii=False) if content else ""
+        if role == "tool":
+            body = shorten(content, _MAX_RESULT_IN_TRANSCRIPT // 2)
+            lines.append(f"[tool result {msg.get('tool_call_id', '')}]\n{body}")
+            continue
+        if content:
+            lines.append(f"[{role}]\n{content}")
+        for call in msg.get("tool_calls") or ():
+            fn = call.get("function", {})
+            lines.append(f"[{role} calls {fn.get('name')} ({call.get('id')})] {fn.get('arguments', '')}")
+    return "\n\n".join(lines)

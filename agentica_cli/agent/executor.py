@@ -1,0 +1,240 @@
+"""ToolExecutor: runs the tool calls of one model reply and gives every call exactly one result.
+
+Consecutive concurrency-safe calls run together (asyncio.gather); any other call runs alone,
+in order. Per call: limit, unknown tool, arguments, input guardrails, before-hooks, approval
+(destructive tools), execution, output guardrails, after-hooks. Results keep the model's
+order, also when the run is cancelled half-way (unfinished calls are recorded as cancelled).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from agentica_cli.agent.approval import Decision
+from agentica_cli.agent.events import ApprovalRequested, Event, Notice, ToolCallFinished, ToolCallStarted
+from agentica_cli.agent.hooks import call_maybe_async
+from agentica_cli.models.base import ToolCallRequest
+from agentica_cli.tools.base import Function, FunctionCall, format_tool_error
+from agentica_cli.tools.context import ToolContext
+
+if TYPE_CHECKING:
+    from agentica_cli.agent.agent import Agent, RunState
+
+CANCELLED = "Cancelled: the user interrupted the run before this call finished."
+
+
+def limit_reached_note(limit: int) -> str:
+    return (f"\n\n[Tool call limit reached: this run may make at most {limit} tool calls. Tools are no longer "
+            "available; answer the user now with what you have.]")
+
+
+@dataclass
+class CallRecord:
+    request: ToolCallRequest
+    call: FunctionCall
+    status: str = "pending"  # final: ok, error, denied, blocked, cancelled, malformed, unknown_tool, limit
+    done: bool = False
+
+    @property
+    def stops_run(self) -> bool:
+        if self.call.control == "stop":
+            return True
+        return self.status == "ok" and self.call.function.stop_after_tool_call
+
+    @property
+    def runs_alone(self) -> bool:
+        fn = self.call.function
+        return self.status != "pending" or not fn.concurrency_safe or fn.is_destructive
+
+
+class ToolExecutor:
+    def __init__(self, agent: Agent, run: RunState, functions: dict[str, Function]):
+        self.agent = agent
+        self.run = run
+        self.functions = functions
+
+    async def execute(self, requests: list[ToolCallRequest]) -> list[CallRecord]:
+        records = [self._prepare(req) for req in requests]
+        try:
+            await self._run_batches(records)
+        finally:
+            # Also on cancellation: the history must hold one result for every call.
+            for record in records:
+                if not record.done:
+                    record.call.fail(CANCELLED)
+                    self._finish(record, "cancelled")
+            limit = self.agent.tool_config.tool_call_limit
+            if limit is not None and self.run.tool_calls_used >= limit and not self.run.limit_noted:
+                records[-1].call.result = (records[-1].call.result or "") + limit_reached_note(limit)
+                self.run.limit_noted = True
+            for record in records:
+                self.agent._append({"role": "tool", "tool_call_id": record.request.id,
+                                    "content": record.call.result or ""})
+        return records
+
+    # -- planning -----------------------------------------------------------------------
+
+    def _prepare(self, req: ToolCallRequest) -> CallRecord:
+        function = self.functions.get(req.name)
+        if function is None:
+            function = Function(name=req.name or "(no name)", parameters={})
+            record = CallRecord(req, FunctionCall(function, req.id, req.arguments))
+            available = ", ".join(self.functions) or "none"
+            record.call.fail(f"Error: unknown tool '{req.name}'. Available tools: {available}.")
+            record.status = "unknown_tool"
+            return record
+        record = CallRecord(req, FunctionCall(function, req.id, req.arguments))
+        limit = self.agent.tool_config.tool_call_limit
+        if limit is not None and self.run.tool_calls_used >= limit:
+            record.call.fail(f"Error: not run: the tool call limit for this run ({limit}) was reached. "
+                             "Answer with what you have.")
+            record.status = "limit"
+            return record
+        self.run.tool_calls_used += 1
+        if not record.call.parse_arguments():
+            record.status = "malformed"
+        return record
+
+    def _batches(self, records: list[CallRecord]) -> list[list[CallRecord]]:
+        batches: list[list[CallRecord]] = []
+        for record in records:
+            if batches and not record.runs_alone and not batches[-1][-1].runs_alone:
+                batches[-1].append(record)
+            else:
+                batches.append([record])
+        return batches
+
+    async def _run_batches(self, records: list[CallRecord]) -> None:
+        stopper: CallRecord | None = None
+        for batch in self._batches(records):
+            if stopper is not None:
+                for record in batch:
+                    record.call.fail(f"Not run: the run was stopped by the '{stopper.call.name}' call before this one.")
+                    self._finish(record, "cancelled")
+                continue
+            if len(batch) == 1:
+                await self._run_one(batch[0])
+            else:
+                await asyncio.gather(*(self._run_one(r) for r in batch))
+            stopper = next((r for r in batch if r.stops_run), None)
+
+    # -- one call -----------------------------------------------------------------------
+
+    async def _run_one(self, record: CallRecord) -> None:
+        call = record.call
+        self.run.emit(ToolCallStarted(call.call_id, call.name, call.args or _loose_args(record.request.arguments)))
+        if record.status != "pending":  # unknown, malformed or over the limit: already answered
+            self._finish(record, record.status)
+            return
+        blocked = await self._check_input(call)
+        if blocked is not None:
+            call.fail(blocked)
+            self._finish(record, "blocked")
+            return
+        if call.function.is_destructive and self.agent.approve is not None:
+            decision = await self._ask_approval(call)
+            if not decision.allowed:
+                call.fail(decision.message or f"Permission denied: the user did not allow '{call.name}' to run.")
+                await self._after_hooks(call)
+                self._finish(record, "denied")
+                return
+        await call.execute(ToolContext(call_id=call.call_id, agent=self.agent, emit=self._emitter(call.call_id)))
+        status = "error" if call.error is not None or call.control == "retry" else "ok"
+        if call.control is None:
+            status = await self._check_output(call, status)
+        await self._after_hooks(call)
+        self._finish(record, status)
+
+    async def _check_input(self, call: FunctionCall) -> str | None:
+        args = call.args or {}
+        for guardrail in self.agent.tool_input_guardrails:
+            verdict = await guardrail.run(call.name, args)
+            if not verdict.allowed:
+                return f"Blocked: the call to '{call.name}' was not run ({verdict.message})."
+        for hook in self.agent.hooks:
+            before = getattr(hook, "before_tool_call", None)
+            if before is None:
+                continue
+            try:
+                verdict = await call_maybe_async(before, call)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                return f"Blocked: the call to '{call.name}' was not run (before_tool_call hook failed: " \
+                       f"{format_tool_error(exc)})."
+            if verdict is False or (isinstance(verdict, str) and verdict):
+                reason = verdict if isinstance(verdict, str) else "a before_tool_call hook"
+                return f"Blocked: the call to '{call.name}' was not run ({reason})."
+        return None
+
+    async def _ask_approval(self, call: FunctionCall) -> Decision:
+        self.run.emit(ApprovalRequested(call.call_id, call.name, call.args or {}))
+        await self.run.flush()  # the UI has the request in hand before the hook asks
+        try:
+            decision = await call_maybe_async(self.agent.approve, call)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            return Decision.deny(f"Permission denied: the approval check failed ({format_tool_error(exc)}); "
+                                 f"'{call.name}' was not run.")
+        if isinstance(decision, bool):
+            return Decision(decision)
+        return decision if isinstance(decision, Decision) else Decision(bool(getattr(decision, "allowed", False)),
+                                                                        getattr(decision, "message", "") or "")
+
+    async def _check_output(self, call: FunctionCall, status: str) -> str:
+        for guardrail in self.agent.tool_output_guardrails:
+            verdict = await guardrail.run(call.name, call.result or "")
+            if not verdict.allowed:
+                call.fail(f"Blocked: the result of '{call.name}' was withheld ({verdict.message}).")
+                return "blocked"
+            if verdict.replaced:
+                call.result = verdict.message
+        return status
+
+    async def _after_hooks(self, call: FunctionCall) -> None:
+        for hook in self.agent.hooks:
+            after = getattr(hook, "after_tool_call", None)
+            if after is None:
+                continue
+            try:
+                await call_maybe_async(after, call)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self.run.emit(Notice(f"after_tool_call hook failed for '{call.name}': {format_tool_error(exc)}",
+                                     kind="warning"))
+
+    def _finish(self, record: CallRecord, status: str) -> None:
+        record.status = status
+        record.done = True
+        call = record.call
+        error = call.error if status != "ok" else None
+        self.run.emit(ToolCallFinished(call.call_id, call.name, call.result or "", error, call.elapsed, status,
+                                       call.function.show_result))
+
+    def _emitter(self, call_id: str) -> Callable[[Event], None]:
+        """`emit` for a tool: its events are attributed to its call (e.g. a sub-agent's)."""
+        prefix = f"task:{call_id}"
+
+        def emit(event: Event) -> None:
+            if not event.source:
+                event.source = prefix
+            elif not event.source.startswith(prefix):
+                event.source = f"{prefix}/{event.source}"
+            self.run.emit(event)
+
+        return emit
+
+
+def _loose_args(raw: str) -> dict[str, Any]:
+    """Best-effort arguments for display when the call was not validated."""
+    try:
+        value = json.loads(raw) if raw else {}
+    except (TypeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
