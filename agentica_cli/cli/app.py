@@ -132,13 +132,14 @@ def main(argv: list[str] | None = None) -> int:
         if not extra.expanduser().is_dir():
             return fail(f"--add-dir {extra}: no such folder")
 
-    from agentica_cli.cli.config import ConfigError, load_settings
+    from agentica_cli.cli.config import ConfigError, check_mcp_servers, load_settings
     from agentica_cli.cli.trust import is_trusted, trust
 
     try:
         if args.trust:
             trust(work_dir)
         settings = load_settings(work_dir, flag_settings(args), trusted=is_trusted(work_dir))
+        check_mcp_servers(settings)
     except ConfigError as err:
         return fail(f"config error: {err}")
 

@@ -52,6 +52,7 @@ MCP_SERVER_SCHEMA: dict[str, Any] = {
     "transport": ("stdio", "sse", "streamable-http", "http"),
     "enabled": "bool",
     "timeout": "float",
+    "connect_timeout": "float",
     "include_tools": "list[str]",
     "exclude_tools": "list[str]",
 }
@@ -280,7 +281,10 @@ class Settings:
 def _record_sources(data: dict[str, Any], where: str, sources: dict[str, str], prefix: str = "") -> None:
     for key, value in data.items():
         dotted = prefix + key
-        if isinstance(value, dict) and key != "mcp_servers" and not prefix.startswith("mcp_servers"):
+        if key == "mcp_servers" and not prefix and isinstance(value, dict):
+            for name in value:
+                sources[f"mcp_servers.{name}"] = where  # a server is defined whole by one file
+        elif isinstance(value, dict):
             _record_sources(value, where, sources, dotted + ".")
         else:
             sources[dotted] = where
@@ -375,3 +379,17 @@ def save_user_setting(table: str, key: str, value: str) -> Path:
         pass
     load_toml(path)  # never leave a file we cannot read back
     return path
+
+
+def check_mcp_servers(settings: Settings) -> None:
+    """The MCP tables' own rules (command xor url, ...), checked before anything starts."""
+    if not settings.mcp_servers:
+        return
+    from agentica_cli.tools.mcp_servers import McpConfigError, McpServerConfig
+
+    for name, table in settings.mcp_servers.items():
+        try:
+            McpServerConfig.from_dict(name, table)
+        except McpConfigError as err:
+            where = settings.sources.get(f"mcp_servers.{name}", "config")
+            raise ConfigError(f"{where}: {err}") from None

@@ -146,6 +146,7 @@ class PrintRun:
         self.error: Any = None
         self.interrupted = False
         self.started = time.monotonic()
+        self.mcp: Any = None
 
     def emit_json(self, payload: dict[str, Any]) -> None:
         self.out.write(json.dumps(payload, ensure_ascii=False, default=str) + "\n")
@@ -157,7 +158,7 @@ class PrintRun:
         sys.stderr.write(refusal_hint(name, mode) + "\n")
         sys.stderr.flush()
 
-    def build_agent(self) -> Any:
+    def build_agent(self, extra_tools: list[Any]) -> Any:
         from agentica_cli.cli.approvals import PermissionPolicy
         from agentica_cli.cli.runtime import build_agent
 
@@ -177,6 +178,7 @@ class PrintRun:
             approve=policy,
             messages=list(self.session.messages) if self.session is not None else None,
             on_message=self.session.append if self.session is not None else None,
+            extra_tools=extra_tools,
         )
 
     def record(self, event: Any) -> None:
@@ -202,8 +204,34 @@ class PrintRun:
         elif kind == "error" and not event.source:
             self.error = event
 
+    async def start_mcp(self) -> list[Any]:
+        """-p waits for the configured MCP servers (bounded by their connect timeouts), so
+        the model sees their tools in its first request; a failed one is reported once."""
+        tables = {k: v for k, v in self.settings.mcp_servers.items() if v.get("enabled", True)}
+        if not tables:
+            return []
+        from agentica_cli.cli.config import agentica_home
+        from agentica_cli.tools.mcp_servers import McpServerSet
+
+        self.mcp = McpServerSet.from_tables(
+            self.settings.mcp_servers, base_dir=self.work_dir, log_dir=agentica_home() / "logs" / "mcp"
+        )
+        self.mcp.start()
+        await self.mcp.wait_ready()
+        for failed in self.mcp.new_failures():
+            sys.stderr.write(f"agentica: MCP server '{failed.name}' failed to start: {failed.error}\n")
+        return list(self.mcp.tools)
+
     async def drive(self, prompt: str) -> None:
-        agent = self.build_agent()
+        try:
+            extra_tools = await self.start_mcp()
+            agent = self.build_agent(extra_tools)
+            await self.stream(agent, prompt)
+        finally:
+            if self.mcp is not None:
+                await self.mcp.close()
+
+    async def stream(self, agent: Any, prompt: str) -> None:
         if self.format == "stream-json":
             self.emit_json({"type": "session", "session_id": self.session_id, "model": self.model_label})
         async for event in agent.run_stream(prompt):

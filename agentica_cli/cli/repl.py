@@ -34,7 +34,7 @@ COMMANDS: dict[str, str] = {
     "cost": "tokens used this session",
     "resume": "list earlier sessions here, or /resume ID|N",
     "permissions": "show or set the mode: /permissions default|accept-edits|auto|plan",
-    "mcp": "MCP servers, their state and tools",
+    "mcp": "MCP servers, their state and tools; /mcp restart NAME",
     "exit": "leave (also Ctrl-D)",
 }
 
@@ -51,7 +51,7 @@ def _plain(text: str, code: str = "") -> None:
     sys.stdout.flush()
 
 
-def _preload() -> None:
+def _preload(with_mcp: bool) -> None:
     """The heavy imports, off the main thread, while the user reads the prompt."""
     import agentica_cli.cli.render
     import agentica_cli.cli.runtime
@@ -62,6 +62,13 @@ def _preload() -> None:
         import agentica_cli.agent  # noqa: F401
     except Exception:
         pass  # reported properly when the agent is built
+    if with_mcp:
+        try:
+            from agentica_cli.tools.mcp import _import_sdk
+
+            _import_sdk()  # ~0.7 s: never on the event loop, where it would freeze the prompt
+        except Exception:
+            pass
 
 
 class Repl:
@@ -93,6 +100,7 @@ class Repl:
         self.question = make_session(None, {}, work_dir)
         self.preloader: threading.Thread | None = None
         self.mcp: Any = None
+        self.mcp_error: str | None = None
 
     @staticmethod
     def _history_path() -> Path:
@@ -115,9 +123,18 @@ class Repl:
         app.after_render += painted
 
     def start_preload(self) -> None:
-        if self.preloader is None:
-            self.preloader = threading.Thread(target=_preload, name="agentica-preload", daemon=True)
-            self.preloader.start()
+        if self.preloader is not None:
+            return
+        loop = asyncio.get_running_loop()
+        servers = self.enabled_mcp_servers()
+
+        def work() -> None:
+            _preload(bool(servers))
+            if servers:
+                loop.call_soon_threadsafe(self.start_mcp)
+
+        self.preloader = threading.Thread(target=work, name="agentica-preload", daemon=True)
+        self.preloader.start()
 
     async def ask_line(self, message: str, *, password: bool = False) -> str:
         return await self.question.prompt_async(FormattedText([("ansiyellow", message)]), is_password=password)
@@ -243,16 +260,52 @@ class Repl:
             )
         return self.agent
 
-    async def mcp_tools(self) -> list[Any]:
-        servers = {k: v for k, v in self.settings.mcp_servers.items() if v.get("enabled", True)}
-        if not servers:
-            return []
+    def enabled_mcp_servers(self) -> dict[str, Any]:
+        return {k: v for k, v in self.settings.mcp_servers.items() if v.get("enabled", True)}
+
+    def start_mcp(self) -> None:
+        """Start the configured MCP servers in parallel, in the background."""
+        if self.mcp is not None or not self.enabled_mcp_servers():
+            return
+        from agentica_cli.cli.config import agentica_home
+        from agentica_cli.tools.mcp_servers import McpConfigError, McpServerSet
+
         try:
-            from agentica_cli.cli.mcp_servers import McpServers
-        except ImportError:
+            self.mcp = McpServerSet.from_tables(
+                self.settings.mcp_servers,
+                base_dir=self.work_dir,
+                log_dir=agentica_home() / "logs" / "mcp",
+                on_change=self.mcp_changed,
+            )
+        except McpConfigError as err:
+            self.mcp_error = str(err)
+            _plain(f"MCP config error: {err}", "31")
+            return
+        self.mcp.start()
+
+    def mcp_changed(self, status: Any) -> None:
+        if status.state != "failed" or self.mcp is None:
+            return
+        failures = self.mcp.new_failures()  # each failure is told once
+        if not failures:
+            return
+        from prompt_toolkit.application import run_in_terminal
+
+        def show() -> None:
+            for failed in failures:
+                _plain(f"MCP server '{failed.name}' failed to start: {failed.error} (see /mcp)", "31")
+
+        try:
+            run_in_terminal(show)
+        except Exception:
+            show()
+
+    async def mcp_tools(self) -> list[Any]:
+        if not self.enabled_mcp_servers():
             return []
-        self.mcp = McpServers(servers, self.work_dir)
-        return await self.mcp.start()
+        if self.mcp is None:
+            self.start_mcp()
+        return list(self.mcp.tools) if self.mcp is not None else []
 
     # -- approvals --------------------------------------------------------------------------
 
@@ -503,17 +556,32 @@ class Repl:
         _plain(f"Resumed {session.id} ({len(session.messages)} messages).", "2")
 
     async def cmd_mcp(self, rest: str) -> None:
-        if self.mcp is None:
-            configured = self.settings.mcp_servers
-            if not configured:
+        if not self.settings.mcp_servers:
+            if self.settings.held_back.get("mcp_servers"):
+                _plain("This project's MCP servers are off until you trust it (restart with --trust).", "33")
+            else:
                 _plain("No MCP servers configured ([mcp_servers.NAME] in config.toml).", "2")
-                return
-            await self.ensure_agent()
-        if self.mcp is None:
-            _plain("MCP support is not available.", "33")
             return
-        for line in self.mcp.describe():
-            _plain(line)
+        if self.mcp is None:
+            self.start_mcp()
+        if self.mcp is None:
+            _plain(self.mcp_error or "MCP servers are not available.", "31")
+            return
+        if rest.startswith("restart "):
+            name = rest.split(None, 1)[1]
+            if name not in self.mcp.names:
+                _plain(f"No MCP server '{name}'.", "33")
+                return
+            await self.mcp.restart(name)
+        for status in self.mcp.statuses():
+            color = {"ready": "32", "failed": "31", "starting": "33"}.get(status.state, "2")
+            _plain(f"  {status.name:<16} {status.state:<9} {status.transport:<16} {status.target}", color)
+            if status.tools:
+                _plain(f"      tools: {', '.join(status.tools)}")
+            if status.error:
+                _plain(f"      error: {status.error}", "31")
+            if status.log_path:
+                _plain(f"      log:   {status.log_path}", "2")
 
     # -- the loop ---------------------------------------------------------------------------
 
