@@ -1,0 +1,96 @@
+"""Ready-made tools for a coding agent: files, glob/grep, execute, todos, task, web.
+
+    from builtin_tools import get_builtin_tools
+    agent = Agent(model, tools=get_builtin_tools("./my-project"))
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from builtin_tools.execute import BuiltinExecuteTool
+from builtin_tools.files import BuiltinFileTool
+from builtin_tools.todos import BuiltinTodoTool
+from builtin_tools.web import BuiltinFetchUrlTool, BuiltinWebSearchTool, SearchProvider
+
+if TYPE_CHECKING:
+    from agentica_cli.tools.base import Tool
+    from builtin_tools.task import BuiltinTaskTool
+
+__all__ = [
+    "BuiltinExecuteTool",
+    "BuiltinFetchUrlTool",
+    "BuiltinFileTool",
+    "BuiltinTaskTool",
+    "BuiltinTodoTool",
+    "BuiltinWebSearchTool",
+    "get_builtin_tools",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # task.py reaches into the agent loop; import it only when asked for.
+    if name == "BuiltinTaskTool":
+        from builtin_tools.task import BuiltinTaskTool
+
+        return BuiltinTaskTool
+    raise AttributeError(f"module 'builtin_tools' has no attribute {name!r}")
+
+
+def get_builtin_tools(
+    work_dir: str | os.PathLike[str] = ".",
+    *,
+    allowed_dirs: Iterable[str | os.PathLike[str]] = (),
+    exclude: Iterable[str] = (),
+    search_provider: SearchProvider | None = None,
+    allow_private_urls: bool | Iterable[str] = False,
+    scrub_secrets: bool = True,
+    keep_env: Iterable[str] = (),
+    task_read_only: bool = False,
+) -> list[Tool]:
+    """The builtin tool set for `work_dir`.
+
+    `exclude` drops tools or single functions by name, e.g. ("task", "web_search", "execute").
+    `allowed_dirs` are extra roots the file tools may touch besides work_dir.
+    """
+    excluded = set(exclude)
+    allowed = tuple(allowed_dirs)
+    tools: list[Tool] = [
+        BuiltinFileTool(work_dir, allowed_dirs=allowed),
+        BuiltinExecuteTool(work_dir, scrub_secrets=scrub_secrets, keep_env=keep_env),
+        BuiltinTodoTool(),
+        BuiltinWebSearchTool(search_provider),
+        BuiltinFetchUrlTool(allow_private=allow_private_urls),
+    ]
+    if "task" not in excluded:
+        from builtin_tools.task import BuiltinTaskTool
+
+        tools.append(
+            BuiltinTaskTool(
+                work_dir,
+                allowed_dirs=allowed,
+                read_only=task_read_only,
+                tool_options={
+                    "search_provider": search_provider,
+                    "allow_private_urls": allow_private_urls,
+                    "scrub_secrets": scrub_secrets,
+                    "keep_env": tuple(keep_env),
+                },
+            )
+        )
+    return select_tools(tools, excluded)
+
+
+def select_tools(tools: list[Tool], exclude: set[str]) -> list[Tool]:
+    """Drop whole tools (by Tool.name) and single functions (by function name)."""
+    kept = []
+    for tool in tools:
+        if tool.name in exclude:
+            continue
+        for name in [n for n in tool.functions if n in exclude]:
+            del tool.functions[name]
+        if tool.functions:
+            kept.append(tool)
+    return kept

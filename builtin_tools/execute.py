@@ -1,0 +1,133 @@
+"""BuiltinExecuteTool: run a shell command in work_dir, bounded in time, output and secrets."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from agentica_cli.tools.base import Tool
+from agentica_cli.tools.context import ToolContext
+from builtin_tools.output_capture import OutputCapture
+from builtin_tools.process_group import run_in_group
+
+DEFAULT_TIMEOUT_S = 120
+MAX_TIMEOUT_S = 600
+MAX_OUTPUT_CHARS = 30_000
+TIMEOUT_EXIT_CODE = 124
+# Environment variables whose names contain one of these are not passed to commands.
+SECRET_NAME_PARTS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL")
+
+
+def is_secret_name(name: str) -> bool:
+    upper = name.upper()
+    return any(part in upper for part in SECRET_NAME_PARTS)
+
+
+def scrubbed_environment(
+    base: Mapping[str, str], *, keep: Iterable[str] = (), secret_values: Iterable[str] = ()
+) -> dict[str, str]:
+    """`base` without secret-looking variables (by name) and without any variable whose
+    value is a known secret (e.g. the model's API key under an innocent name)."""
+    keep_names = set(keep)
+    secrets = {value for value in secret_values if value}
+    return {
+        name: value
+        for name, value in base.items()
+        if name in keep_names or (not is_secret_name(name) and value not in secrets)
+    }
+
+
+def _model_api_key(ctx: ToolContext | None) -> str | None:
+    model = getattr(getattr(ctx, "agent", None), "model", None)
+    key = getattr(model, "api_key", None)
+    return key if isinstance(key, str) and key else None
+
+
+class BuiltinExecuteTool(Tool):
+    """Runs bash commands in `work_dir`; the CLI asks before each one (is_destructive)."""
+
+    def __init__(
+        self,
+        work_dir: str | os.PathLike[str] = ".",
+        *,
+        scrub_secrets: bool = True,
+        keep_env: Iterable[str] = (),
+        extra_env: Mapping[str, str] | None = None,
+        max_output_chars: int = MAX_OUTPUT_CHARS,
+    ):
+        super().__init__(name="execute")
+        self.work_dir = Path(os.path.realpath(os.path.expanduser(os.fspath(work_dir))))
+        self.scrub_secrets = scrub_secrets
+        self.keep_env = tuple(keep_env)
+        self.extra_env = dict(extra_env or {})
+        self.max_output_chars = max_output_chars
+        self.shell = shutil.which("bash") or "/bin/bash"
+        self.register(self.execute, is_destructive=True)
+
+    def get_system_prompt(self) -> str:
+        return (
+            "execute runs one bash command per call in the working directory, non-interactively "
+            "(stdin is empty): pass flags like -y, avoid pagers and editors. Use it for builds, "
+            "tests, git and scripts; use the file tools to read, search and edit files."
+        )
+
+    def environment(self, ctx: ToolContext | None = None) -> dict[str, str]:
+        env = dict(os.environ)
+        if self.scrub_secrets:
+            key = _model_api_key(ctx)
+            env = scrubbed_environment(env, keep=self.keep_env, secret_values=[key] if key else [])
+        env.update(self.extra_env)
+        return env
+
+    async def execute(self, command: str, timeout: int = DEFAULT_TIMEOUT_S, ctx: ToolContext = None) -> str:  # type: ignore[assignment]
+        """Run a bash command in the working directory and return its exit code, stdout and stderr.
+
+        stdin is empty, so nothing can prompt. On timeout the command and all its child
+        processes are killed (exit code 124). Output over 30,000 chars keeps its head and
+        tail. Background jobs must redirect their output (cmd > log 2>&1 &).
+
+        Args:
+            command: The bash command line.
+            timeout: Seconds before the command is killed (default 120, max 600).
+        """
+        if not command.strip():
+            raise ValueError("command is empty.")
+        seconds = max(1, min(int(timeout), MAX_TIMEOUT_S))
+        started = time.monotonic()
+        outcome = await run_in_group(
+            [self.shell, "-c", command], cwd=str(self.work_dir), env=self.environment(ctx), timeout=seconds
+        )
+        elapsed = time.monotonic() - started
+        code = outcome.returncode if outcome.returncode is not None else -1
+        if outcome.timed_out:
+            status = (f"exit code {TIMEOUT_EXIT_CODE}: timed out after {seconds} s; the command and "
+                      "its child processes were killed")
+        elif code < 0:
+            status = f"exit code {128 - code}: killed by signal {-code}"
+        else:
+            status = f"exit code {code}"
+        if int(timeout) > MAX_TIMEOUT_S:
+            status += f"; timeout capped at {MAX_TIMEOUT_S} s"
+        parts = [f"[{status}; {elapsed:.1f} s]"]
+        parts += self._render_streams(outcome.stdout, outcome.stderr)
+        if outcome.pipes_left_open:
+            parts.append("[background processes still held the output when the command ended; "
+                         "redirect their output to a file (cmd > log 2>&1 &)]")
+        return "\n".join(parts)
+
+    def _render_streams(self, stdout: OutputCapture, stderr: OutputCapture) -> list[str]:
+        if not stdout.total_bytes and not stderr.total_bytes:
+            return ["(no output)"]
+        limit = self.max_output_chars
+        # stderr usually explains a failure: it keeps at least a third of the budget.
+        err_budget = min(stderr.total_bytes, max(limit - stdout.total_bytes, limit // 3))
+        out_budget = max(limit - err_budget, limit // 3)
+        parts = []
+        if stdout.total_bytes:
+            parts += ["--- stdout ---", stdout.render(out_budget).rstrip("\n")]
+        if stderr.total_bytes:
+            parts += ["--- stderr ---", stderr.render(max(err_budget, 1000)).rstrip("\n")]
+        return parts

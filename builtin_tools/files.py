@@ -1,0 +1,335 @@
+"""BuiltinFileTool: ls, read_file, write_file, edit_file, multi_edit_file, glob, grep."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Literal, Optional
+
+from typing_extensions import NotRequired, TypedDict
+
+from agentica_cli.tools.base import Tool
+from builtin_tools import search
+from builtin_tools.atomic_write import atomic_write_bytes
+from builtin_tools.file_edit import Edit, FileEditError, apply_edits, short_diff
+from builtin_tools.file_read import (
+    DEFAULT_LIMIT,
+    WHOLE_FILE_LIMIT,
+    FileReadError,
+    check_readable_file,
+    human_size,
+    read_page,
+    render_page,
+)
+from builtin_tools.glob_pattern import has_magic
+from builtin_tools.ignore_rules import IgnoreRules, root_for
+from builtin_tools.paths import PathSandbox
+from builtin_tools.read_tracker import ReadTracker
+from builtin_tools.text_format import decode_text
+
+MAX_LS_ENTRIES = 500
+MAX_GLOB_RESULTS = 200
+
+_AUTO = object()
+
+
+class EditOperation(TypedDict):
+    """One exact-string replacement.
+
+    Args:
+        old_string: Exact text to replace.
+        new_string: Replacement text.
+        replace_all: Replace every occurrence (default false: old_string must be unique).
+    """
+
+    old_string: str
+    new_string: str
+    replace_all: NotRequired[bool]
+
+
+class BuiltinFileTool(Tool):
+    """File tools confined to `work_dir` and `allowed_dirs`, with read-before-write tracking."""
+
+    def __init__(
+        self,
+        work_dir: str | os.PathLike[str] = ".",
+        *,
+        allowed_dirs: Iterable[str | os.PathLike[str]] = (),
+        rg_path: str | object | None = _AUTO,
+    ):
+        super().__init__(name="files")
+        self.sandbox = PathSandbox(work_dir, allowed_dirs)
+        self.tracker = ReadTracker()
+        # rg_path=None forces the pure-Python search (also used when no rg binary is found).
+        self.rg_path: str | None = search.find_rg() if rg_path is _AUTO else rg_path  # type: ignore[assignment]
+        read_only = {"is_read_only": True, "concurrency_safe": True}
+        self.register(self.ls, **read_only)
+        self.register(self.read_file, **read_only)
+        self.register(self.write_file, is_destructive=True)
+        self.register(self.edit_file, is_destructive=True)
+        self.register(self.multi_edit_file, is_destructive=True)
+        self.register(self.glob, **read_only)
+        self.register(self.grep, **read_only)
+
+    @property
+    def work_dir(self) -> Path:
+        return self.sandbox.work_dir
+
+    def get_system_prompt(self) -> str:
+        return (
+            "Files: paths are relative to the working directory "
+            f"({self.sandbox.work_dir}); only paths inside {self.sandbox.describe_roots()} are allowed. "
+            "Find code with grep/glob before reading; read a file before editing or overwriting it. "
+            "Prefer edit_file/multi_edit_file over rewriting whole files. Edits keep the file's "
+            "line endings, BOM and final newline."
+        )
+
+    # -- listing --------------------------------------------------------------------------
+
+    def ls(self, path: str = ".") -> str:
+        """List a directory: subdirectories first (ending in "/"), then files with sizes.
+
+        Skips .git and what .gitignore ignores. At most 500 entries.
+
+        Args:
+            path: Directory to list (default: the working directory).
+        """
+        real = self.sandbox.resolve(path)
+        shown = self.sandbox.display(real)
+        if not real.exists():
+            raise FileNotFoundError(f"{shown} does not exist.")
+        if not real.is_dir():
+            raise NotADirectoryError(f"{shown} is a file ({human_size(real.stat().st_size)}), not a directory.")
+        rules = IgnoreRules(root_for(real, self.sandbox.roots))
+        filter_ignored = real == rules.root or not rules.is_ignored(real, True)
+        dirs: list[str] = []
+        files: list[str] = []
+        hidden = 0
+        for entry in os.scandir(real):
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+                is_link = entry.is_symlink()
+            except OSError:
+                continue
+            if entry.name == ".git" or (filter_ignored and rules.is_ignored(entry.path, is_dir)):
+                hidden += 1
+                continue
+            if is_link:
+                files.append(f"{entry.name} -> {os.readlink(entry.path)}")
+            elif is_dir:
+                dirs.append(entry.name + "/")
+            else:
+                try:
+                    size = entry.stat(follow_symlinks=False).st_size
+                except OSError:
+                    size = 0
+                files.append(f"{entry.name}  {human_size(size)}")
+        entries = sorted(dirs, key=str.lower) + sorted(files, key=str.lower)
+        notes = [f"{len(entries)} entries in {shown}"]
+        if hidden:
+            notes.append(f"{hidden} hidden (.git or .gitignore)")
+        if len(entries) > MAX_LS_ENTRIES:
+            notes.append(f"showing the first {MAX_LS_ENTRIES}; use glob to narrow down")
+            entries = entries[:MAX_LS_ENTRIES]
+        if not entries:
+            return f"({shown} is empty" + (f"; {notes[1]}" if hidden else "") + ")"
+        return "\n".join(entries) + "\n[" + "; ".join(notes) + "]"
+
+    # -- reading --------------------------------------------------------------------------
+
+    def read_file(self, file_path: str, offset: Optional[int] = None, limit: Optional[int] = None) -> str:
+        """Read a text file as numbered lines (like cat -n).
+
+        Shows up to 2000 lines from offset; the footer says which lines of how many were
+        shown and the offset of the next page.
+        Files over 256 KB must be read in pages (give offset/limit) or searched with grep.
+        Lines over 2000 chars are cut. Binary files are refused.
+
+        Args:
+            file_path: Path of the file.
+            offset: First line to show, 1-based (default 1).
+            limit: Number of lines to show (default and max 2000).
+        """
+        real = self.sandbox.resolve(file_path)
+        shown = self.sandbox.display(real)
+        info = check_readable_file(real, shown)
+        if offset is None and limit is None and info.st_size > WHOLE_FILE_LIMIT:
+            raise FileReadError(
+                f"{shown} is {human_size(info.st_size)}, over the {WHOLE_FILE_LIMIT // 1024} KB limit for "
+                "reading a whole file. Read it in pages: read_file(file_path, offset=1, limit=2000), then "
+                "offset=2001 and so on; or grep for the lines you need."
+            )
+        start = 1 if offset is None else offset
+        count = DEFAULT_LIMIT if limit is None else limit
+        if start < 1:
+            raise FileReadError(f"offset must be 1 or more (lines are numbered from 1), got {start}.")
+        if count < 1:
+            raise FileReadError(f"limit must be 1 or more, got {count}.")
+        page = read_page(real, start, min(count, DEFAULT_LIMIT))
+        self.tracker.record(real)
+        return render_page(page, shown)
+
+    # -- writing --------------------------------------------------------------------------
+
+    def _existing_regular(self, real: Path, shown: str) -> bool:
+        try:
+            info = os.stat(real)
+        except FileNotFoundError:
+            return False
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(f"{shown} is a directory.")
+        if not stat.S_ISREG(info.st_mode):
+            raise PermissionError(f"{shown} is not a regular file; refusing to write it.")
+        return True
+
+    def write_file(self, file_path: str, content: str) -> str:
+        """Create a file, or overwrite one you have read in this session.
+
+        Creates parent directories. To change part of a file use edit_file instead.
+
+        Args:
+            file_path: Path of the file.
+            content: The complete new content.
+        """
+        real = self.sandbox.resolve(file_path)
+        shown = self.sandbox.display(real)
+        if self._existing_regular(real, shown):
+            data = real.read_bytes()
+            self.tracker.check_current(real, data, shown)
+            _, fmt = decode_text(data, shown)
+            new_data = fmt.encode(fmt.apply(content))
+            verb = "Overwrote"
+        else:
+            new_data = content.encode("utf-8")
+            verb = "Created"
+        atomic_write_bytes(real, new_data)
+        self.tracker.record(real, new_data)
+        lines = new_data.count(b"\n") + (0 if new_data.endswith(b"\n") or not new_data else 1)
+        return f"{verb} {shown} ({lines} lines, {human_size(len(new_data))})."
+
+    def _apply(self, file_path: str, edits: list[Edit]) -> str:
+        real = self.sandbox.resolve(file_path)
+        shown = self.sandbox.display(real)
+        if not self._existing_regular(real, shown):
+            raise FileNotFoundError(f"{shown} does not exist; use write_file to create it.")
+        data = real.read_bytes()
+        self.tracker.check_current(real, data, shown)
+        text, fmt = decode_text(data, shown)
+        new_text, replaced = apply_edits(text, fmt, edits)
+        new_text = fmt.keep_final_newline(new_text)
+        new_data = fmt.encode(new_text)
+        atomic_write_bytes(real, new_data)
+        self.tracker.record(real, new_data)
+        plural = "" if replaced == 1 else "s"
+        return f"Edited {shown}: {replaced} replacement{plural}.\n{short_diff(text, new_text, shown)}"
+
+    def edit_file(self, file_path: str, old_string: str, new_string: str, replace_all: bool = False) -> str:
+        """Replace exact text in a file you have read in this session.
+
+        old_string must match the file exactly (indentation included, without read_file's line-number prefix) and
+        be unique unless replace_all is true; add surrounding lines to make it unique.
+        Returns a diff of the change.
+
+        Args:
+            file_path: Path of the file.
+            old_string: Exact text to replace (not empty).
+            new_string: Replacement text (must differ).
+            replace_all: Replace every occurrence.
+        """
+        return self._apply(file_path, [Edit(old_string, new_string, replace_all)])
+
+    def multi_edit_file(self, file_path: str, edits: list[EditOperation]) -> str:
+        """Apply several edit_file replacements to one file, in order, written once.
+
+        If any fails, none is applied. Each edit sees the result of the previous ones.
+
+        Args:
+            file_path: Path of the file.
+            edits: The replacements, in order.
+        """
+        if not edits:
+            raise FileEditError("edits is empty; give at least one {old_string, new_string}.")
+        return self._apply(
+            file_path,
+            [Edit(e["old_string"], e["new_string"], bool(e.get("replace_all", False))) for e in edits],
+        )
+
+    # -- searching ------------------------------------------------------------------------
+
+    def glob(self, pattern: str, path: str = ".") -> str:
+        """Find files by glob pattern, newest first.
+
+        "**/*.py" matches at any depth, "*.py" only directly in path; {a,b} works.
+        Respects .gitignore. At most 200 results.
+
+        Args:
+            pattern: Glob relative to path, e.g. "src/**/*.ts".
+            path: Directory to search (default: the working directory).
+        """
+        segments = pattern.replace(os.sep, "/").split("/")
+        static: list[str] = []
+        while len(segments) > 1 and not has_magic(segments[0]):
+            static.append(segments.pop(0))
+        prefix = "/".join(static) if static else ""
+        if pattern.startswith("/"):
+            prefix = "/" + prefix.lstrip("/")
+        base = self.sandbox.resolve(os.path.join(path, prefix) if prefix else path)
+        shown_base = self.sandbox.display(base)
+        if not base.is_dir():
+            raise NotADirectoryError(f"{shown_base} is not a directory.")
+        rest = "/".join(segments)
+        found = search.glob_files(rest, base, root_for(base, self.sandbox.roots), self.rg_path)
+        if not found:
+            return f"No files match {pattern!r} in {self.sandbox.display(self.sandbox.resolve(path))}."
+        shown = [self.sandbox.display(base / rel) for rel, _ in found[:MAX_GLOB_RESULTS]]
+        note = f"[{len(found)} files, newest first"
+        if len(found) > MAX_GLOB_RESULTS:
+            note += f"; showing the first {MAX_GLOB_RESULTS}, narrow the pattern or path"
+        return "\n".join(shown) + "\n" + note + "]"
+
+    def grep(
+        self,
+        pattern: str,
+        path: str = ".",
+        glob: Optional[str] = None,
+        ignore_case: bool = False,
+        output_mode: Literal["content", "files_with_matches", "count"] = "content",
+        context: int = 0,
+        max_results: int = 200,
+    ) -> str:
+        """Search file contents with a regular expression (ripgrep syntax).
+
+        Output is file:line:text; long lines are shown around the match. Respects .gitignore and
+        skips binary files. Results are capped at max_results (a note says when).
+
+        Args:
+            pattern: Regular expression, e.g. "def \\w+_handler" (escape literal ( [ . etc.).
+            path: File or directory to search (default: the working directory).
+            glob: Only files matching this glob, e.g. "*.py" or "src/**/*.{ts,tsx}".
+            ignore_case: Case-insensitive search.
+            output_mode: "content" (matching lines), "files_with_matches" (paths) or "count".
+            context: Lines of context before and after each match (content mode, max 20).
+            max_results: Max matching lines (content) or files (other modes), max 2000.
+        """
+        target = self.sandbox.resolve(path)
+        shown = self.sandbox.display(target)
+        if not target.exists():
+            raise FileNotFoundError(f"{shown} does not exist.")
+        request = search.GrepRequest(
+            pattern=pattern,
+            target=target,
+            glob=glob or None,
+            ignore_case=ignore_case,
+            output_mode=output_mode,
+            context=max(0, min(int(context), 20)),
+            max_results=max(1, min(int(max_results), search.MAX_RESULTS_CAP)),
+        )
+        root = root_for(target, self.sandbox.roots)
+        cwd = self.sandbox.work_dir if target.is_relative_to(self.sandbox.work_dir) else root
+        if self.rg_path:
+            outcome = search.grep_with_rg(self.rg_path, request, cwd)
+        else:
+            outcome = search.grep_with_python(request, root, cwd)
+        return search.render_grep(outcome, request, shown)

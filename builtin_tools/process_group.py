@@ -1,0 +1,133 @@
+"""Running a shell command in its own process group, and killing all of it.
+
+Killing the group reaches every child and grandchild that stayed in it. A process that
+left the group (setsid, daemonising) but still holds our output pipes would keep the
+call waiting for end-of-file forever, so on Linux those are found through /proc by the
+pipes' inode numbers and killed too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from builtin_tools.output_capture import OutputCapture
+
+PIPE_GRACE_S = 1.0  # how long to wait for output pipes to close after the shell exited
+
+
+def kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def pipe_holders(inodes: Iterable[int]) -> set[int]:
+    """PIDs of processes (other than us) with one of these pipes open; empty off Linux."""
+    wanted = {f"pipe:[{inode}]" for inode in inodes}
+    me = os.getpid()
+    found: set[int] = set()
+    try:
+        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return found
+    for pid in pids:
+        if pid == me:
+            continue
+        fd_dir = f"/proc/{pid}/fd"
+        try:
+            for fd in os.listdir(fd_dir):
+                if os.readlink(f"{fd_dir}/{fd}") in wanted:
+                    found.add(pid)
+                    break
+        except OSError:
+            continue
+    return found
+
+
+def kill_pipe_holders(inodes: Iterable[int]) -> int:
+    holders = pipe_holders(inodes)
+    for pid in holders:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    return len(holders)
+
+
+class _CaptureProtocol(asyncio.Protocol):
+    def __init__(self, capture: OutputCapture, closed: asyncio.Future[None]):
+        self.capture = capture
+        self.closed = closed
+
+    def data_received(self, data: bytes) -> None:
+        self.capture.feed(data)
+
+    def eof_received(self) -> bool:
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+@dataclass
+class CommandOutcome:
+    returncode: int | None
+    stdout: OutputCapture
+    stderr: OutputCapture
+    timed_out: bool = False
+    pipes_left_open: bool = False  # background processes still held the output at the end
+
+
+async def run_in_group(argv: list[str], *, cwd: str, env: dict[str, str], timeout: float) -> CommandOutcome:
+    """Run `argv` with stdin from /dev/null in a new session; kill the whole group on
+    timeout or cancellation. Output is captured in bounded memory."""
+    loop = asyncio.get_running_loop()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    inodes = (os.fstat(out_r).st_ino, os.fstat(err_r).st_ino)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=out_w, stderr=err_w,
+            start_new_session=True,
+        )
+    except BaseException:
+        os.close(out_r)
+        os.close(err_r)
+        raise
+    finally:
+        os.close(out_w)
+        os.close(err_w)
+
+    outcome = CommandOutcome(None, OutputCapture(), OutputCapture())
+    out_closed: asyncio.Future[None] = loop.create_future()
+    err_closed: asyncio.Future[None] = loop.create_future()
+    out_transport, _ = await loop.connect_read_pipe(
+        lambda: _CaptureProtocol(outcome.stdout, out_closed), os.fdopen(out_r, "rb", buffering=0)
+    )
+    err_transport, _ = await loop.connect_read_pipe(
+        lambda: _CaptureProtocol(outcome.stderr, err_closed), os.fdopen(err_r, "rb", buffering=0)
+    )
+    try:
+        try:
+            await asyncio.wait_for(proc.wait(), timeout)
+        except asyncio.TimeoutError:
+            outcome.timed_out = True
+            kill_group(proc.pid)
+            await proc.wait()
+            if not (out_closed.done() and err_closed.done()):
+                await asyncio.sleep(0.05)  # let the kernel close the killed group's pipe ends
+                kill_pipe_holders(inodes)
+        _, pending = await asyncio.wait([out_closed, err_closed], timeout=PIPE_GRACE_S)
+        outcome.pipes_left_open = bool(pending)
+        outcome.returncode = proc.returncode
+    except asyncio.CancelledError:
+        kill_group(proc.pid)
+        kill_pipe_holders(inodes)
+        raise
+    finally:
+        out_transport.close()
+        err_transport.close()
+    return outcome

@@ -1,0 +1,249 @@
+"""BuiltinWebSearchTool (web_search) and BuiltinFetchUrlTool (fetch_url).
+
+Heavy libraries (ddgs, httpx, markdownify) are imported on first use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+from collections.abc import Iterable
+from typing import Any, Protocol
+from urllib.parse import urljoin, urlsplit
+
+from agentica_cli.tools.base import Tool
+
+MAX_SEARCH_RESULTS = 20
+DEFAULT_MAX_CHARS = 20_000
+MAX_CHARS_CAP = 100_000
+MAX_DOWNLOAD_BYTES = 5 * 1024 * 1024
+FETCH_TIMEOUT_S = 30.0
+MAX_REDIRECTS = 5
+_TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtml", "application/javascript",
+               "application/x-yaml", "application/yaml", "application/toml")
+
+
+class WebSearchError(RuntimeError):
+    """The search provider failed; the message says why in plain words."""
+
+
+class FetchRefusedError(PermissionError):
+    """The URL is not allowed (scheme, or it resolves to a private/loopback address)."""
+
+
+class FetchError(RuntimeError):
+    """The page could not be fetched or is not text."""
+
+
+class SearchProvider(Protocol):
+    def search(self, query: str, max_results: int) -> list[dict[str, Any]]:
+        """Results as dicts with title, url (or href) and snippet (or body)."""
+        ...
+
+
+class DdgsProvider:
+    """Key-less search through the `ddgs` library (several engines, no account needed)."""
+
+    name = "ddgs"
+
+    def __init__(self, timeout: float = 10.0, proxy: str | None = None, backend: str = "auto"):
+        self.timeout = timeout
+        self.proxy = proxy
+        self.backend = backend
+
+    def search(self, query: str, max_results: int) -> list[dict[str, Any]]:
+        try:
+            from ddgs import DDGS
+        except ImportError as err:
+            raise WebSearchError("the 'ddgs' package is not installed (pip install ddgs).") from err
+        try:
+            return DDGS(timeout=self.timeout, proxy=self.proxy).text(
+                query, max_results=max_results, backend=self.backend
+            )
+        except Exception as err:
+            text = str(err)
+            if any(word in text for word in ("ConnectError", "DNS", "Connection refused", "timed out", "Timeout")):
+                reason = "could not reach the search engines (no network connection?)"
+            elif "No results" in text:
+                return []
+            else:
+                reason = "the search engines returned an error"
+            raise WebSearchError(f"web search failed: {reason}. Details: {text[:300]}") from None
+
+
+class BuiltinWebSearchTool(Tool):
+    def __init__(self, provider: SearchProvider | None = None, *, timeout: float = 10.0, proxy: str | None = None):
+        super().__init__(name="web_search")
+        self.provider: SearchProvider = provider or DdgsProvider(timeout=timeout, proxy=proxy)
+        self.register(self.web_search, is_read_only=True, concurrency_safe=True)
+
+    async def web_search(self, query: str, max_results: int = 5) -> str:
+        """Search the web; returns titles, URLs and snippets. Use fetch_url to read a result.
+
+        Args:
+            query: Search terms.
+            max_results: Number of results (default 5, max 20).
+        """
+        if not query.strip():
+            raise WebSearchError("query is empty.")
+        count = max(1, min(int(max_results), MAX_SEARCH_RESULTS))
+        results = await asyncio.to_thread(self.provider.search, query, count)
+        if not results:
+            return f"No results for {query!r}."
+        lines = []
+        for number, item in enumerate(results[:count], start=1):
+            title = str(item.get("title") or "(no title)").strip()
+            url = str(item.get("url") or item.get("href") or item.get("link") or "").strip()
+            snippet = " ".join(str(item.get("snippet") or item.get("body") or "").split())
+            lines.append(f"{number}. {title}\n   {url}" + (f"\n   {snippet[:300]}" if snippet else ""))
+        return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------------------
+# fetch_url
+# ----------------------------------------------------------------------------------------
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def _is_public(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return not (ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_multicast
+                or ip.is_reserved or ip.is_unspecified or not ip.is_global)
+
+
+class AddressPolicy:
+    """Which resolved addresses fetch_url may connect to: public ones, plus `allow_private`
+    (True for every address, or an iterable of networks such as "127.0.0.1/32")."""
+
+    def __init__(self, allow_private: bool | Iterable[str] = False):
+        self.allow_all = allow_private is True
+        networks: list[Network] = []
+        if allow_private not in (True, False):
+            networks = [ipaddress.ip_network(n, strict=False) for n in allow_private]  # type: ignore[union-attr]
+        self.networks = networks
+
+    def allows(self, ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+        return self.allow_all or _is_public(ip) or any(ip in net for net in self.networks)
+
+    async def check(self, url: str) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https"):
+            raise FetchRefusedError(f"only http and https URLs can be fetched, not {parts.scheme or 'no scheme'!r}.")
+        host = parts.hostname
+        if not host:
+            raise FetchRefusedError(f"URL {url!r} has no host.")
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        try:
+            infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except OSError as err:
+            raise FetchError(f"cannot resolve host {host!r}: {err}") from None
+        for info in infos:
+            ip = ipaddress.ip_address(str(info[4][0]).split("%")[0])
+            if not self.allows(ip):
+                raise FetchRefusedError(
+                    f"refusing to fetch {url}: {host} resolves to {ip}, a private, loopback or link-local "
+                    "address (the tool only fetches public addresses)."
+                )
+
+
+def html_to_markdown(html: str) -> str:
+    from markdownify import markdownify
+
+    text = markdownify(html, heading_style="ATX", strip=["img"])
+    lines = [line.rstrip() for line in text.splitlines()]
+    out: list[str] = []
+    for line in lines:  # collapse runs of blank lines left by layout markup
+        if line or (out and out[-1]):
+            out.append(line)
+    return "\n".join(out).strip()
+
+
+def _title_of(html: str) -> str:
+    import re
+
+    match = re.search(r"<title[^>]*>(.*?)</title>", html, re.IGNORECASE | re.DOTALL)
+    return " ".join(match.group(1).split()) if match else ""
+
+
+class BuiltinFetchUrlTool(Tool):
+    def __init__(
+        self,
+        *,
+        allow_private: bool | Iterable[str] = False,
+        timeout: float = FETCH_TIMEOUT_S,
+        max_bytes: int = MAX_DOWNLOAD_BYTES,
+        user_agent: str = "agentica-fetch/0.1",
+    ):
+        super().__init__(name="fetch_url")
+        self.policy = AddressPolicy(allow_private)
+        self.timeout = timeout
+        self.max_bytes = max_bytes
+        self.user_agent = user_agent
+        self.register(self.fetch_url, is_read_only=True, concurrency_safe=True)
+
+    async def fetch_url(self, url: str, max_chars: int = DEFAULT_MAX_CHARS) -> str:
+        """Fetch a public http(s) page and return it as Markdown (HTML converted; text as is).
+
+        Output is cut at max_chars (a note says how much more there is).
+
+        Args:
+            url: The http or https URL.
+            max_chars: Max characters returned (default 20000, max 100000).
+        """
+        limit = max(1000, min(int(max_chars), MAX_CHARS_CAP))
+        try:
+            final_url, content_type, body = await asyncio.wait_for(self._download(url), self.timeout)
+        except asyncio.TimeoutError:
+            raise FetchError(f"fetching {url} took longer than {self.timeout:.0f} s.") from None
+        charset = "utf-8"
+        for param in content_type.split(";")[1:]:
+            key, _, value = param.strip().partition("=")
+            if key.lower() == "charset" and value:
+                charset = value.strip('"')
+        try:
+            text = body.decode(charset, errors="replace")
+        except LookupError:
+            text = body.decode("utf-8", errors="replace")
+        mime = content_type.split(";")[0].strip().lower()
+        title = ""
+        if "html" in mime or (not mime and "<html" in text[:1000].lower()):
+            title = _title_of(text)
+            text = html_to_markdown(text)
+        header = f"URL: {final_url}\n" + (f"Title: {title}\n" if title else "") + "\n"
+        if len(text) > limit:
+            text = (f"{text[:limit]}\n\n[truncated: showing {limit:,} of {len(text):,} characters; "
+                    f"call again with a larger max_chars (max {MAX_CHARS_CAP:,}) to see more]")
+        return header + text
+
+    async def _download(self, url: str) -> tuple[str, str, bytes]:
+        import httpx
+
+        headers = {"User-Agent": self.user_agent, "Accept": "text/html,text/plain,*/*;q=0.5"}
+        async with httpx.AsyncClient(follow_redirects=False, timeout=self.timeout, headers=headers,
+                                     trust_env=False) as client:
+            current = url
+            for _ in range(MAX_REDIRECTS + 1):
+                # Checked before every request, so a redirect cannot lead to a private address.
+                await self.policy.check(current)
+                async with client.stream("GET", current) as response:
+                    if response.is_redirect:
+                        location = response.headers.get("location", "")
+                        current = urljoin(current, location)
+                        continue
+                    if response.status_code >= 400:
+                        raise FetchError(f"{current} answered HTTP {response.status_code} {response.reason_phrase}.")
+                    content_type = response.headers.get("content-type", "")
+                    mime = content_type.split(";")[0].strip().lower()
+                    if mime and not mime.startswith(_TEXT_TYPES) and not mime.endswith(("+xml", "+json")):
+                        raise FetchError(f"{current} is {mime}, not a text page; fetch_url only reads text.")
+                    body = bytearray()
+                    async for chunk in response.aiter_bytes():
+                        body += chunk
+                        if len(body) > self.max_bytes:
+                            del body[self.max_bytes:]
+                            break
+                    return str(response.url), content_type, bytes(body)
+            raise FetchError(f"too many redirects (more than {MAX_REDIRECTS}) starting from {url}.")
