@@ -24,6 +24,7 @@ from urllib.parse import urlparse
 
 from agentica_cli.tools.base import Function, Tool
 from agentica_cli.tools.mcp_connection import (
+    PROBE_TIMEOUT,
     McpCallTimeout,
     McpConnection,
     McpConnectionLost,
@@ -65,13 +66,18 @@ def transport_for_url(url: str) -> Transport:
 
 
 def default_server_name(target: ServerTarget) -> str:
-    """A short name for prefixes: the script or package the command runs, or the URL's host."""
+    """A short name for prefixes: the script, module or package the command runs (its first
+    argument that is not an option, e.g. `server` for `python server.py --port 1`), or the
+    URL's host."""
     if target.transport == "stdio":
-        words = [w for w in (target.command or "", *target.args) if w and not w.startswith("-")]
-        word = words[-1] if words else "mcp"
+        args = list(target.args)
+        if "-m" in args and args.index("-m") + 1 < len(args):
+            word = args[args.index("-m") + 1]
+        else:
+            word = next((a for a in args if not a.startswith("-")), target.command or "mcp")
         base = re.split(r"[\\/]", word.rstrip("/\\"))[-1]
-        base = base.split("@")[0] if not base.startswith("@") else base  # npm package@version
-        return safe_name(os.path.splitext(base)[0] if base.endswith((".py", ".js", ".ts", ".mjs")) else base)
+        base = base.split("@")[0] or base  # npm package@version
+        return safe_name(re.sub(r"\.(py|js|mjs|cjs|ts|exe)$", "", base))
     host = urlparse(target.url or "").hostname or "mcp"
     return safe_name(host)
 
@@ -160,6 +166,7 @@ class McpTool(Tool):
         self.instructions: str | None = None
         self.restarts = 0  # successful automatic restarts
         self._connection: McpConnection | None = None
+        self._starting: McpConnection | None = None  # a connect in progress, for close()
         self._restart_allowed = False  # one automatic restart after a crash or hang
         self._lock: asyncio.Lock | None = None
         self._lock_loop: asyncio.AbstractEventLoop | None = None
@@ -259,10 +266,12 @@ class McpTool(Tool):
     async def close(self) -> None:
         """End the session and stop the server (stdio); the tool can be connected again."""
         connection, self._connection = self._connection, None
+        starting, self._starting = self._starting, None
         self._set_state("closed", self.error if self.state == "failed" else None)
         self._restart_allowed = False
-        if connection is not None:
-            await connection.close()
+        for c in (connection, starting):
+            if c is not None:
+                await c.close()
 
     async def restart(self) -> McpTool:
         """Close and connect again (e.g. from the CLI's /mcp command)."""
@@ -276,6 +285,7 @@ class McpTool(Tool):
         self._set_state("starting", self.error)
         from agentica_cli import __version__
 
+        connection: McpConnection | None = None
         try:
             # The SDK takes ~0.5 s to import: do it off the event loop so a prompt stays live.
             await asyncio.to_thread(_import_sdk)
@@ -286,13 +296,24 @@ class McpTool(Tool):
                 connect_timeout=self.connect_timeout,
                 client_version=__version__,
             )
+            self._starting = connection
             await connection.open()
+            if self._starting is not connection:
+                await connection.close()
         except McpServerError as err:
-            self._set_state("failed", str(err))
-            raise
+            if self._starting is connection:
+                self._set_state("failed", str(err))
+                raise
         except BaseException:
             self._set_state("failed", "connect was cancelled")
             raise
+        finally:
+            if self._starting is connection:
+                self._starting = None
+            else:  # close() ran while we were connecting: it set the state
+                connection = None
+        if connection is None:
+            raise McpServerError(f"MCP server '{self.name}' was closed while it was starting")
         self._connection = connection
         self.instructions = connection.instructions
         self._set_functions(connection.tools)
@@ -418,12 +439,12 @@ class McpTool(Tool):
 
     async def _timed_out(self, connection: McpConnection, tool_name: str) -> McpServerError:
         """A call took too long: a server that still answers keeps its session; a hung one is stopped."""
-        if await connection.probe():
+        if await connection.probe(min(PROBE_TIMEOUT, self.timeout)):
             return McpServerError(
                 f"MCP tool '{tool_name}' on server '{self.name}' did not finish within {self.timeout:g} s "
                 "and was cancelled (the server is still responding)."
             )
-        reason = f"the server stopped responding (no answer within {self.timeout:g} s)"
+        reason = f"stopped responding (no answer within {self.timeout:g} s)"
         connection.abandon(reason)
         self._mark_failed(connection, reason)
         return McpServerError(

@@ -146,6 +146,7 @@ class McpConnection:
         self._log: IO[str] | None = None
         self._log_offset = 0
         self._connect_timed_out = False
+        self._opened = False
 
     # -- state -------------------------------------------------------------------------
 
@@ -216,6 +217,8 @@ class McpConnection:
         if owner is None or owner.done():
             self._release()
             return
+        if not self._opened:
+            self.abandon("closed while starting")  # nothing to wind down gracefully yet
         if self.lost_reason is None:
             self.lost_reason = "the connection was closed"
         if self._requests is not None:
@@ -339,6 +342,7 @@ class McpConnection:
                 self.pid = mcp_process.find_child_pid(self._marker)
                 if self.pid is not None:
                     mcp_process.track(self.pid)
+            self._opened = True
             if not opened.done():
                 opened.set_result(None)
             assert self._requests is not None

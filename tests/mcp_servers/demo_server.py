@@ -5,6 +5,7 @@ streamable HTTP. Each tool exercises one part of the client: annotations -> flag
 result rendering, errors, state kept by one session, a crash and a hang.
 
 Options (stdio): --fail-start MESSAGE  exit at once with MESSAGE on stderr;
+                 --fail-start-if-exists PATH  the same ("PATH exists") while PATH exists;
                  --slow-start SECONDS  sleep before serving (connect timeouts).
 """
 
@@ -118,7 +119,13 @@ def build_server() -> MCPServer:
 
     @server.tool(annotations=READ_ONLY)
     def hang() -> str:
-        """Block the server forever (a hung server)."""
+        """Never return (runs in a worker thread: the server itself keeps answering)."""
+        while True:
+            time.sleep(3600)
+
+    @server.tool(annotations=READ_ONLY)
+    async def freeze() -> str:
+        """Block the server's event loop forever: a hung server that answers nothing."""
         while True:
             time.sleep(3600)
 
@@ -129,6 +136,11 @@ def main(argv: list[str]) -> None:
     if "--fail-start" in argv:
         print(argv[argv.index("--fail-start") + 1], file=sys.stderr, flush=True)
         sys.exit(2)
+    if "--fail-start-if-exists" in argv:
+        path = argv[argv.index("--fail-start-if-exists") + 1]
+        if os.path.exists(path):
+            print(f"refusing to start: {path} exists", file=sys.stderr, flush=True)
+            sys.exit(2)
     if "--slow-start" in argv:
         time.sleep(float(argv[argv.index("--slow-start") + 1]))
     build_server().run("stdio")

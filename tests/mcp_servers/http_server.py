@@ -1,8 +1,9 @@
 """Serves demo_server's tools over HTTP on 127.0.0.1: SSE at /sse, streamable HTTP at /mcp.
 
 Binds a free port and prints `PORT <n>` on stdout once it is listening, so a test can start
-it as a subprocess and read where to connect. Optional `--header NAME=VALUE`: every request
-must carry that header (401 otherwise), to test `headers=`.
+it as a subprocess and read where to connect. Options: `--port N` (a fixed port, to restart
+a server where a client expects it); `--header NAME=VALUE`: every request must carry that
+header (401 otherwise), to test `headers=`.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ async def serve(argv: list[str]) -> None:
         required = (name.lower(), value)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    port = int(argv[argv.index("--port") + 1]) if "--port" in argv else 0
+    sock.bind(("127.0.0.1", port))
     config = uvicorn.Config(build_app(required), log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     print(f"PORT {sock.getsockname()[1]}", flush=True)

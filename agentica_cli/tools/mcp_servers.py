@@ -1,0 +1,330 @@
+"""A set of configured MCP servers, started together in the background (the CLI's
+`[mcp_servers.NAME]` tables and its `/mcp` command sit on this).
+
+    servers = McpServerSet.from_tables(settings.mcp_servers, base_dir=work_dir)
+    servers.start()                      # returns at once; each server connects in parallel
+    agent = DeepAgent(model, tools=servers.tools)   # functions appear as servers get ready
+    ...
+    for status in servers.new_failures(): print(status.error)   # each failure once
+    await servers.close()
+
+A server that fails to start is reported and left failed; the others work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from agentica_cli.tools.mcp import DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, McpTool
+from agentica_cli.tools.mcp_connection import McpServerError
+
+ServerState = Literal["disabled", "idle", "starting", "ready", "failed", "closed"]
+
+# The keys of a `[mcp_servers.NAME]` table and the type each must have.
+CONFIG_KEYS: dict[str, str] = {
+    "command": "str",
+    "args": "list[str]",
+    "env": "dict[str,str]",
+    "cwd": "str",
+    "url": "str",
+    "headers": "dict[str,str]",
+    "transport": "str",
+    "enabled": "bool",
+    "timeout": "float",
+    "connect_timeout": "float",
+    "include_tools": "list[str]",
+    "exclude_tools": "list[str]",
+}
+TRANSPORTS = ("stdio", "sse", "streamable-http", "http")
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class McpConfigError(ValueError):
+    """A bad `[mcp_servers.NAME]` table; the message names the key."""
+
+
+def _check(name: str, key: str, kind: str, value: Any) -> Any:
+    where = f"mcp_servers.{name}.{key}"
+    ok = {
+        "str": lambda v: isinstance(v, str),
+        "bool": lambda v: isinstance(v, bool),
+        "float": lambda v: isinstance(v, int | float) and not isinstance(v, bool) and v > 0,
+        "list[str]": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+        "dict[str,str]": lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
+    }[kind](value)
+    if not ok:
+        expected = {
+            "str": "a string",
+            "bool": "true or false",
+            "float": "a positive number of seconds",
+            "list[str]": "a list of strings",
+            "dict[str,str]": "a table of strings",
+        }[kind]
+        raise McpConfigError(f"{where} must be {expected}, got {value!r}")
+    return value
+
+
+def expand_env_references(value: str, where: str) -> str:
+    """`${VAR}` in env/header values -> our environment's VAR (secrets stay out of config files)."""
+
+    def replace(match: re.Match[str]) -> str:
+        var = match.group(1)
+        if var not in os.environ:
+            raise McpConfigError(f"{where} refers to ${{{var}}}, which is not set in the environment")
+        return os.environ[var]
+
+    return _ENV_REFERENCE.sub(replace, value)
+
+
+@dataclass
+class McpServerConfig:
+    """One `[mcp_servers.NAME]` table: a stdio command or an HTTP url, and its options."""
+
+    name: str
+    command: str | None = None
+    args: list[str] | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    transport: str | None = None
+    enabled: bool = True
+    timeout: float = DEFAULT_CALL_TIMEOUT  # seconds per tool call
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT  # seconds to start and list tools
+    include_tools: list[str] | None = None
+    exclude_tools: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_dict(cls, name: str, table: Mapping[str, Any]) -> McpServerConfig:
+        """Validate a config table; raises McpConfigError naming the bad key."""
+        if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
+            raise McpConfigError(f"mcp_servers.{name}: a server name may use only letters, digits, _ and -")
+        values: dict[str, Any] = {}
+        for key, value in table.items():
+            kind = CONFIG_KEYS.get(key)
+            if kind is None:
+                known = ", ".join(CONFIG_KEYS)
+                raise McpConfigError(f"mcp_servers.{name}: unknown key '{key}' (known keys: {known})")
+            values[key] = _check(name, key, kind, value)
+        if ("command" in values) == ("url" in values):
+            raise McpConfigError(f"mcp_servers.{name}: set either 'command' (stdio) or 'url' (SSE / HTTP)")
+        transport = values.get("transport")
+        if transport is not None and transport not in TRANSPORTS:
+            raise McpConfigError(f"mcp_servers.{name}.transport must be one of {', '.join(TRANSPORTS)}")
+        if "url" in values:
+            for key in ("args", "env", "cwd"):
+                if key in values:
+                    raise McpConfigError(f"mcp_servers.{name}.{key} applies to a 'command' server, not a 'url' one")
+            if transport == "stdio":
+                raise McpConfigError(f"mcp_servers.{name}.transport 'stdio' needs 'command', not 'url'")
+        elif "headers" in values or transport not in (None, "stdio"):
+            raise McpConfigError(f"mcp_servers.{name}: 'headers' and HTTP transports need 'url'")
+        for key in ("timeout", "connect_timeout"):
+            if key in values:
+                values[key] = float(values[key])
+        return cls(name=name, **values)
+
+    def build_tool(self, *, base_dir: Path | None = None, log_dir: Path | None = None) -> McpTool:
+        """The McpTool for this server (not connected). `cwd` is relative to `base_dir`."""
+        env = {k: expand_env_references(v, f"mcp_servers.{self.name}.env.{k}") for k, v in self.env.items()}
+        headers = {
+            k: expand_env_references(v, f"mcp_servers.{self.name}.headers.{k}") for k, v in self.headers.items()
+        }
+        cwd = None
+        if self.cwd is not None:
+            path = Path(self.cwd).expanduser()
+            cwd = str(path if path.is_absolute() or base_dir is None else base_dir / path)
+        return McpTool(
+            self.command,
+            args=self.args,
+            env=env or None,
+            cwd=cwd,
+            url=self.url,
+            transport=self.transport,
+            headers=headers or None,
+            name=self.name,
+            include_tools=self.include_tools,
+            exclude_tools=self.exclude_tools,
+            connect_timeout=self.connect_timeout,
+            timeout=self.timeout,
+            log_file=(log_dir / f"{self.name}.log") if log_dir is not None else None,
+        )
+
+
+@dataclass(frozen=True)
+class McpServerStatus:
+    """What `/mcp` shows for one server."""
+
+    name: str
+    state: ServerState
+    target: str  # the command line or the URL (with its transport)
+    transport: str
+    tools: tuple[str, ...] = ()  # function names the model sees
+    error: str | None = None
+    pid: int | None = None
+    log_path: Path | None = None
+    restarts: int = 0
+
+
+class _Entry:
+    def __init__(self, config: McpServerConfig, tool: McpTool | None, error: str | None):
+        self.config = config
+        self.tool = tool
+        self.config_error = error  # a table that cannot even build a tool (e.g. a missing ${VAR})
+        self.task: asyncio.Task[None] | None = None
+        self.reported: tuple[str, str | None] | None = None  # the failure already handed out
+
+
+class McpServerSet:
+    """Configured MCP servers: start all in parallel, watch their state, close them all."""
+
+    def __init__(
+        self,
+        configs: Iterable[McpServerConfig],
+        *,
+        base_dir: str | os.PathLike[str] | None = None,
+        log_dir: str | os.PathLike[str] | None = None,
+        on_change: Callable[[McpServerStatus], None] | None = None,
+    ):
+        self.on_change = on_change
+        self._entries: dict[str, _Entry] = {}
+        base = Path(base_dir) if base_dir is not None else None
+        logs = Path(log_dir) if log_dir is not None else None
+        for config in configs:
+            if config.name in self._entries:
+                raise McpConfigError(f"mcp_servers.{config.name}: defined twice")
+            tool, error = None, None
+            if config.enabled:
+                try:
+                    tool = config.build_tool(base_dir=base, log_dir=logs)
+                except (McpConfigError, ValueError) as err:
+                    error = str(err)
+            entry = _Entry(config, tool, error)
+            if tool is not None:
+                tool.listeners.append(lambda _tool, name=config.name: self._changed(name))
+            self._entries[config.name] = entry
+
+    @classmethod
+    def from_tables(cls, tables: Mapping[str, Mapping[str, Any]], **kwargs: Any) -> McpServerSet:
+        """From the `mcp_servers` part of a parsed config (NAME -> table)."""
+        return cls([McpServerConfig.from_dict(name, table) for name, table in tables.items()], **kwargs)
+
+    # -- what there is -------------------------------------------------------------------
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._entries)
+
+    @property
+    def tools(self) -> list[McpTool]:
+        """Every enabled server's McpTool, connected or not: pass them to the Agent once;
+        each one's `functions` fill in when its server is ready (and empty if it fails)."""
+        return [e.tool for e in self._entries.values() if e.tool is not None]
+
+    def ready_tools(self) -> list[McpTool]:
+        return [e.tool for e in self._entries.values() if e.tool is not None and e.tool.status == "ready"]
+
+    def status(self, name: str) -> McpServerStatus:
+        entry = self._entries[name]
+        config, tool = entry.config, entry.tool
+        if tool is None:
+            state: ServerState = "disabled" if not config.enabled else "failed"
+            target = config.url or " ".join([config.command or "", *(config.args or [])])
+            transport = config.transport or ("stdio" if config.command else "")
+            return McpServerStatus(name, state, target, transport, error=entry.config_error)
+        state = tool.status
+        return McpServerStatus(
+            name=name,
+            state=state,
+            target=tool.describe_target(),
+            transport=tool.transport,
+            tools=tuple(tool.functions) if state == "ready" else (),
+            error=tool.error,
+            pid=tool.pid,
+            log_path=tool.log_path if tool.transport == "stdio" else None,
+            restarts=tool.restarts,
+        )
+
+    def statuses(self) -> list[McpServerStatus]:
+        return [self.status(name) for name in self._entries]
+
+    def new_failures(self) -> list[McpServerStatus]:
+        """Failed servers not reported yet (each failure is handed out once)."""
+        out = []
+        for name, entry in self._entries.items():
+            status = self.status(name)
+            if status.state != "failed":
+                continue
+            key = (status.state, status.error)
+            if entry.reported != key:
+                entry.reported = key
+                out.append(status)
+        return out
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start every enabled server in the background; returns at once (needs a running loop)."""
+        loop = asyncio.get_running_loop()
+        for name, entry in self._entries.items():
+            if entry.tool is not None and (entry.task is None or entry.task.done()):
+                if entry.tool.state in ("idle", "closed"):
+                    entry.task = loop.create_task(self._connect(entry), name=f"mcp-start:{name}")
+            elif entry.config_error is not None:
+                self._changed(name)
+
+    async def _connect(self, entry: _Entry) -> None:
+        assert entry.tool is not None
+        try:
+            await entry.tool.connect()
+        except McpServerError:
+            pass  # recorded in the tool's state and error; reported through new_failures/on_change
+
+    async def wait_ready(self, timeout: float | None = None) -> bool:
+        """Wait until no server is still starting; True if all finished within `timeout`."""
+        tasks = [e.task for e in self._entries.values() if e.task is not None and not e.task.done()]
+        if not tasks:
+            return True
+        _, pending = await asyncio.wait(tasks, timeout=timeout)
+        return not pending
+
+    async def restart(self, name: str) -> McpServerStatus:
+        """Stop and start one server again (e.g. `/mcp restart NAME`)."""
+        entry = self._entries[name]
+        if entry.tool is None:
+            return self.status(name)
+        if entry.task is not None and not entry.task.done():
+            entry.task.cancel()
+        await entry.tool.close()
+        entry.reported = None
+        await self._connect(entry)
+        return self.status(name)
+
+    async def close(self) -> None:
+        """Stop every server (in parallel); safe to call more than once."""
+        starting = [e.task for e in self._entries.values() if e.task is not None and not e.task.done()]
+        for task in starting:
+            task.cancel()
+        await asyncio.gather(*starting, return_exceptions=True)
+        tools = [e.tool for e in self._entries.values() if e.tool is not None]
+        await asyncio.gather(*(tool.close() for tool in tools), return_exceptions=True)
+
+    async def __aenter__(self) -> McpServerSet:
+        self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    def _changed(self, name: str) -> None:
+        if self.on_change is not None:
+            try:
+                self.on_change(self.status(name))
+            except Exception:
+                pass

@@ -1,0 +1,447 @@
+"""McpTool against a real stdio MCP server (tests/mcp_servers/demo_server.py), calling its
+Functions the way the agent does: FunctionCall(...).execute()."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from mcp_servers.support import PYTHON, demo_command, process_gone, wait_gone
+
+from agentica_cli.tools.base import FunctionCall
+from agentica_cli.tools.mcp import McpServerError, McpTool
+
+ALL_TOOLS = [
+    "echo",
+    "add",
+    "slow_read",
+    "increment",
+    "delete_notes",
+    "add_note",
+    "fail",
+    "pid",
+    "getenv",
+    "cwd",
+    "log",
+    "picture",
+    "document",
+    "crash",
+    "hang",
+    "freeze",
+]
+
+
+def demo(tmp_path: Path, *options: str, **kwargs) -> McpTool:  # type: ignore[no-untyped-def]
+    kwargs.setdefault("name", "demo")
+    return McpTool(demo_command(*options), log_file=tmp_path / "demo.log", **kwargs)
+
+
+async def call(tool: McpTool, name: str, arguments: str | dict = "{}") -> FunctionCall:  # type: ignore[type-arg]
+    return await FunctionCall(tool.functions[name], "call_1", arguments).execute()
+
+
+# -- construction (no server needed) ------------------------------------------------------
+
+
+def test_command_string_is_split_like_a_shell():
+    tool = McpTool("python 'my server.py' --flag x")
+    assert (tool.target.transport, tool.target.command, tool.target.args) == (
+        "stdio",
+        "python",
+        ("my server.py", "--flag", "x"),
+    )
+    assert tool.name == "my_server"
+    assert tool.state == "idle" and tool.functions == {}
+
+
+def test_command_with_args_env_cwd():
+    tool = McpTool(command="npx", args=["-y", "@acme/files-server@1.2"], env={"A": "1"}, cwd="/tmp")
+    assert tool.target.command == "npx"
+    assert tool.target.args == ("-y", "@acme/files-server@1.2")
+    assert dict(tool.target.env) == {"A": "1"} and tool.target.cwd == "/tmp"
+    assert tool.name == "files-server"
+    assert McpTool("python -m my_pkg.server --debug").name == "my_pkg_server"
+    assert McpTool("/usr/local/bin/weather-mcp").name == "weather-mcp"
+
+
+def test_url_picks_the_transport():
+    assert McpTool(url="http://127.0.0.1:8000/sse").transport == "sse"
+    assert McpTool(url="http://127.0.0.1:8000/mcp").transport == "streamable-http"
+    assert McpTool(url="http://127.0.0.1:8000/sse", transport="streamable-http").transport == "streamable-http"
+    assert McpTool(url="http://127.0.0.1:8000/x", transport="http").transport == "streamable-http"
+    tool = McpTool(url="https://tools.example.test/mcp", headers={"Authorization": "Bearer t"})
+    assert tool.name == "tools_example_test"
+    assert dict(tool.target.headers) == {"Authorization": "Bearer t"}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({}, "exactly one of a command"),
+        ({"command": "x", "url": "http://127.0.0.1/mcp"}, "exactly one of a command"),
+        ({"url": "ftp://127.0.0.1/mcp"}, "must start with http"),
+        ({"url": "http://127.0.0.1/mcp", "transport": "carrier-pigeon"}, "unknown MCP transport"),
+        ({"command": "x", "transport": "sse"}, "needs url="),
+        ({"url": "http://127.0.0.1/mcp", "args": ["a"]}, "stdio servers only"),
+        ({"command": "   "}, "empty command"),
+    ],
+)
+def test_bad_constructor_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        McpTool(**kwargs)
+
+
+# -- functions from the server's tool list -------------------------------------------------
+
+
+def test_functions_schema_flags_and_results(tmp_path):
+    async def main() -> None:
+        async with demo(tmp_path) as mcp:
+            assert mcp.state == "ready"
+            assert list(mcp.functions) == [f"demo__{name}" for name in ALL_TOOLS]
+            add = mcp.functions["demo__add"]
+            # The server's inputSchema, passed through unchanged.
+            assert add.parameters == {
+                "type": "object",
+                "properties": {"a": {"title": "A", "type": "integer"}, "b": {"title": "B", "type": "integer"}},
+                "required": ["a", "b"],
+                "title": "addArguments",
+            }
+            assert add.description == "Add two integers."
+            assert add.validate_arguments is False
+            assert add.to_openai()["function"]["name"] == "demo__add"
+
+            def flags(name: str) -> tuple[bool, bool, bool]:
+                f = mcp.functions[f"demo__{name}"]
+                return (f.is_read_only, f.concurrency_safe, f.is_destructive)
+
+            assert flags("echo") == (True, True, False)  # readOnlyHint
+            assert flags("increment") == (False, False, False)  # destructiveHint=false
+            assert flags("delete_notes") == (False, False, True)  # destructiveHint=true
+            assert flags("add_note") == (False, False, True)  # no hints at all
+
+            done = await call(mcp, "demo__add", '{"a": 2, "b": 3}')
+            assert (done.result, done.error) == ("5", None)
+            failed = await call(mcp, "demo__fail", {"message": "disk on fire"})
+            assert failed.error == failed.result == "Error: McpToolError: Error executing tool fail: disk on fire"
+            picture = await call(mcp, "demo__picture")
+            assert picture.result == "a pixel\n[image: image/png, 70 bytes]"
+            document = await call(mcp, "demo__document")
+            assert document.result == "see the attached file\n[resource: file:///notes.txt, text/plain]\nline one"
+            # Arguments are checked by the server against its own schema.
+            bad = await call(mcp, "demo__add", '{"a": "two", "b": 3}')
+            assert bad.error is not None and bad.error.startswith("Error: McpToolError: ")
+            assert "a" in bad.error and "integer" in bad.error
+        assert mcp.state == "closed" and mcp.pid is None
+
+    asyncio.run(main())
+
+
+def test_one_session_keeps_state_between_calls(tmp_path):
+    async def main() -> None:
+        async with demo(tmp_path) as mcp:
+            pid = mcp.pid
+            assert pid is not None and not process_gone(pid)
+            counts = [(await call(mcp, "demo__increment")).result for _ in range(3)]
+            assert counts == ["1", "2", "3"]
+            assert (await call(mcp, "demo__pid")).result == str(pid)
+            assert mcp.restarts == 0
+
+    asyncio.run(main())
+
+
+def test_include_exclude_and_prefix(tmp_path):
+    async def main() -> None:
+        async with demo(tmp_path, include_tools=["echo", "add", "fail"], exclude_tools=["fail"]) as mcp:
+            assert list(mcp.functions) == ["demo__echo", "demo__add"]
+            assert [t.name for t in mcp.mcp_tools] == ["echo", "add"]
+        async with demo(tmp_path, include_tools=["echo"], tool_name_prefix="") as mcp:
+            assert list(mcp.functions) == ["echo"]
+            assert (await call(mcp, "echo", {"text": "hi"})).result == "hi"
+        async with demo(tmp_path, name="files", include_tools=["echo"]) as mcp:
+            assert list(mcp.functions) == ["files__echo"]
+        async with demo(tmp_path, name="x", tool_name_prefix="srv", exclude_tools=ALL_TOOLS[1:]) as mcp:
+            assert list(mcp.functions) == ["srv__echo"]
+
+    asyncio.run(main())
+
+
+def test_minimal_environment_and_cwd(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-should-not-leak")
+    monkeypatch.setenv("AGENTICA_API_KEY", "also-secret")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+
+    async def main() -> None:
+        async with demo(tmp_path, env={"SERVER_TOKEN": "given"}, cwd=tmp_path) as mcp:
+            async def env(name: str) -> str | None:
+                return (await call(mcp, "demo__getenv", {"name": name})).result
+
+            assert await env("OPENAI_API_KEY") == "<unset>"
+            assert await env("AGENTICA_API_KEY") == "<unset>"
+            assert await env("SERVER_TOKEN") == "given"
+            assert await env("LANG") == "C.UTF-8"
+            assert await env("PATH") == os.environ["PATH"]
+            assert (await call(mcp, "demo__cwd")).result == str(tmp_path)
+
+    asyncio.run(main())
+
+
+def test_server_stderr_goes_to_the_log_file(tmp_path, capfd):
+    async def main() -> None:
+        async with demo(tmp_path) as mcp:
+            assert (await call(mcp, "demo__log", {"message": "a line for the log"})).result == "logged"
+
+    asyncio.run(main())
+    captured = capfd.readouterr()
+    assert "a line for the log" not in captured.err + captured.out
+    log = (tmp_path / "demo.log").read_text()
+    assert "starting MCP server 'demo'" in log and "a line for the log" in log
+
+
+def test_server_instructions_go_into_the_system_prompt(tmp_path):
+    async def main() -> None:
+        async with demo(tmp_path, include_tools=["echo"]) as mcp:
+            assert mcp.get_system_prompt() == (
+                "## MCP server 'demo' (tools named demo__...)\nDemo server for the agentica tests."
+            )
+
+    asyncio.run(main())
+
+
+# -- failures: crash, hang, timeouts, restarts ----------------------------------------------
+
+
+def test_crash_mid_call_is_an_error_then_the_server_restarts(tmp_path):
+    async def main() -> None:
+        async with demo(tmp_path) as mcp:
+            first_pid = mcp.pid
+            assert (await call(mcp, "demo__increment")).result == "1"
+            crashed = await call(mcp, "demo__crash")
+            assert crashed.error == (
+                "Error: McpServerError: MCP server 'demo' stopped during the call: the server process exited "
+                f"(its stderr is in {tmp_path / 'demo.log'}). It will be restarted on the next call."
+            )
+            assert mcp.status == "failed"
+            assert wait_gone(first_pid)
+            again = await call(mcp, "demo__increment")
+            assert (again.result, again.error) == ("1", None)  # a new process: fresh state
+            assert mcp.status == "ready" and mcp.restarts == 1
+            assert mcp.pid not in (None, first_pid)
+
+    asyncio.run(main())
+
+
+def test_server_killed_while_idle_is_restarted_transparently(tmp_path):
+    async def main() -> None:
+        async with demo(tmp_path) as mcp:
+            first_pid = mcp.pid
+            os.kill(first_pid, 9)
+            assert wait_gone(first_pid)
+            done = await call(mcp, "demo__echo", {"text": "still here"})
+            assert (done.result, done.error) == ("still here", None)
+            assert mcp.restarts == 1 and mcp.pid != first_pid
+
+    asyncio.run(main())
+
+
+def test_failed_restart_then_unavailable_until_connect(tmp_path):
+    block = tmp_path / "block-start"
+
+    async def main() -> None:
+        async with demo(tmp_path, "--fail-start-if-exists", str(block)) as mcp:
+            block.write_text("x")
+            await call(mcp, "demo__crash")
+            started = time.monotonic()
+            failed = await call(mcp, "demo__echo", {"text": "a"})
+            assert failed.error is not None
+            assert failed.error.startswith(
+                "Error: McpServerError: MCP server 'demo' could not be restarted: MCP server 'demo' "
+            )
+            assert f"refusing to start: {block} exists" in failed.error
+            # No second automatic restart: later calls fail at once with the reason.
+            started = time.monotonic()
+            again = await call(mcp, "demo__echo", {"text": "b"})
+            assert time.monotonic() - started < 0.2
+            assert again.error is not None
+            assert again.error.startswith("Error: McpServerError: MCP server 'demo' is unavailable: ")
+            assert mcp.status == "failed"
+            block.unlink()
+            await mcp.connect()
+            assert (await call(mcp, "demo__echo", {"text": "c"})).result == "c"
+
+    asyncio.run(main())
+
+
+def test_a_slow_call_times_out_but_a_responsive_server_keeps_its_session(tmp_path):
+    async def main() -> None:
+        async with demo(tmp_path, timeout=0.5) as mcp:
+            pid = mcp.pid
+            assert (await call(mcp, "demo__increment")).result == "1"
+            started = time.monotonic()
+            slow = await call(mcp, "demo__hang")
+            assert slow.error == (
+                "Error: McpServerError: MCP tool 'hang' on server 'demo' did not finish within 0.5 s "
+                "and was cancelled (the server is still responding)."
+            )
+            assert time.monotonic() - started < 2.0
+            assert (await call(mcp, "demo__increment")).result == "2"  # same session, same state
+            assert mcp.pid == pid and mcp.restarts == 0
+
+    asyncio.run(main())
+
+
+def test_a_hung_server_is_stopped_and_restarted(tmp_path):
+    async def main() -> None:
+        async with demo(tmp_path, timeout=0.5) as mcp:
+            hung_pid = mcp.pid
+            started = time.monotonic()
+            frozen = await call(mcp, "demo__freeze")
+            elapsed = time.monotonic() - started
+            assert frozen.error == (
+                "Error: McpServerError: MCP server 'demo' stopped responding (no answer within "
+                "0.5 s); it was stopped and will be restarted on the next call."
+            )
+            assert elapsed < 3.0  # call timeout + probe timeout, never the SDK's own long waits
+            assert wait_gone(hung_pid, timeout=1.0)
+            assert (await call(mcp, "demo__echo", {"text": "back"})).result == "back"
+            assert mcp.restarts == 1
+
+    asyncio.run(main())
+
+
+def test_cancelling_a_call_leaves_the_session_usable(tmp_path):
+    async def main() -> None:
+        async with demo(tmp_path) as mcp:
+            task = asyncio.create_task(call(mcp, "demo__slow_read", {"seconds": 30}))
+            await asyncio.sleep(0.3)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            started = time.monotonic()
+            assert (await call(mcp, "demo__echo", {"text": "ok"})).result == "ok"
+            assert time.monotonic() - started < 1.0 and mcp.restarts == 0
+
+    asyncio.run(main())
+
+
+def test_connect_failures_say_why(tmp_path):
+    async def main() -> None:
+        missing = McpTool("definitely-not-a-command-4711 --x", name="ghost", log_file=tmp_path / "g.log")
+        with pytest.raises(McpServerError, match="command not found: definitely-not-a-command-4711"):
+            await missing.connect()
+        assert missing.state == "failed" and "command not found" in (missing.error or "")
+
+        broken = demo(tmp_path, "--fail-start", "config file is missing")
+        with pytest.raises(McpServerError) as info:
+            await broken.connect()
+        command = demo_command("--fail-start", "config file is missing")
+        assert str(info.value).startswith(f"MCP server 'demo' ({command}) failed to start: ")
+        assert "config file is missing" in str(info.value)
+        assert broken.state == "failed"
+
+        slow = demo(tmp_path, "--slow-start", "30", connect_timeout=1.0)
+        started = time.monotonic()
+        with pytest.raises(McpServerError, match="did not start within 1 s"):
+            await slow.connect()
+        assert time.monotonic() - started < 2.5
+        assert slow.state == "failed"
+        # The half-started process was killed, not left behind.
+        await asyncio.sleep(0.1)
+        children = subprocess.run(["ps", "-o", "args=", "--ppid", str(os.getpid())], capture_output=True, text=True)
+        assert "--slow-start" not in children.stdout
+
+    asyncio.run(main())
+
+
+# -- no orphan processes --------------------------------------------------------------------
+
+
+def test_close_stops_the_server_process(tmp_path):
+    async def main() -> int:
+        mcp = demo(tmp_path)
+        await mcp.connect()
+        pid = int((await call(mcp, "demo__pid")).result or 0)
+        assert pid == mcp.pid and not process_gone(pid)
+        started = time.monotonic()
+        await mcp.close()
+        assert time.monotonic() - started < 1.5
+        return pid
+
+    pid = asyncio.run(main())
+    assert process_gone(pid)
+
+
+EXIT_SCRIPT = textwrap.dedent(
+    """
+    import asyncio, sys, threading
+    sys.path.insert(0, {root!r})
+    from agentica_cli.tools.mcp import McpTool
+
+    mode = sys.argv[1]
+    tool = McpTool({command!r}, log_file={log!r})
+
+    async def connect():
+        await tool.connect()
+        # A server busy in a call that blocks its event loop does not notice its stdin
+        # closing, so only we can stop it.
+        asyncio.ensure_future(tool.call_tool("freeze"))
+        await asyncio.sleep(0.3)
+        print(tool.pid, flush=True)
+
+    if mode == "loop-ends":
+        # asyncio.run() ends with the tool still connected: the loop's shutdown cancels
+        # the session's owner task, whose cleanup stops the server.
+        asyncio.run(connect())
+    elif mode == "thread-dies":
+        # The loop runs in a daemon thread that is simply dropped at exit: only the
+        # atexit handler is left to stop the server.
+        loop = asyncio.new_event_loop()
+        threading.Thread(target=loop.run_forever, daemon=True).start()
+        asyncio.run_coroutine_threadsafe(connect(), loop).result()
+    else:
+        asyncio.run(connect())
+    """
+)
+
+
+@pytest.mark.parametrize("mode", ["loop-ends", "thread-dies"])
+def test_no_server_left_when_python_exits_without_close(tmp_path, mode):
+    root = str(Path(__file__).resolve().parents[1])
+    script = EXIT_SCRIPT.format(root=root, command=demo_command(), log=str(tmp_path / "x.log"))
+    done = subprocess.run([PYTHON, "-c", script, mode], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    pid = int(done.stdout.strip())
+    assert wait_gone(pid, timeout=2.0)
+
+
+def test_no_server_left_when_the_agent_process_is_killed(tmp_path):
+    """SIGKILL leaves no chance to clean up; the server sees its stdin close and exits."""
+    root = str(Path(__file__).resolve().parents[1])
+    script = textwrap.dedent(
+        f"""
+        import asyncio, sys
+        sys.path.insert(0, {root!r})
+        from agentica_cli.tools.mcp import McpTool
+
+        async def main():
+            tool = McpTool({demo_command()!r}, log_file={str(tmp_path / "k.log")!r})
+            await tool.connect()
+            print(tool.pid, flush=True)
+            await asyncio.sleep(60)
+
+        asyncio.run(main())
+        """
+    )
+    agent = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert agent.stdout is not None
+    pid = int(agent.stdout.readline())
+    assert not process_gone(pid)
+    agent.kill()
+    agent.wait()
+    assert wait_gone(pid, timeout=3.0)
+
