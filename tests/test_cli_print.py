@@ -73,8 +73,8 @@ def test_json_format_is_one_object_with_result_session_usage_and_tool_calls(home
     assert result["stop_reason"] == "completed"
     assert result["usage"] == {"input_tokens": 230, "output_tokens": 10, "total_tokens": 240}
     assert result["num_model_requests"] == 2
-    assert [(c["id"], c["name"], c["args"], c["status"]) for c in result["tool_calls"]] == [
-        ("call_1", "read_file", {"file_path": "notes.txt"}, "ok")
+    assert [(c["id"], c["name"], c["args"]["file_path"], c["status"]) for c in result["tool_calls"]] == [
+        ("call_1", "read_file", "notes.txt", "ok")
     ]
     files = session_files(home)
     assert [f.stem for f in files] == [result["session_id"]]
@@ -96,7 +96,7 @@ def test_stream_json_writes_every_event_as_a_line(home: Path, project: Path) -> 
     assert kinds.count("model_request_started") == 2
     started = next(e for e in events if e["type"] == "tool_call_started")
     finished = next(e for e in events if e["type"] == "tool_call_finished")
-    assert (started["call_id"], started["name"], started["args"]) == ("call_1", "read_file", {"file_path": "notes.txt"})
+    assert (started["call_id"], started["name"], started["args"]["file_path"]) == ("call_1", "read_file", "notes.txt")
     assert finished["status"] == "ok" and "hello from the notes" in finished["result"]
     assert kinds.index("tool_call_started") < kinds.index("tool_call_finished") < kinds.index("text_delta")
     text = "".join(e["text"] for e in events if e["type"] == "text_delta")

@@ -99,6 +99,8 @@ class PermissionPolicy:
         name = getattr(call, "name", "") or getattr(getattr(call, "function", None), "name", "")
         args = call_args(call)
         if self.mode == "plan":
+            if self.on_refusal is not None:
+                self.on_refusal(name, self.mode)
             return Decision.deny(
                 f"Plan mode is on: '{name}' changes things, so it was not run. Do not try other ways to "
                 "make changes; finish by presenting your plan (the files and the edits or commands you "

@@ -13,14 +13,16 @@ from typing import Any
 _MAIN_ARGS = (
     "command",
     "file_path",
-    "path",
     "pattern",
+    "path",
     "query",
     "url",
     "description",
     "prompt",
     "name",
 )
+_NUMBERED = re.compile(r"^\s*\d+\t")  # read_file's "   12<TAB>text" lines
+_FOOTER = re.compile(r"^[\[(].*[\])]$")  # "[3 entries in .]", "(end of file: ...)"
 _EXIT_CODE = re.compile(r"exit(?:ed with)?(?: code|_code|\s+status)?[:= ]\s*(-?\d+)", re.IGNORECASE)
 
 
@@ -45,6 +47,10 @@ def summarize_call(name: str, args: dict[str, Any] | None, width: int = 80) -> s
     return shorten(f"{name} {' '.join(parts)}".strip(), width)
 
 
+def plural(count: int, one: str, many: str | None = None) -> str:
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
 def _count_lines(text: str) -> int:
     return 0 if not text else text.count("\n") + (0 if text.endswith("\n") else 1)
 
@@ -60,19 +66,20 @@ def summarize_result(name: str, result: str, status: str = "ok", error: str | No
     text = result or ""
     lowered = name.lower()
     if lowered in ("execute", "bash", "shell", "run_command") or "exit code" in text[:200].lower():
-        match = _EXIT_CODE.search(text)
+        match = _EXIT_CODE.search(text[:200])
         if match:
-            return f"exit code {match.group(1)}, {_count_lines(text)} lines"
+            body = [line for line in text.splitlines()[1:] if line.strip() and line.strip() != "(no output)"]
+            return f"exit code {match.group(1)}, " + (plural(len(body), "line") + " of output" if body else "no output")
+    content = [line for line in text.splitlines() if line.strip() and not _FOOTER.match(line)]
     if lowered in ("grep", "search", "search_code"):
-        lines = [line for line in text.splitlines() if line.strip()]
-        if not lines or text.strip().lower().startswith("no match"):
+        if not content or text.strip().lower().startswith(("no match", "(no match")):
             return "no matches"
-        return f"{len(lines)} matching lines"
+        return plural(len(content), "line") + " of matches"
     if lowered in ("glob", "ls", "list_dir", "list_files"):
-        lines = [line for line in text.splitlines() if line.strip()]
-        return f"{len(lines)} entries"
+        return plural(len(content), "entry", "entries")
     if lowered in ("read_file", "read"):
-        return f"{_count_lines(text)} lines read"
+        numbered = sum(1 for line in text.splitlines() if _NUMBERED.match(line))
+        return plural(numbered or _count_lines(text), "line") + " read"
     if not text.strip():
         return "done"
     first = text.strip().splitlines()[0]
