@@ -220,7 +220,7 @@ class PrintRun:
         await self.mcp.wait_ready()
         for failed in self.mcp.new_failures():
             sys.stderr.write(f"agentica: MCP server '{failed.name}' failed to start: {failed.error}\n")
-        return list(self.mcp.tools)
+        return self.mcp.ready_tools()  # a failed server is left out, not retried mid-run
 
     async def drive(self, prompt: str) -> None:
         try:

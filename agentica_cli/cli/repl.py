@@ -301,11 +301,21 @@ class Repl:
             show()
 
     async def mcp_tools(self) -> list[Any]:
-        if not self.enabled_mcp_servers():
-            return []
-        if self.mcp is None:
+        if self.enabled_mcp_servers() and self.mcp is None:
             self.start_mcp()
-        return list(self.mcp.tools) if self.mcp is not None else []
+        return []  # added by sync_mcp_tools as each server becomes ready
+
+    def sync_mcp_tools(self) -> None:
+        """Offer the tools of ready MCP servers only: a server still starting must not hold
+        up a turn, and a failed one must not break it (the agent would try to connect it)."""
+        if self.mcp is None or self.agent is None:
+            return
+        ready = self.mcp.ready_tools()
+        managed = {id(t) for t in self.mcp.tools}
+        ready_ids = {id(t) for t in ready}
+        kept = [t for t in self.agent.tools if id(t) not in managed or id(t) in ready_ids]
+        present = {id(t) for t in kept}
+        self.agent.tools = kept + [t for t in ready if id(t) not in present]
 
     # -- approvals --------------------------------------------------------------------------
 
@@ -359,6 +369,7 @@ class Repl:
             _plain(f"error: could not start the agent: {type(exc).__name__}: {exc}", "31")
             return
         self.ensure_renderer()
+        self.sync_mcp_tools()
         if self.pending_context:
             text = "\n\n".join([*self.pending_context, text])
             self.pending_context.clear()

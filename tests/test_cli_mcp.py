@@ -1,0 +1,100 @@
+"""MCP servers from config.toml in the `agentica` command: trust, tools offered, failures, /mcp."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+from test_cli_helpers import AGENTICA, cli_env, model_args, run_cli, tool_results
+
+from agentica_cli.testing import ScriptedModelServer, turns
+
+DEMO = Path(__file__).resolve().parent / "mcp_servers" / "demo_server.py"
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    (path / ".agentica").mkdir(parents=True)
+    (path / ".agentica" / "config.toml").write_text(
+        f'[mcp_servers.demo]\ncommand = "{sys.executable}"\nargs = ["{DEMO}"]\n\n'
+        f'[mcp_servers.broken]\ncommand = "{sys.executable}"\nargs = ["{DEMO}", "--fail-start", "no database"]\n'
+    )
+    return path
+
+
+def offered(request: dict) -> set[str]:
+    return {t["function"]["name"] for t in request.get("tools") or []}
+
+
+def test_untrusted_project_servers_are_not_started(home: Path, project: Path) -> None:
+    with ScriptedModelServer([turns.text("ok")]) as server:
+        proc = run_cli(["-p", "hi", *model_args(server)], cwd=project, home=home)
+        requests = server.requests
+    assert proc.returncode == 0, proc.stderr
+    assert f"agentica: ignoring 'mcp_servers' from untrusted {project / '.agentica' / 'config.toml'}" in proc.stderr
+    assert not any(name.startswith("demo__") for name in offered(requests[0]))
+
+
+def test_trusted_project_servers_start_and_their_tools_are_called(home: Path, project: Path) -> None:
+    script = [
+        turns.tool_calls(turns.call("demo__add", {"a": 2, "b": 3}, id="m1")),
+        turns.text("2 + 3 = 5"),
+    ]
+    with ScriptedModelServer(script) as server:
+        proc = run_cli(["-p", "add", "--trust", *model_args(server)], cwd=project, home=home)
+        requests = server.requests
+    assert proc.returncode == 0, proc.stderr
+    assert {"demo__add", "demo__echo", "read_file"} <= offered(requests[0])
+    assert not any(name.startswith("broken__") for name in offered(requests[0]))
+    assert tool_results(requests[1])["m1"] == "5"
+    assert proc.stderr.count("MCP server 'broken' failed to start") == 1
+    assert "no database" in proc.stderr
+    assert proc.stdout == "2 + 3 = 5\n"
+    # trusted once, remembered: the next run needs no flag
+    with ScriptedModelServer([turns.text("ok")]) as server:
+        again = run_cli(["-p", "hi", *model_args(server)], cwd=project, home=home)
+        assert "demo__add" in offered(server.requests[0])
+    assert "ignoring" not in again.stderr
+
+
+def test_bad_mcp_table_is_a_config_error(home: Path, project: Path) -> None:
+    (home / "config.toml").write_text('[mcp_servers.x]\nurl = "http://127.0.0.1:1/mcp"\nargs = ["a"]\n')
+    proc = run_cli(["-p", "hi", "--api-key", "k"], cwd=project, home=home)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"agentica: config error: {home / 'config.toml'}: mcp_servers.x.args applies to")
+
+
+def test_repl_lists_servers_with_mcp_command(home: Path, project: Path) -> None:
+    with ScriptedModelServer([]) as server:
+        child = pexpect.spawn(
+            AGENTICA[0],
+            [*AGENTICA[1:], *model_args(server), "--trust"],
+            cwd=str(project),
+            env=cli_env(home, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color"),
+            encoding="utf-8",
+            dimensions=(40, 160),
+            timeout=20,
+        )
+        try:
+            child.expect("❯")
+            child.expect(r"MCP server 'broken' failed to start: .*no database")
+            child.send("/mcp\r")
+            child.expect(r"demo\s+ready\s+stdio")
+            child.expect(r"tools: .*demo__add")
+            child.expect(r"broken\s+failed")
+            child.expect("❯")
+            child.sendcontrol("d")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)
+        assert child.exitstatus == 0
