@@ -43,3 +43,31 @@ def _no_network():
     yield
     socket.getaddrinfo = _real_getaddrinfo
     socket.socket.connect = _real_connect
+
+
+# -- the scripted model server ----------------------------------------------------------------
+
+
+@pytest.fixture
+def scripted():
+    """`scripted(*turns)` starts a ScriptedModelServer on 127.0.0.1 (stopped after the test)."""
+    from agentica_cli.testing import ScriptedModelServer
+
+    servers = []
+
+    def start(*turns):
+        server = ScriptedModelServer(turns).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def scripted_model(server, **options):
+    """An OpenAIChat pointed at a scripted server, with fast retries."""
+    from agentica_cli.models import OpenAIChat
+
+    options.setdefault("retry_base_delay", 0.01)
+    return OpenAIChat(id="scripted-model", api_key="sk-test", base_url=server.base_url, **options)

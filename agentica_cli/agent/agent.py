@@ -165,13 +165,21 @@ class Agent:
         return RunResult(content, list(self.messages), usage, reason, error)  # type: ignore[arg-type]
 
     def run_sync(self, prompt: str) -> RunResult:
+        async def run_then_close() -> RunResult:
+            try:
+                return await self.run(prompt)
+            finally:  # this loop ends here: close the model's connections while it still runs
+                aclose = getattr(self.model, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.run(prompt))
+            return asyncio.run(run_then_close())
         # Called from async code (a notebook): run on a fresh loop in a helper thread.
         box: list[Any] = []
-        thread = threading.Thread(target=lambda: box.append(asyncio.run(self.run(prompt))))
+        thread = threading.Thread(target=lambda: box.append(asyncio.run(run_then_close())))
         thread.start()
         thread.join()
         return box[0]

@@ -150,6 +150,12 @@ class OpenAIChat(Model):
         if self._client is None or self._client_loop is not loop:
             from openai import AsyncOpenAI
 
+            if self._client is not None:
+                # Its connections belong to a finished loop. Mark it closed now (the close itself
+                # fails on the dead loop, which we ignore) so its __del__ does not try again noisily.
+                stale = loop.create_task(self._client.close())
+                stale.add_done_callback(lambda t: t.cancelled() or t.exception())
+
             self._client = AsyncOpenAI(
                 api_key=self.resolve_api_key(),
                 base_url=self.base_url,
@@ -261,9 +267,10 @@ class OpenAIChat(Model):
         )
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        """Close the HTTP client of the running loop (run_sync does it before its loop ends)."""
+        if self._client is not None and self._client_loop is asyncio.get_running_loop():
+            client, self._client = self._client, None
+            await client.close()
 
 
 def _classify(exc: Exception) -> Exception:
