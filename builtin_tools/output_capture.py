@@ -81,7 +81,7 @@ class OutputCapture:
             tail_text = _cut_start(tail).decode("utf-8", errors="replace")[-(max_chars // 2) :]
         # Cut at line boundaries when one is near, so the marker sits between whole lines.
         nl = head_text.rfind("\n")
-        if nl >= len(head_text) - 2000:
+        if nl != -1 and nl >= len(head_text) - 2000:
             head_text = head_text[: nl + 1]
         nl = tail_text.find("\n")
         if 0 <= nl < 2000:

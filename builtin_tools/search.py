@@ -161,6 +161,11 @@ def grep_with_rg(rg: str, request: GrepRequest, cwd: Path) -> GrepOutcome:
     return outcome
 
 
+def _strip_dot(path: str) -> str:
+    """rg prints "./src/a.py" when searching "."; the other tools say "src/a.py"."""
+    return path[2:] if path.startswith("./") else path
+
+
 def _collect_rg_content(stream, request: GrepRequest, outcome: GrepOutcome) -> None:  # type: ignore[no-untyped-def]
     matches = 0
     chars = 0
@@ -190,7 +195,7 @@ def _collect_rg_content(stream, request: GrepRequest, outcome: GrepOutcome) -> N
         if head.group(3) is not None:
             match_char = len(body[: int(head.group(3)) - 1].decode("utf-8", errors="replace"))
         text = window_line(text, match_char)
-        path = path_bytes.decode("utf-8", errors="replace")
+        path = _strip_dot(path_bytes.decode("utf-8", errors="replace"))
         outcome.lines.append(GrepLine(path, int(head.group(1)), text, is_match))
         chars += len(path) + len(text) + 8
 
@@ -211,7 +216,7 @@ def _collect_rg_files(stream, request: GrepRequest, outcome: GrepOutcome) -> Non
             if len(outcome.counts) >= request.max_results:
                 outcome.truncated = True
                 return
-            outcome.counts[path.decode("utf-8", errors="replace")] = count
+            outcome.counts[_strip_dot(path.decode("utf-8", errors="replace"))] = count
 
 
 # ----------------------------------------------------------------------------------------
