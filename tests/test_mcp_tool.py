@@ -260,9 +260,11 @@ def test_failed_restart_then_unavailable_until_connect(tmp_path):
             failed = await call(mcp, "demo__echo", {"text": "a"})
             assert failed.error is not None
             assert failed.error.startswith(
-                "Error: McpServerError: MCP server 'demo' could not be restarted: MCP server 'demo' "
+                "Error: McpServerError: MCP server 'demo' could not be restarted: the server process exited; "
+                "its last stderr output:\n"
             )
             assert f"refusing to start: {block} exists" in failed.error
+            assert mcp.error is not None and f"refusing to start: {block} exists" in mcp.error
             # No second automatic restart: later calls fail at once with the reason.
             started = time.monotonic()
             again = await call(mcp, "demo__echo", {"text": "b"})

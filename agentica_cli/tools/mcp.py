@@ -165,6 +165,7 @@ class McpTool(Tool):
         self.mcp_tools: list[Any] = []  # the server's tool list (mcp_types.Tool), filtered
         self.instructions: str | None = None
         self.restarts = 0  # successful automatic restarts
+        self.managed = False  # True when a McpServerSet starts and stops this server
         self._connection: McpConnection | None = None
         self._starting: McpConnection | None = None  # a connect in progress, for close()
         self._restart_allowed = False  # one automatic restart after a crash or hang
@@ -252,11 +253,16 @@ class McpTool(Tool):
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
-    async def connect(self) -> McpTool:
+    async def connect(self, *, force: bool = False) -> McpTool:
         """Start/connect the server and read its tools; raises McpServerError on failure.
 
         Calling it again on a connected tool is a no-op; on a failed or closed one it retries.
+        A tool owned by a McpServerSet (`managed`) is started, restarted and closed by the
+        set: connect() then returns at once (the Agent calls it before every run), unless
+        `force` is given.
         """
+        if self.managed and not force:
+            return self
         async with self._get_lock():
             if self.state == "ready" and self._connection is not None and self._connection.alive:
                 return self
@@ -276,7 +282,7 @@ class McpTool(Tool):
     async def restart(self) -> McpTool:
         """Close and connect again (e.g. from the CLI's /mcp command)."""
         await self.close()
-        return await self.connect()
+        return await self.connect(force=True)
 
     async def _open(self) -> None:
         old, self._connection = self._connection, None
@@ -302,7 +308,7 @@ class McpTool(Tool):
                 await connection.close()
         except McpServerError as err:
             if self._starting is connection:
-                self._set_state("failed", str(err))
+                self._set_state("failed", err.reason)
                 raise
         except BaseException:
             self._set_state("failed", "connect was cancelled")
@@ -424,7 +430,9 @@ class McpTool(Tool):
             try:
                 await self._open()
             except McpServerError as err:
-                raise McpServerError(f"MCP server '{self.name}' could not be restarted: {err}") from None
+                raise McpServerError(
+                    f"MCP server '{self.name}' could not be restarted: {err.reason}", err.reason
+                ) from None
             self.restarts += 1
             assert self._connection is not None
             return self._connection

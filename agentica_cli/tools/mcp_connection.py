@@ -35,7 +35,14 @@ OWNER_GRACE = 3.0
 
 
 class McpServerError(Exception):
-    """The MCP server could not be started, crashed, hung or is unavailable."""
+    """The MCP server could not be started, crashed, hung or is unavailable.
+
+    `reason` is the short cause without the server's name (what `/mcp` shows).
+    """
+
+    def __init__(self, message: str, reason: str | None = None):
+        super().__init__(message)
+        self.reason = reason or message
 
 
 class McpToolError(Exception):
@@ -115,6 +122,17 @@ def is_timeout_error(exc: BaseException) -> bool:
     return isinstance(exc, TimeoutError)
 
 
+def quiet_sdk_logging() -> None:
+    """The SDK logs transport errors (with tracebacks) that we already turn into tool errors;
+    without a handler they would reach stderr through logging's last resort, over the UI.
+    An application that configures logging still receives them (propagation stays on)."""
+    import logging
+
+    sdk_logger = logging.getLogger("mcp")
+    if not any(isinstance(h, logging.NullHandler) for h in sdk_logger.handlers):
+        sdk_logger.addHandler(logging.NullHandler())
+
+
 class McpConnection:
     """A started MCP session: `open()`, then `call()` any number of times, then `close()`."""
 
@@ -147,6 +165,7 @@ class McpConnection:
         self._log_offset = 0
         self._connect_timed_out = False
         self._opened = False
+        self._http_error: str | None = None  # the last HTTP error status seen (streamable HTTP)
 
     # -- state -------------------------------------------------------------------------
 
@@ -195,6 +214,7 @@ class McpConnection:
 
         Raises McpServerError with a message that says what went wrong.
         """
+        quiet_sdk_logging()
         self.loop = asyncio.get_running_loop()
         self._requests = asyncio.Queue()
         opened: asyncio.Future[None] = self.loop.create_future()
@@ -206,7 +226,8 @@ class McpConnection:
         except asyncio.TimeoutError:
             self.kill()
             self._owner.cancel()
-            raise McpServerError(self._describe_failure(f"did not start within {self.connect_timeout:g} s")) from None
+            reason = f"did not start within {self.connect_timeout:g} s"
+            raise McpServerError(self._describe_failure(reason), reason) from None
         except asyncio.CancelledError:
             await self.close()
             raise
@@ -406,8 +427,15 @@ class McpConnection:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
+        async def note_http_error(response: Any) -> None:
+            # The SDK turns a 401/403/500 into a generic "error response"; keep the status.
+            if response.status_code >= 400:
+                self._http_error = f"HTTP {response.status_code} {response.reason_phrase}".strip()
+
         http = httpx2.AsyncClient(
-            headers=headers or None, timeout=httpx2.Timeout(self.connect_timeout, read=300.0)
+            headers=headers or None,
+            timeout=httpx2.Timeout(self.connect_timeout, read=300.0),
+            event_hooks={"response": [note_http_error]},
         )
         # Entered on our stack so that it is closed with the session.
         stack.push_async_callback(http.aclose)
@@ -425,6 +453,8 @@ class McpConnection:
             reason = f"did not start within {self.connect_timeout:g} s"
         elif error is not None:
             reason = self._error_text(error)
+            if self._opened and self.target.transport != "stdio":
+                reason = f"the connection was lost ({reason})"
         elif self.pid is not None and not mcp_process.is_running(self.pid) and self.lost_reason is None:
             reason = self.exit_reason()
         else:
@@ -432,7 +462,7 @@ class McpConnection:
         if self.lost_reason is None:
             self.lost_reason = reason
         if not opened.done():
-            opened.set_exception(McpServerError(self._describe_failure(reason)))
+            opened.set_exception(McpServerError(self._describe_failure(reason), reason))
         for request in list(self._inflight):
             if not request.future.done():
                 request.future.set_exception(McpConnectionLost(self.lost_reason))
@@ -459,12 +489,20 @@ class McpConnection:
         if isinstance(error, PermissionError):
             return f"cannot run {self.target.command}: permission denied"
         message = str(error).strip() or type(error).__name__
+        if self.target.transport != "stdio":
+            message = message.splitlines()[0]  # httpx appends a documentation link
         if type(error).__name__ == "MCPError" and getattr(error, "code", None) == CONNECTION_CLOSED:
             message = "the connection closed"
+            if self.target.transport == "stdio":
+                pid = self.pid or mcp_process.find_child_pid(self._marker)
+                if pid is None or not mcp_process.is_running(pid):
+                    message = "the server process exited"
         if self.target.transport == "stdio":
             tail = self.log_tail()
             if tail:
                 message += f"; its last stderr output:\n{tail}"
+        elif self._http_error and self._http_error not in message:
+            message += f" ({self._http_error})"
         return message
 
     def _describe_failure(self, reason: str) -> str:

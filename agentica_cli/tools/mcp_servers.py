@@ -207,6 +207,7 @@ class McpServerSet:
                     error = str(err)
             entry = _Entry(config, tool, error)
             if tool is not None:
+                tool.managed = True  # started, restarted and closed here, never by the Agent
                 tool.listeners.append(lambda _tool, name=config.name: self._changed(name))
             self._entries[config.name] = entry
 
@@ -282,7 +283,7 @@ class McpServerSet:
     async def _connect(self, entry: _Entry) -> None:
         assert entry.tool is not None
         try:
-            await entry.tool.connect()
+            await entry.tool.connect(force=True)
         except McpServerError:
             pass  # recorded in the tool's state and error; reported through new_failures/on_change
 
@@ -301,6 +302,7 @@ class McpServerSet:
             return self.status(name)
         if entry.task is not None and not entry.task.done():
             entry.task.cancel()
+            await asyncio.gather(entry.task, return_exceptions=True)
         await entry.tool.close()
         entry.reported = None
         await self._connect(entry)

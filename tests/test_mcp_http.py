@@ -1,0 +1,117 @@
+"""McpTool over SSE and streamable HTTP, against tests/mcp_servers/http_server.py on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from mcp_servers.support import HttpDemoServer
+
+from agentica_cli.tools.base import FunctionCall
+from agentica_cli.tools.mcp import McpServerError, McpTool
+
+ENDPOINTS = {"sse": "/sse", "streamable-http": "/mcp"}
+
+
+@pytest.fixture(scope="module")
+def http_server():
+    with HttpDemoServer() as server:
+        yield server
+
+
+async def call(tool: McpTool, name: str, arguments: dict | None = None) -> FunctionCall:  # type: ignore[type-arg]
+    return await FunctionCall(tool.functions[name], "c", arguments or {}).execute()
+
+
+@pytest.mark.parametrize("transport", ["sse", "streamable-http"])
+def test_tools_listed_called_and_session_kept(http_server, transport):
+    async def main() -> None:
+        async with McpTool(url=http_server.url(ENDPOINTS[transport]), name="web") as mcp:
+            assert mcp.transport == transport  # chosen from the URL
+            assert mcp.pid is None  # not our process
+            assert "web__add" in mcp.functions and "web__delete_notes" in mcp.functions
+            assert mcp.functions["web__add"].parameters["properties"]["a"] == {"title": "A", "type": "integer"}
+            assert mcp.functions["web__echo"].concurrency_safe and not mcp.functions["web__echo"].is_destructive
+            assert mcp.functions["web__delete_notes"].is_destructive
+            assert (await call(mcp, "web__add", {"a": 20, "b": 22})).result == "42"
+            failed = await call(mcp, "web__fail", {"message": "nope"})
+            assert failed.error == "Error: McpToolError: Error executing tool fail: nope"
+            # Notes live in the server process; one session adds and then deletes them.
+            await call(mcp, "web__delete_notes")
+            assert (await call(mcp, "web__add_note", {"text": "a"})).result == "1 notes"
+            assert (await call(mcp, "web__add_note", {"text": "b"})).result == "2 notes"
+            assert (await call(mcp, "web__delete_notes")).result == "deleted 2 notes"
+            # Read-only calls overlap on one session.
+            started = time.monotonic()
+            both = await asyncio.gather(
+                call(mcp, "web__slow_read", {"seconds": 0.5, "label": "x"}),
+                call(mcp, "web__slow_read", {"seconds": 0.5, "label": "y"}),
+            )
+            assert time.monotonic() - started < 0.9
+            assert [c.result for c in both] == ["slept 0.5 x", "slept 0.5 y"]
+        assert mcp.state == "closed"
+
+    asyncio.run(main())
+
+
+def test_transport_can_be_forced(http_server):
+    async def main() -> None:
+        async with McpTool(url=http_server.url("/mcp"), transport="streamable-http", include_tools=["echo"]) as mcp:
+            assert list(mcp.functions) == ["127_0_0_1__echo"]
+            assert (await call(mcp, "127_0_0_1__echo", {"text": "x"})).result == "x"
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("transport", ["sse", "streamable-http"])
+def test_headers_are_sent(transport):
+    async def main(server: HttpDemoServer) -> None:
+        url = server.url(ENDPOINTS[transport])
+        refused = McpTool(url=url, name="auth", connect_timeout=5)
+        with pytest.raises(McpServerError, match=r"MCP server 'auth' \(.*\) failed to start: .*401"):
+            await refused.connect()
+        assert refused.state == "failed"
+        async with McpTool(url=url, name="auth", headers={"X-Token": "s3cret"}, include_tools=["echo"]) as mcp:
+            assert (await call(mcp, "auth__echo", {"text": "in"})).result == "in"
+
+    with HttpDemoServer("--header", "x-token=s3cret") as server:
+        asyncio.run(main(server))
+
+
+def test_nothing_listening_is_a_quick_clear_error():
+    async def main() -> None:
+        with HttpDemoServer() as server:
+            url = server.url("/mcp")
+        tool = McpTool(url=url, name="gone")
+        started = time.monotonic()
+        with pytest.raises(McpServerError, match=r"MCP server 'gone' \(http://127\.0\.0\.1:\d+/mcp"):
+            await tool.connect()
+        assert time.monotonic() - started < 3.0
+        assert tool.state == "failed"
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("transport", ["sse", "streamable-http"])
+def test_server_restarted_behind_the_url(transport):
+    """The HTTP server dies: one error result, then the session is re-established."""
+
+    async def main() -> None:
+        server = HttpDemoServer().start()
+        try:
+            async with McpTool(url=server.url(ENDPOINTS[transport]), name="web", timeout=5) as mcp:
+                assert (await call(mcp, "web__increment")).result == "1"
+                server.stop()
+                lost = await call(mcp, "web__increment")
+                assert lost.error is not None
+                assert lost.error.startswith("Error: McpServerError: MCP server 'web' ")
+                assert lost.error.endswith("will be restarted on the next call.")
+                server = HttpDemoServer(port=server.port).start()
+                again = await call(mcp, "web__increment")
+                assert (again.result, again.error) == ("1", None)
+                assert mcp.restarts == 1
+        finally:
+            server.stop()
+
+    asyncio.run(main())

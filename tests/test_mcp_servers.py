@@ -1,0 +1,209 @@
+"""McpServerSet / McpServerConfig: `[mcp_servers.NAME]` tables, parallel background start,
+state, failures reported once, restart and close, with real stdio and HTTP demo servers."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from mcp_servers.support import DEMO_SERVER, PYTHON, HttpDemoServer, wait_gone
+
+from agentica_cli.tools.base import FunctionCall
+from agentica_cli.tools.mcp_servers import McpConfigError, McpServerConfig, McpServerSet
+
+
+def stdio_table(*options: str, **extra) -> dict:  # type: ignore[no-untyped-def, type-arg]
+    return {"command": PYTHON, "args": [str(DEMO_SERVER), *options], **extra}
+
+
+# -- config tables ---------------------------------------------------------------------------
+
+
+def test_config_from_tables():
+    stdio = McpServerConfig.from_dict(
+        "files",
+        {
+            "command": "npx",
+            "args": ["-y", "files-server"],
+            "env": {"ROOT": "/srv"},
+            "cwd": "sub",
+            "enabled": True,
+            "timeout": 30,
+            "include_tools": ["read"],
+            "exclude_tools": ["write"],
+        },
+    )
+    assert stdio == McpServerConfig(
+        name="files",
+        command="npx",
+        args=["-y", "files-server"],
+        env={"ROOT": "/srv"},
+        cwd="sub",
+        timeout=30.0,
+        include_tools=["read"],
+        exclude_tools=["write"],
+    )
+    http = McpServerConfig.from_dict("web", {"url": "http://127.0.0.1:1/mcp", "headers": {"A": "b"}})
+    assert (http.url, http.headers, http.transport, http.enabled) == ("http://127.0.0.1:1/mcp", {"A": "b"}, None, True)
+    tool = http.build_tool()
+    assert (tool.name, tool.transport, tool.managed) == ("web", "streamable-http", False)
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ({"command": "x", "comand": "y"}, "mcp_servers.s: unknown key 'comand'"),
+        ({"command": 3}, "mcp_servers.s.command must be a string, got 3"),
+        ({"command": "x", "args": "a b"}, "mcp_servers.s.args must be a list of strings"),
+        ({"command": "x", "env": {"A": 1}}, "mcp_servers.s.env must be a table of strings"),
+        ({"command": "x", "enabled": "yes"}, "mcp_servers.s.enabled must be true or false"),
+        ({"command": "x", "timeout": 0}, "mcp_servers.s.timeout must be a positive number of seconds"),
+        ({}, "set either 'command' (stdio) or 'url'"),
+        ({"command": "x", "url": "http://127.0.0.1/mcp"}, "set either 'command' (stdio) or 'url'"),
+        ({"url": "http://127.0.0.1/mcp", "args": ["a"]}, "mcp_servers.s.args applies to a 'command' server"),
+        ({"command": "x", "headers": {"A": "b"}}, "'headers' and HTTP transports need 'url'"),
+        ({"url": "http://127.0.0.1/mcp", "transport": "grpc"}, "mcp_servers.s.transport must be one of"),
+    ],
+)
+def test_bad_tables_name_the_key(table, message):
+    with pytest.raises(McpConfigError) as info:
+        McpServerConfig.from_dict("s", table)
+    assert message in str(info.value)
+
+
+def test_env_and_header_values_may_name_our_environment_variables(monkeypatch):
+    monkeypatch.setenv("DEMO_TOKEN", "t-123")
+    config = McpServerConfig.from_dict(
+        "s", {"url": "http://127.0.0.1/mcp", "headers": {"Authorization": "Bearer ${DEMO_TOKEN}"}}
+    )
+    assert dict(config.build_tool().target.headers) == {"Authorization": "Bearer t-123"}
+    monkeypatch.delenv("DEMO_TOKEN")
+    with pytest.raises(McpConfigError, match=r"mcp_servers\.s\.headers\.Authorization refers to \$\{DEMO_TOKEN\}"):
+        config.build_tool()
+
+
+# -- the set --------------------------------------------------------------------------------
+
+
+def test_start_in_parallel_in_the_background_and_report_failures_once(tmp_path):
+    changes: list[tuple[str, str]] = []
+
+    async def main() -> None:
+        tables = {
+            "one": stdio_table("--slow-start", "1.5"),
+            "two": stdio_table("--slow-start", "1.5", include_tools=["echo"]),
+            "broken": stdio_table("--fail-start", "no database configured"),
+            "off": stdio_table(enabled=False),
+        }
+        servers = McpServerSet.from_tables(
+            tables, log_dir=tmp_path, on_change=lambda s: changes.append((s.name, s.state))
+        )
+        assert [t.name for t in servers.tools] == ["one", "two", "broken"]
+        started = time.monotonic()
+        servers.start()
+        assert time.monotonic() - started < 0.05  # never delays the first prompt
+        assert await servers.wait_ready(timeout=20)
+        elapsed = time.monotonic() - started
+        try:
+            by_name = {s.name: s for s in servers.statuses()}
+            assert by_name["one"].state == "ready" and by_name["two"].state == "ready"
+            assert by_name["two"].tools == ("two__echo",)
+            assert "one__add" in by_name["one"].tools and by_name["one"].pid is not None
+            assert by_name["one"].log_path == tmp_path / "one.log"
+            assert by_name["off"].state == "disabled" and by_name["off"].tools == ()
+            broken = by_name["broken"]
+            assert broken.state == "failed" and broken.tools == ()
+            assert broken.error is not None and "no database configured" in broken.error
+            assert broken.error.startswith("the server process exited; its last stderr output:")
+            # Two servers that each sleep 1.5 s before serving come up together: one after the
+            # other would take their 3 s of sleep plus two Python startups (>= 0.5 s each).
+            assert elapsed < 3.6, elapsed
+            assert [s.name for s in servers.new_failures()] == ["broken"]
+            assert servers.new_failures() == []  # reported once
+            assert [t.name for t in servers.ready_tools()] == ["one", "two"]
+            done = await FunctionCall(servers.tools[0].functions["one__add"], "c", {"a": 1, "b": 1}).execute()
+            assert done.result == "2"
+            pids = [by_name["one"].pid, by_name["two"].pid]
+        finally:
+            await servers.close()
+        assert all(wait_gone(pid) for pid in pids)
+        assert {s.state for s in servers.statuses()} == {"closed", "disabled"}
+
+    asyncio.run(main())
+    assert ("one", "starting") in changes and ("one", "ready") in changes
+    assert ("broken", "failed") in changes and ("off", "ready") not in changes
+
+
+def test_managed_tools_are_left_to_the_set(tmp_path):
+    async def main() -> None:
+        servers = McpServerSet.from_tables({"s": stdio_table(include_tools=["echo"])}, log_dir=tmp_path)
+        (tool,) = servers.tools
+        assert tool.managed
+        await tool.connect()  # what the Agent does before a run: a no-op for a managed tool
+        assert tool.state == "idle" and tool.functions == {}
+        async with servers:
+            await servers.wait_ready()
+            assert tool.state == "ready" and list(tool.functions) == ["s__echo"]
+        assert tool.state == "closed"
+
+    asyncio.run(main())
+
+
+def test_restart_one_server_and_close_while_starting(tmp_path):
+    async def main() -> None:
+        servers = McpServerSet.from_tables(
+            {"a": stdio_table(include_tools=["pid"]), "slow": stdio_table("--slow-start", "30")}, log_dir=tmp_path
+        )
+        servers.start()
+        await asyncio.sleep(0.1)
+        assert servers.status("slow").state == "starting"
+        while servers.status("a").state != "ready":
+            await asyncio.sleep(0.05)
+        first = servers.status("a").pid
+        status = await servers.restart("a")
+        assert status.state == "ready" and status.pid not in (None, first)
+        assert wait_gone(first)
+        started = time.monotonic()
+        await servers.close()  # the slow one is still starting: it is stopped, not waited for
+        assert time.monotonic() - started < 2.0
+        assert servers.status("slow").state == "closed"
+        assert wait_gone(status.pid)
+
+    asyncio.run(main())
+
+
+def test_a_config_that_cannot_build_its_tool_is_a_failed_server(tmp_path, monkeypatch):
+    monkeypatch.delenv("NOT_SET_ANYWHERE", raising=False)
+
+    async def main() -> None:
+        servers = McpServerSet.from_tables(
+            {"needs_secret": stdio_table(env={"TOKEN": "${NOT_SET_ANYWHERE}"})}, log_dir=tmp_path
+        )
+        assert servers.tools == []
+        servers.start()
+        (status,) = servers.new_failures()
+        assert status.state == "failed"
+        assert status.error == (
+            "mcp_servers.needs_secret.env.TOKEN refers to ${NOT_SET_ANYWHERE}, which is not set in the environment"
+        )
+        await servers.close()
+
+    asyncio.run(main())
+
+
+def test_http_servers_in_the_set(tmp_path):
+    async def main(server: HttpDemoServer) -> None:
+        tables = {
+            "sse": {"url": server.url("/sse"), "include_tools": ["echo"]},
+            "http": {"url": server.url("/mcp"), "transport": "http", "include_tools": ["echo"]},
+        }
+        async with McpServerSet.from_tables(tables, log_dir=tmp_path) as servers:
+            assert await servers.wait_ready(timeout=10)
+            assert [(s.name, s.state, s.transport, s.tools) for s in servers.statuses()] == [
+                ("sse", "ready", "sse", ("sse__echo",)),
+                ("http", "ready", "streamable-http", ("http__echo",)),
+            ]
+
+    with HttpDemoServer() as server:
+        asyncio.run(main(server))
