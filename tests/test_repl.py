@@ -217,3 +217,123 @@ def test_session_is_saved_and_resumable(start_repl, home: Path) -> None:
         contents = [m.get("content") for m in server.requests[0]["messages"] if m["role"] != "system"]
         assert contents == ["remember 42", "Noted.", "what number?"]
         assert repl.exit() == 0
+
+
+def _spawn(home: Path, project: Path, args: list[str]) -> pexpect.spawn:
+    return pexpect.spawn(
+        AGENTICA[0],
+        [*AGENTICA[1:], *args],
+        cwd=str(project),
+        env=cli_env(home, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color"),
+        encoding="utf-8",
+        dimensions=(40, 120),
+        timeout=15,
+    )
+
+
+def test_missing_key_is_asked_for_and_saved(home: Path, project: Path) -> None:
+    with ScriptedModelServer([turns.text("Key works.")]) as server:
+        child = _spawn(home, project, ["--base-url", server.base_url])
+        try:
+            child.expect(r"no API key configured for provider 'openai'")
+            child.expect(r"export OPENAI_API_KEY=\.\.\.")
+            child.expect(r"Paste an API key to use now \(Enter to quit\): ")
+            child.send("sk-typed-key\r")
+            child.expect(r"Save it to your user config \(~/\.agentica/config\.toml\)\? \[Y/n\] ")
+            child.send("y\r")
+            child.expect(r"Saved to .*config\.toml")
+            child.expect(PROMPT)
+            child.send("hi\r")
+            child.expect("Key works.")
+            child.expect(PROMPT)
+            child.sendcontrol("d")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)
+        assert child.exitstatus == 0
+        assert server.request_log[0].headers["authorization"] == "Bearer sk-typed-key"
+    saved = (home / "config.toml").read_text()
+    assert 'api_key = "sk-typed-key"' in saved
+    assert 'provider = "openai"' in saved
+    assert "sk-typed-key" not in child.before  # typed as a password: never echoed
+
+
+def test_missing_key_enter_quits_with_code_2(home: Path, project: Path) -> None:
+    child = _spawn(home, project, [])
+    try:
+        child.expect(r"Paste an API key to use now \(Enter to quit\): ")
+        child.send("\r")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 2
+    assert not (home / "config.toml").exists()
+
+
+def test_untrusted_project_config_asks_before_use(home: Path, project: Path) -> None:
+    (project / ".agentica").mkdir()
+    (project / ".agentica" / "config.toml").write_text('[permissions]\nmode = "auto"\n')
+    with ScriptedModelServer([]) as server:
+        child = _spawn(home, project, model_args(server))
+        try:
+            child.expect(r"sets permissions\.mode\.")
+            child.expect(r"Trust this project\? \[y/N\] ")
+            child.send("n\r")
+            child.expect("Not trusted")
+            child.expect(r"mode default")
+            child.expect(PROMPT)
+            child.sendcontrol("d")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)
+        child = _spawn(home, project, model_args(server))
+        try:
+            child.expect(r"Trust this project\? \[y/N\] ")
+            child.send("y\r")
+            child.expect(r"mode auto")
+            child.expect(PROMPT)
+            child.sendcontrol("d")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)
+        child = _spawn(home, project, model_args(server))  # remembered: no question
+        try:
+            index = child.expect([r"Trust this project", r"mode auto"])
+            assert index == 1
+            child.expect(PROMPT)
+            child.sendcontrol("d")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)
+
+
+def test_shell_escape_mentions_and_multiline_input(start_repl, project: Path) -> None:
+    (project / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    with ScriptedModelServer([turns.text("Got it.")]) as server:
+        repl = start_repl(server)
+        repl.send_line("!echo shell-$((40 + 2))")
+        repl.expect("shell-42")
+        repl.expect(r"exit code 0; the output goes with your next message")
+        repl.expect_prompt()
+        repl.send_line("first line\\")  # a trailing backslash continues the message
+        repl.send_line("look at @calc.py")
+        repl.expect(r"attached calc\.py")
+        repl.expect("Got it.")
+        repl.expect_prompt()
+        message = server.requests[0]["messages"][-1]["content"]
+        assert message.startswith("I ran `echo shell-$((40 + 2))` in the shell (exit code 0). Output:\n")
+        assert "shell-42" in message
+        assert "first line\nlook at @calc.py" in message
+        assert '<file path="calc.py">\ndef add(a, b):\n    return a + b\n\n</file>' in message
+        assert repl.exit() == 0
+
+
+def test_ctrl_c_twice_at_an_empty_prompt_exits(start_repl) -> None:
+    with ScriptedModelServer([]) as server:
+        repl = start_repl(server)
+        repl.child.sendcontrol("c")
+        repl.expect(r"press Ctrl-C again or Ctrl-D to exit")
+        repl.child.sendcontrol("c")
+        repl.child.expect(pexpect.EOF, timeout=10)
+        repl.child.close()
+        assert repl.child.exitstatus == 0

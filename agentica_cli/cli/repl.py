@@ -101,6 +101,8 @@ class Repl:
         self.preloader: threading.Thread | None = None
         self.mcp: Any = None
         self.mcp_error: str | None = None
+        self.on_interrupt: Any = None  # what Ctrl-C (SIGINT) does right now
+        self.pending_interrupt = False
 
     @staticmethod
     def _history_path() -> Path:
@@ -373,7 +375,6 @@ class Repl:
         if self.pending_context:
             text = "\n\n".join([*self.pending_context, text])
             self.pending_context.clear()
-        loop = asyncio.get_running_loop()
 
         async def consume() -> None:
             async for event in agent.run_stream(text):
@@ -383,7 +384,7 @@ class Repl:
                 self.renderer.handle(event)
 
         self.turn_task = asyncio.create_task(consume())
-        loop.add_signal_handler(signal.SIGINT, self.turn_task.cancel)
+        self.on_interrupt = self.turn_task.cancel
         try:
             await self.turn_task
         except asyncio.CancelledError:
@@ -393,7 +394,7 @@ class Repl:
             self.renderer.finish()
             self.console.print(f"[bold red]error:[/bold red] {type(exc).__name__}: {exc}", markup=True)
         finally:
-            loop.remove_signal_handler(signal.SIGINT)
+            self.on_interrupt = None
             self.turn_task = None
             self.renderer.finish()
 
@@ -409,19 +410,17 @@ class Repl:
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
         )
-        loop = asyncio.get_running_loop()
-
         def stop() -> None:
             try:
                 os.killpg(proc.pid, signal.SIGINT)
             except ProcessLookupError:
                 pass
 
-        loop.add_signal_handler(signal.SIGINT, stop)
+        self.on_interrupt = stop
         try:
             out, _ = await proc.communicate()
         finally:
-            loop.remove_signal_handler(signal.SIGINT)
+            self.on_interrupt = None
         output = out.decode("utf-8", errors="replace")
         sys.stdout.write(output if output.endswith("\n") or not output else output + "\n")
         _plain(f"(exit code {proc.returncode}; the output goes with your next message)", "2")
@@ -596,11 +595,28 @@ class Repl:
 
     # -- the loop ---------------------------------------------------------------------------
 
+    def install_sigint(self) -> None:
+        """Ctrl-C outside the prompt (the terminal is in cooked mode then) arrives as SIGINT:
+        it cancels the running turn or shell command, or counts as a Ctrl-C at the prompt.
+        A Python-level handler, because prompt_toolkit saves and restores exactly that one."""
+        loop = asyncio.get_running_loop()
+
+        def dispatch() -> None:
+            if self.on_interrupt is not None:
+                self.on_interrupt()
+            else:
+                self.pending_interrupt = True
+
+        signal.signal(signal.SIGINT, lambda signum, frame: loop.call_soon_threadsafe(dispatch))
+
     async def read_message(self) -> str | None:
         """The next message; None to exit. Handles Ctrl-C / Ctrl-D at the prompt."""
         warned = False
         while True:
             try:
+                if self.pending_interrupt:
+                    self.pending_interrupt = False
+                    raise KeyboardInterrupt
                 return await self.prompt.prompt_async(pre_run=self.preload_after_first_paint)
             except KeyboardInterrupt:
                 if warned:
@@ -611,6 +627,7 @@ class Repl:
                 return None
 
     async def main(self, first_prompt: str) -> int:
+        self.install_sigint()
         problem = self.open_initial_session()
         if problem:
             _plain(f"agentica: {problem}", "31")
