@@ -14,11 +14,11 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from builtin_support import call_tool
 
 from agentica_cli.tools.context import ToolContext
 from builtin_tools import BuiltinExecuteTool
 from builtin_tools.output_capture import OutputCapture
-from tests.builtin_support import call_tool
 
 
 def run(tool: BuiltinExecuteTool, command: str, timeout: int = 30, ctx: ToolContext | None = None) -> str:

@@ -7,10 +7,10 @@ import stat
 from pathlib import Path
 
 import pytest
+from builtin_support import call_tool
 
 from builtin_tools import BuiltinFileTool
 from builtin_tools.file_read import MAX_LINE_CHARS
-from tests.builtin_support import call_tool
 
 
 @pytest.fixture

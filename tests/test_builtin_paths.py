@@ -6,10 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
+from builtin_support import call_tool
 
 from builtin_tools import BuiltinFileTool
 from builtin_tools.paths import PathOutsideRootsError, PathSandbox
-from tests.builtin_support import call_tool
 
 
 @pytest.fixture

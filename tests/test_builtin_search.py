@@ -7,10 +7,10 @@ import time
 from pathlib import Path
 
 import pytest
+from builtin_support import call_tool
 
 from builtin_tools import BuiltinFileTool
 from builtin_tools.search import find_rg
-from tests.builtin_support import call_tool
 
 ENGINES = ["rg", "python"]
 

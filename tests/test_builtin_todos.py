@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from builtin_support import call_tool
+
 from builtin_tools import BuiltinTodoTool
-from tests.builtin_support import call_tool
 
 
 def test_write_todos_replaces_renders_and_notifies() -> None:

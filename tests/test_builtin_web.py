@@ -12,10 +12,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from builtin_support import call_tool
 
 from builtin_tools import BuiltinFetchUrlTool, BuiltinWebSearchTool
 from builtin_tools.web import AddressPolicy
-from tests.builtin_support import call_tool
 
 # -- web_search ---------------------------------------------------------------------------
 

@@ -1,0 +1,70 @@
+"""get_builtin_tools: the contract names, parameters, flags, exclusion and the prompt budget."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agentica_cli.agent import DeepAgent
+from agentica_cli.models import OpenAIChat
+from builtin_tools import (
+    BuiltinExecuteTool,
+    BuiltinFetchUrlTool,
+    BuiltinFileTool,
+    BuiltinTaskTool,
+    BuiltinTodoTool,
+    BuiltinWebSearchTool,
+    get_builtin_tools,
+)
+
+CONTRACT = {
+    "ls": (["path"], []),
+    "read_file": (["file_path", "offset", "limit"], ["file_path"]),
+    "write_file": (["file_path", "content"], ["file_path", "content"]),
+    "edit_file": (["file_path", "old_string", "new_string", "replace_all"], ["file_path", "old_string", "new_string"]),
+    "multi_edit_file": (["file_path", "edits"], ["file_path", "edits"]),
+    "glob": (["pattern", "path"], ["pattern"]),
+    "grep": (["pattern", "path", "glob", "ignore_case", "output_mode", "context", "max_results"], ["pattern"]),
+    "execute": (["command", "timeout"], ["command"]),
+    "write_todos": (["todos"], ["todos"]),
+    "web_search": (["query", "max_results"], ["query"]),
+    "fetch_url": (["url", "max_chars"], ["url"]),
+    "task": (["description", "prompt"], ["description", "prompt"]),
+}
+READ_ONLY = {"ls", "read_file", "glob", "grep", "web_search", "fetch_url"}
+DESTRUCTIVE = {"write_file", "edit_file", "multi_edit_file", "execute"}
+
+
+def test_names_parameters_and_flags_are_the_contract(tmp_path: Path) -> None:
+    tools = get_builtin_tools(tmp_path)
+    assert [type(t) for t in tools] == [BuiltinFileTool, BuiltinExecuteTool, BuiltinTodoTool, BuiltinWebSearchTool,
+                                        BuiltinFetchUrlTool, BuiltinTaskTool]
+    functions = {name: fn for tool in tools for name, fn in tool.functions.items()}
+    assert set(functions) == set(CONTRACT)
+    for name, (params, required) in CONTRACT.items():
+        schema = functions[name].parameters
+        assert list(schema["properties"]) == params, name
+        assert schema.get("required", []) == required, name
+        fn = functions[name]
+        assert fn.is_read_only == (name in READ_ONLY), name
+        assert fn.concurrency_safe == (name in READ_ONLY), name
+        assert fn.is_destructive == (name in DESTRUCTIVE), name
+        assert fn.description.strip(), name
+    assert functions["grep"].parameters["properties"]["output_mode"]["enum"] == [
+        "content", "files_with_matches", "count"
+    ]
+
+
+def test_exclude_drops_tools_and_single_functions(tmp_path: Path) -> None:
+    tools = get_builtin_tools(tmp_path, exclude=("task", "web_search", "execute", "write_file"))
+    names = {name for tool in tools for name in tool.functions}
+    assert names == set(CONTRACT) - {"task", "web_search", "execute", "write_file"}
+    assert not any(isinstance(t, (BuiltinTaskTool, BuiltinWebSearchTool, BuiltinExecuteTool)) for t in tools)
+
+
+def test_whole_default_prompt_stays_under_16kb(tmp_path: Path) -> None:
+    agent = DeepAgent(OpenAIChat(id="m", api_key="sk-x", base_url="http://127.0.0.1:9/v1"), work_dir=tmp_path)
+    schemas = json.dumps([fn.to_openai() for fn in agent.functions.values()], ensure_ascii=False)
+    total = len(agent.system_prompt().encode()) + len(schemas.encode())
+    assert set(agent.functions) == set(CONTRACT)
+    assert total < 16 * 1024, f"system prompt + tool schemas = {total} bytes"
