@@ -175,7 +175,7 @@ class OpenAIChat(Model):
         if self.max_tokens is not None:
             params["max_tokens"] = self.max_tokens
         if self.extra_body:
-            params["extra_body"] = self.extra_body
+            params.update(self.extra_body)
         if self.stream:
             params["stream"] = True
             if self.include_usage:
@@ -215,7 +215,7 @@ class OpenAIChat(Model):
         acc = ResponseAccumulator()
         stream = None
         try:
-            stream = await client.chat.completions.create(**params)
+            stream = await _post(client, params)
             async for chunk in stream:
                 if chunk.usage is not None:
                     acc.usage = _usage(chunk.usage)
@@ -247,7 +247,7 @@ class OpenAIChat(Model):
 
     async def _plain_attempt(self, client: Any, params: dict[str, Any]) -> ModelResponse:
         try:
-            completion = await client.chat.completions.create(**params)
+            completion = await _post(client, params)
         except Exception as exc:
             raise _classify(exc) from exc
         if not completion.choices:
@@ -271,6 +271,18 @@ class OpenAIChat(Model):
         if self._client is not None and self._client_loop is asyncio.get_running_loop():
             client, self._client = self._client, None
             await client.close()
+
+
+async def _post(client: Any, params: dict[str, Any]) -> Any:
+    """POST the ready JSON body. `chat.completions.create()` would first walk every message
+    through the SDK's TypedDict transform: pure overhead for dicts that are already JSON, and
+    it grows with the history (about 50 ms a request at 200 messages)."""
+    from openai import AsyncStream
+    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+    stream = bool(params.get("stream"))
+    return await client.post("/chat/completions", body=params, cast_to=ChatCompletion, stream=stream,
+                             stream_cls=AsyncStream[ChatCompletionChunk])
 
 
 def _classify(exc: Exception) -> Exception:
