@@ -149,7 +149,7 @@ class McpServerConfig:
             transport=self.transport,
             headers=headers or None,
             name=self.name,
-            include_tools=self.include_tools,
+            include_tools=self.include_tools or None,  # an empty list in a config file: no filter
             exclude_tools=self.exclude_tools,
             connect_timeout=self.connect_timeout,
             timeout=self.timeout,
