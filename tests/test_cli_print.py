@@ -181,6 +181,38 @@ def test_plan_mode_refuses_and_asks_for_a_plan(home: Path, project: Path) -> Non
     assert "plan mode is read-only" in proc.stderr
 
 
+def test_accept_edits_runs_edits_in_the_work_dir_but_not_commands(home: Path, project: Path) -> None:
+    script = [
+        turns.tool_calls(
+            turns.call("write_file", {"file_path": "new.txt", "content": "made\n"}, id="w1"),
+            turns.call("execute", {"command": "touch ran.txt"}, id="x1"),
+        ),
+        turns.text("Wrote new.txt; the command needs --yes."),
+    ]
+    with ScriptedModelServer(script) as server:
+        proc = run_cli(
+            ["-p", "go", "--permission-mode", "accept-edits", *model_args(server)], cwd=project, home=home
+        )
+        requests = server.requests
+    assert proc.returncode == 0, proc.stderr
+    assert (project / "new.txt").read_text() == "made\n"
+    assert not (project / "ran.txt").exists()
+    results = tool_results(requests[1])
+    assert "'execute' was not run" in results["x1"]
+    assert "not run" not in results["w1"]
+    hint = "agentica: refused 'execute': no terminal to ask for permission; re-run with --yes to allow it"
+    assert hint in proc.stderr
+
+
+def test_max_turns_limit_exits_3(home: Path, project: Path) -> None:
+    script = [turns.tool_calls(turns.call("read_file", {"file_path": "notes.txt"}, id="r1"))]
+    with ScriptedModelServer(script) as server:
+        proc = run_cli(["-p", "loop", "--max-turns", "1", *model_args(server)], cwd=project, home=home)
+        assert len(server.requests) == 1
+    assert proc.returncode == 3, proc.stderr
+    assert "stopped at the max-turns limit" in proc.stderr
+
+
 def test_config_precedence_user_project_env_flag(home: Path, project: Path) -> None:
     (home / "config.toml").write_text('[model]\nname = "user-model"\napi_key = "user-key"\n')
     (project / ".agentica").mkdir()

@@ -337,3 +337,20 @@ def test_ctrl_c_twice_at_an_empty_prompt_exits(start_repl) -> None:
         repl.child.expect(pexpect.EOF, timeout=10)
         repl.child.close()
         assert repl.child.exitstatus == 0
+
+
+def test_tab_completes_slash_commands_and_paths(start_repl, project: Path) -> None:
+    (project / "calculator.py").write_text("x = 1\n")
+    with ScriptedModelServer([turns.text("Seen.")]) as server:
+        repl = start_repl(server)
+        repl.child.send("/permi\t")
+        repl.child.send(" plan\r")
+        repl.expect("Permission mode: plan.")
+        repl.expect_prompt()
+        repl.child.send("check @calcu\t")
+        repl.child.send("\r")
+        repl.expect(r"attached calculator\.py")
+        repl.expect("Seen.")
+        repl.expect_prompt()
+        assert server.requests[0]["messages"][-1]["content"].startswith("check @calculator.py\n\n<file")
+        assert repl.exit() == 0
