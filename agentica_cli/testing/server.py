@@ -42,7 +42,7 @@ class RecordedRequest:
     headers: dict[str, str]  # names in lower case
     body: dict[str, Any]
     received_at: float  # headers read, before the body
-    finished_at: float = 0.0  # last byte of the answer written (0 while in flight)
+    finished_at: float = 0.0  # just before the answer's last write (0 while in flight)
     status: int = 200
     turn_type: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -261,10 +261,12 @@ class _Handler(BaseHTTPRequestHandler):
             server.request_log.append(record)
         if server._record is not None:
             server._record(record)  # on arrival: a client killed mid-answer still left its request
+        self._current = record
         try:
             self._answer(server, body, index, record)
         finally:
-            record.finished_at = time.perf_counter()
+            if not record.finished_at:
+                record.finished_at = time.perf_counter()
 
     def _answer(self, server: ScriptedModelServer, body: dict[str, Any], index: int, record: RecordedRequest) -> None:
         if not self.path.rstrip("/").endswith("/chat/completions"):
@@ -305,18 +307,26 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         framed = [b"%x\r\n%s\r\n" % (len(e), e) for e in events]
+        if cut_after is None:
+            framed.append(b"0\r\n\r\n")
         chunk_delay = float(turn.get("chunk_delay") or 0)
         if chunk_delay:
-            for frame in framed:
+            for frame in framed[:-1]:
                 self.wfile.write(frame)
                 if server._stopping.wait(chunk_delay):
                     return
-        else:
-            self.wfile.write(b"".join(framed))  # one write: no per-chunk syscalls when timing doesn't matter
+            framed = framed[-1:]
+        self._last_write(b"".join(framed))  # one write when timing doesn't matter: no per-chunk syscalls
         if cut_after is not None:
             self._drop_connection()
-            return
-        self.wfile.write(b"0\r\n\r\n")
+
+    def _last_write(self, data: bytes) -> None:
+        # Stamped before writing: once the bytes are out the client may send its next request
+        # before this thread runs again, and the log must keep finished <= next received.
+        current = getattr(self, "_current", None)
+        if current is not None:
+            current.finished_at = time.perf_counter()
+        self.wfile.write(data)
 
     def _drop_connection(self) -> None:
         """End the connection mid-answer, as a proxy or a crashed provider would."""
@@ -335,7 +345,7 @@ class _Handler(BaseHTTPRequestHandler):
         for key, value in (headers or {}).items():
             self.send_header(key, value)
         self.end_headers()
-        self.wfile.write(data)
+        self._last_write(data)
 
 
 # -- subprocess mode ------------------------------------------------------------------------
