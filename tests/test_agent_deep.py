@@ -58,3 +58,38 @@ def test_an_unconnected_mcp_tool_is_connected_before_the_first_request(scripted,
     assert result.content == "ok"
     assert "demo__echo" in [t["function"]["name"] for t in server.requests[0]["tools"]]
     assert server.requests[1]["messages"][-1] == {"role": "tool", "tool_call_id": "m", "content": "hello mcp"}
+
+
+def test_task_sub_agent_events_reach_the_parent_stream_marked_as_its_own(scripted, tmp_path):
+    (tmp_path / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    server = scripted(
+        turns.tool_calls(turns.call("task", {"description": "inspect calc", "prompt": "What does calc.py define?"},
+                                    id="t1")),
+        turns.tool_calls(turns.call("read_file", {"file_path": "calc.py"}, id="r1")),
+        turns.text("calc.py defines add(a, b)."),
+        turns.text("The project has one function, add."),
+    )
+    agent = DeepAgent(scripted_model(server), work_dir=tmp_path)
+
+    async def main():
+        return [event async for event in agent.run_stream("what is in the project?")]
+
+    events = asyncio.run(main())
+    assert events[-1].content == "The project has one function, add." and events[-1].source == ""
+    sub = [e for e in events if e.source == "task:t1"]
+    assert [e.type for e in sub if e.type not in ("text_delta", "usage")] == [
+        "turn_started", "model_request_started", "tool_call_started", "tool_call_finished",
+        "model_request_started", "turn_finished"]
+    assert next(e for e in sub if e.type == "tool_call_started").name == "read_file"
+    assert sub[-1].content == "calc.py defines add(a, b)."
+    # the sub-agent's events arrive while the task call runs, between its start and finish
+    kinds = [(e.type, e.source) for e in events]
+    assert kinds.index(("tool_call_started", "")) < kinds.index(("turn_started", "task:t1"))
+    assert kinds.index(("turn_finished", "task:t1")) < kinds.index(("tool_call_finished", ""))
+    sub_request = server.requests[1]["messages"]
+    assert sub_request[1] == {"role": "user", "content": "What does calc.py define?"}
+    assert "task" not in [t["function"]["name"] for t in server.requests[1]["tools"]]
+    assert server.requests[3]["messages"][-1] == {"role": "tool", "tool_call_id": "t1",
+                                                  "content": "calc.py defines add(a, b)."}
+    for body in server.requests:
+        assert tool_call_problems(body["messages"]) == []

@@ -224,7 +224,7 @@ class ToolExecutor:
         def emit(event: Event) -> None:
             if not event.source:
                 event.source = prefix
-            elif not event.source.startswith(prefix):
+            elif event.source != prefix and not event.source.startswith(prefix + "/"):
                 event.source = f"{prefix}/{event.source}"
             self.run.emit(event)
 
