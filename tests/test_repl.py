@@ -354,3 +354,19 @@ def test_tab_completes_slash_commands_and_paths(start_repl, project: Path) -> No
         repl.expect_prompt()
         assert server.requests[0]["messages"][-1]["content"].startswith("check @calculator.py\n\n<file")
         assert repl.exit() == 0
+
+
+def test_input_history_is_kept_across_sessions(start_repl, home: Path) -> None:
+    with ScriptedModelServer([]) as server:
+        repl = start_repl(server)
+        repl.send_line("/permissions accept-edits")
+        repl.expect("Permission mode: accept-edits.")
+        repl.expect_prompt()
+        assert repl.exit() == 0
+        repl = start_repl(server)
+        repl.child.send("\x1b[A")  # Up: the previous session's line comes back
+        repl.child.send("\r")
+        repl.expect("Permission mode: accept-edits.")
+        repl.expect_prompt()
+        assert repl.exit() == 0
+    assert "+/permissions accept-edits" in (home / "history").read_text()
