@@ -252,10 +252,10 @@ def grep_with_python(request: GrepRequest, root: Path, cwd: Path) -> GrepOutcome
     outcome = GrepOutcome()
     matches = 0
     for file in files:
-        rel_to_target = os.path.relpath(file, request.target).replace(os.sep, "/")
-        if request.target.is_dir() and not accept(rel_to_target):
-            continue
         shown = os.path.relpath(file, cwd) if Path(file).is_relative_to(cwd) else file
+        # Like rg, a glob with "/" is matched against the path relative to the working directory.
+        if request.target.is_dir() and not accept(shown.replace(os.sep, "/")):
+            continue
         try:
             handle = open(file, "rb")  # noqa: SIM115 - closed in finally below
         except OSError:

@@ -82,6 +82,10 @@ def test_grep_modes_glob_case_and_path(tree: Path, engine: str) -> None:
         "src/pkg2/mod10.py", "src/pkg2/mod15.py", "[6 files]",
     ]
     assert ok(call_tool(tool, "grep", pattern="HANDLE_REQUEST")) == "No matches for 'HANDLE_REQUEST' in .."
+    # a glob with "/" is relative to the working directory, also when searching a subfolder
+    scoped = ok(call_tool(tool, "grep", pattern="def handle", path="src", glob="src/pkg2/*.py",
+                          output_mode="files_with_matches"))
+    assert scoped.splitlines() == [f"src/pkg2/mod{m:02d}.py" for m in (0, 5, 10, 15)] + ["[4 files]"]
     single = ok(call_tool(tool, "grep", pattern="return", path="src/pkg2/mod05.py"))
     assert single == "src/pkg2/mod05.py:5:    return req\n[1 matching lines in 1 files]"
 

@@ -120,7 +120,7 @@ class Handler(BaseHTTPRequestHandler):
 def _serve(host: str) -> Iterator[str]:
     server = ThreadingHTTPServer((host, 0), Handler)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield f"http://{host}:{server.server_address[1]}"
