@@ -68,3 +68,21 @@ def test_whole_default_prompt_stays_under_16kb(tmp_path: Path) -> None:
     total = len(agent.system_prompt().encode()) + len(schemas.encode())
     assert set(agent.functions) == set(CONTRACT)
     assert total < 16 * 1024, f"system prompt + tool schemas = {total} bytes"
+
+
+def test_readme_builtin_tools_example_runs(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import re
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    start = readme.index("## Builtin tools\n")
+    section = readme[start : readme.find("\n## ", start + 1)]
+    block = re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)[0]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-readme-example")
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {}
+    exec(compile(block, "README.md", "exec"), namespace)
+    agent = namespace["agent"]
+    assert set(agent.functions) == set(CONTRACT) - {"web_search", "task"}  # type: ignore[attr-defined]
+    file_tool = next(t for t in namespace["tools"] if isinstance(t, BuiltinFileTool))  # type: ignore[attr-defined]
+    # relative folders are relative to the current directory, like every path a program is given
+    assert file_tool.sandbox.roots == ((tmp_path / "my-project").resolve(), (tmp_path.parent / "shared-lib").resolve())
