@@ -50,8 +50,12 @@ def _no_network():
 
 @pytest.fixture
 def scripted():
-    """`scripted(*turns)` starts a ScriptedModelServer on 127.0.0.1 (stopped after the test)."""
-    from agentica_cli.testing import ScriptedModelServer
+    """`scripted(*turns)` starts a ScriptedModelServer on 127.0.0.1 (stopped after the test).
+
+    After the test, every request any of them received is checked for the loop's invariant:
+    each tool call in the history has exactly one result, right after its assistant message.
+    """
+    from agentica_cli.testing import ScriptedModelServer, tool_call_problems
 
     servers = []
 
@@ -63,6 +67,10 @@ def scripted():
     yield start
     for server in servers:
         server.stop()
+    problems = [f"request {i + 1}: {p}" for server in servers for i, body in enumerate(server.requests)
+                for p in tool_call_problems(body.get("messages") or [])]
+    if problems:
+        pytest.fail("a request broke one-result-per-tool-call:\n" + "\n".join(problems))
 
 
 def scripted_model(server, **options):
