@@ -157,16 +157,24 @@ def test_one_session_keeps_state_between_calls(tmp_path):
 
 def test_include_exclude_and_prefix(tmp_path):
     async def main() -> None:
-        async with demo(tmp_path, include_tools=["echo", "add", "fail"], exclude_tools=["fail"]) as mcp:
-            assert list(mcp.functions) == ["demo__echo", "demo__add"]
-            assert [t.name for t in mcp.mcp_tools] == ["echo", "add"]
-        async with demo(tmp_path, include_tools=["echo"], tool_name_prefix="") as mcp:
-            assert list(mcp.functions) == ["echo"]
-            assert (await call(mcp, "echo", {"text": "hi"})).result == "hi"
-        async with demo(tmp_path, name="files", include_tools=["echo"]) as mcp:
-            assert list(mcp.functions) == ["files__echo"]
-        async with demo(tmp_path, name="x", tool_name_prefix="srv", exclude_tools=ALL_TOOLS[1:]) as mcp:
-            assert list(mcp.functions) == ["srv__echo"]
+        tools = [
+            demo(tmp_path, include_tools=["echo", "add", "fail"], exclude_tools=["fail"]),
+            demo(tmp_path, include_tools=["echo"], tool_name_prefix=""),
+            demo(tmp_path, name="files", include_tools=["echo"]),
+            demo(tmp_path, name="x", tool_name_prefix="srv", exclude_tools=ALL_TOOLS[1:]),
+        ]
+        await asyncio.gather(*(tool.connect() for tool in tools))
+        try:
+            assert [list(tool.functions) for tool in tools] == [
+                ["demo__echo", "demo__add"],
+                ["echo"],
+                ["files__echo"],
+                ["srv__echo"],
+            ]
+            assert [t.name for t in tools[0].mcp_tools] == ["echo", "add"]
+            assert (await call(tools[1], "echo", {"text": "hi"})).result == "hi"
+        finally:
+            await asyncio.gather(*(tool.close() for tool in tools))
 
     asyncio.run(main())
 
@@ -447,3 +455,30 @@ def test_no_server_left_when_the_agent_process_is_killed(tmp_path):
     agent.wait()
     assert wait_gone(pid, timeout=3.0)
 
+
+
+def test_a_session_from_another_event_loop_is_replaced_not_used(tmp_path):
+    """A tool connected in one loop (a notebook's, a helper thread's) and then called from
+    another gets a fresh session in the caller's loop; the old one is closed in its own."""
+    import threading
+
+    other = asyncio.new_event_loop()
+    thread = threading.Thread(target=other.run_forever, daemon=True)
+    thread.start()
+    try:
+        mcp = demo(tmp_path, include_tools=["pid"])
+        asyncio.run_coroutine_threadsafe(mcp.connect(), other).result(timeout=20)
+        first = mcp.pid
+
+        async def use() -> str | None:
+            done = await call(mcp, "demo__pid")
+            second = int(done.result or 0)
+            assert second not in (0, first)
+            await mcp.close()
+            return done.result
+
+        second = int(asyncio.run(use()) or 0)
+        assert wait_gone(first) and wait_gone(second)
+    finally:
+        other.call_soon_threadsafe(other.stop)
+        thread.join(timeout=5)

@@ -238,6 +238,18 @@ class McpConnection:
         if owner is None or owner.done():
             self._release()
             return
+        try:
+            current: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            current = None
+        if self.loop is not None and current is not self.loop:
+            # The session lives in another event loop (e.g. run_sync's helper thread):
+            # it must be wound down there; if that loop no longer runs, only a kill is left.
+            if self.loop.is_running():
+                asyncio.run_coroutine_threadsafe(self.close(), self.loop)
+            else:
+                self.kill()
+            return
         if not self._opened:
             self.abandon("closed while starting")  # nothing to wind down gracefully yet
         if self.lost_reason is None:
@@ -246,9 +258,14 @@ class McpConnection:
             self._requests.put_nowait(None)
         try:
             await asyncio.wait_for(asyncio.shield(owner), CLOSE_TIMEOUT)
-        except (asyncio.TimeoutError, asyncio.CancelledError):
+        except asyncio.TimeoutError:
             self.kill()
             owner.cancel()
+        except asyncio.CancelledError:
+            self.kill()  # our caller is going away: do not leave the server behind
+            owner.cancel()
+            self._release()
+            raise
         except Exception:
             pass
         self._release()

@@ -118,10 +118,10 @@ def build_server() -> MCPServer:
         os._exit(3)
 
     @server.tool(annotations=READ_ONLY)
-    def hang() -> str:
-        """Never return (runs in a worker thread: the server itself keeps answering)."""
-        while True:
-            time.sleep(3600)
+    async def hang() -> str:
+        """Never return, while the server itself keeps answering other requests."""
+        await asyncio.Event().wait()
+        return "unreachable"
 
     @server.tool(annotations=READ_ONLY)
     async def freeze() -> str:
