@@ -17,6 +17,7 @@ import json
 import signal
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -35,6 +36,13 @@ def compose_prompt(prompt: str, piped: str) -> str:
     if not prompt.strip():
         return piped
     return f"{prompt}\n\n<stdin>\n{piped}\n</stdin>"
+
+
+@dataclass
+class RunFailure:
+    """An exception that ended the run outside the loop's own Error events."""
+
+    message: str
 
 
 class StderrProgress:
@@ -104,11 +112,10 @@ def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prom
     if not prompt.strip():
         sys.stderr.write("agentica: no prompt: give one as an argument (agentica -p \"task\") or on stdin\n")
         return exitcodes.USAGE_ERROR
-    for key, value in settings.held_back.items():
+    for key in settings.held_back:
         sys.stderr.write(
             f"agentica: ignoring '{key}' from untrusted {settings.project_file} (run with --trust to use it)\n"
         )
-        del value
 
     from agentica_cli.cli.runtime import MissingKey, build_model, model_label
 
@@ -308,8 +315,8 @@ class PrintRun:
         except KeyboardInterrupt:
             self.interrupted = True
         except Exception as exc:  # a bug or an unexpected failure: say so, no traceback wall
-            self.error = type("Failure", (), {"message": f"{type(exc).__name__}: {exc}"})()
-            sys.stderr.write(f"agentica: error: {type(exc).__name__}: {exc}\n")
+            self.error = RunFailure(f"{type(exc).__name__}: {exc}")
+            sys.stderr.write(f"agentica: error: {self.error.message}\n")
         code = self.exit_code()
         if self.format in ("json", "stream-json"):
             self.emit_json(self.result_object())

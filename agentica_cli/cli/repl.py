@@ -604,8 +604,13 @@ class Repl:
         def dispatch() -> None:
             if self.on_interrupt is not None:
                 self.on_interrupt()
-            else:
-                self.pending_interrupt = True
+                return
+            for session in (self.prompt, self.question):
+                app = session.app
+                if app.is_running and app.future is not None and not app.future.done():
+                    app.exit(exception=KeyboardInterrupt)  # it started after the signal came
+                    return
+            self.pending_interrupt = True
 
         signal.signal(signal.SIGINT, lambda signum, frame: loop.call_soon_threadsafe(dispatch))
 

@@ -7,7 +7,6 @@ callers import this module only once they know they need a model.
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -133,11 +132,3 @@ def build_agent(
     if exclude:
         kwargs["exclude_tools"] = tuple(exclude)
     return DeepAgent(model, **kwargs)
-
-
-def history_file() -> Path:
-    return agentica_home() / "history"
-
-
-def env_flag(name: str) -> bool:
-    return os.environ.get(name, "").lower() in ("1", "true", "yes")

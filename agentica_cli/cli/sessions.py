@@ -12,7 +12,6 @@ tool calls that never got a result (the API rejects those).
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import time
 from collections.abc import Iterator
@@ -201,7 +200,3 @@ def format_age(seconds: float) -> str:
 def describe(info: SessionInfo) -> str:
     age = format_age(time.time() - info.updated)
     return f"{info.id}  {age:>8}  {info.messages:>3} msgs  {info.title or '(empty)'}"
-
-
-def cwd_key(path: Path) -> Path:
-    return Path(os.path.realpath(path))
