@@ -46,6 +46,9 @@ async def serve(argv: list[str]) -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     port = int(argv[argv.index("--port") + 1]) if "--port" in argv else 0
     sock.bind(("127.0.0.1", port))
+    # Listening before we tell the port: a client may connect at once (it waits in the
+    # backlog until uvicorn accepts).
+    sock.listen(128)
     config = uvicorn.Config(build_app(required), log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     print(f"PORT {sock.getsockname()[1]}", flush=True)
