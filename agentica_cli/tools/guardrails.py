@@ -23,13 +23,24 @@ class GuardrailVerdict:
     replaced: bool = False
 
 
-async def _call(fn: Callable[..., Any], *args: Any) -> Any:
-    if inspect.iscoroutinefunction(fn):
-        return await fn(*args)
-    value = fn(*args)
-    if inspect.isawaitable(value):
-        value = await value
-    return value
+class _Failed:
+    """The check raised: carries the message of the block it causes."""
+
+    def __init__(self, message: str):
+        self.message = message
+
+
+async def _ask(fn: Callable[..., Any], name: str, *args: Any) -> Any:
+    """The check's verdict, or `_Failed` when it raised (so the caller fails closed)."""
+    try:
+        value = await fn(*args) if inspect.iscoroutinefunction(fn) else fn(*args)
+        if inspect.isawaitable(value):
+            value = await value
+        return value
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        return _Failed(f"guardrail '{name}' failed ({type(exc).__name__}: {exc})")
 
 
 def _name(fn: Callable[..., Any]) -> str:
@@ -44,12 +55,9 @@ class ToolInputGuardrail:
         self.name = name or _name(check)
 
     async def run(self, tool_name: str, args: dict[str, Any]) -> GuardrailVerdict:
-        try:
-            verdict = await _call(self.check, tool_name, args)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            return GuardrailVerdict(False, f"guardrail '{self.name}' failed ({type(exc).__name__}: {exc})")
+        verdict = await _ask(self.check, self.name, tool_name, args)
+        if isinstance(verdict, _Failed):
+            return GuardrailVerdict(False, verdict.message)
         if verdict is True or verdict is None:
             return GuardrailVerdict(True)
         reason = verdict if isinstance(verdict, str) and verdict else f"guardrail '{self.name}'"
@@ -64,12 +72,9 @@ class ToolOutputGuardrail:
         self.name = name or _name(check)
 
     async def run(self, tool_name: str, result: str) -> GuardrailVerdict:
-        try:
-            verdict = await _call(self.check, tool_name, result)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            return GuardrailVerdict(False, f"guardrail '{self.name}' failed ({type(exc).__name__}: {exc})")
+        verdict = await _ask(self.check, self.name, tool_name, result)
+        if isinstance(verdict, _Failed):
+            return GuardrailVerdict(False, verdict.message)
         if verdict is True or verdict is None:
             return GuardrailVerdict(True)
         if isinstance(verdict, str):
