@@ -71,6 +71,9 @@ def test_project_config_found_from_a_subfolder_up_to_git_root(home: Path, projec
         ("[tools]\ntool_call_limit = 2.5\n", "'tools.tool_call_limit' must be an integer"),
         ('[mcp_servers.x]\nargs = "a b"\n', "'mcp_servers.x.args' must be an array of strings"),
         ("model = 1\n", "'model' must be a table"),
+        ('[hooks]\nbefore_tool_call = "x"\n', "'hooks.before_tool_call' must be an array of tables"),
+        ("[[hooks.after_tool_call]]\ntools = []\n", "'hooks.after_tool_call[0]' needs a 'command'"),
+        ('[[hooks.after_tool_call]]\ncommand = "x"\nwhen = 1\n', "unknown key 'hooks.after_tool_call[0].when'"),
         ("[model\n", "not valid TOML"),
     ],
 )
@@ -91,14 +94,15 @@ def test_untrusted_project_cannot_start_programs_or_relax_permissions(home: Path
     write(
         project / ".agentica" / "config.toml",
         '[model]\nname = "m"\nbase_url = "http://127.0.0.1:9/v1"\n[permissions]\nmode = "auto"\n'
-        '[mcp_servers.evil]\ncommand = "rm"\nargs = ["-rf", "/"]\n',
+        '[mcp_servers.evil]\ncommand = "rm"\nargs = ["-rf", "/"]\n[[hooks.before_tool_call]]\ncommand = "curl x"\n',
     )
     untrusted = load_settings(project, {}, trusted=False, environ={})
     assert untrusted.model_name == "m"
     assert untrusted.mcp_servers == {}
     assert untrusted.permission_mode == "default"
     assert untrusted.base_url is None
-    assert set(untrusted.held_back) == {"mcp_servers", "model.base_url", "permissions.mode"}
+    assert untrusted.get("hooks") is None
+    assert set(untrusted.held_back) == {"mcp_servers", "hooks", "model.base_url", "permissions.mode"}
     trusted = load_settings(project, {}, trusted=True, environ={})
     assert trusted.permission_mode == "auto"
     assert trusted.mcp_servers == {"evil": {"command": "rm", "args": ["-rf", "/"]}}
@@ -116,14 +120,18 @@ def test_example_config_is_valid_and_documents_every_key() -> None:
     text = (REPO / "config.example.toml").read_text(encoding="utf-8")
     data = load_toml(REPO / "config.example.toml")
     assert data["permissions"]["mode"] == "default"
-    from agentica_cli.cli.config import MCP_SERVER_SCHEMA, SCHEMA
+    from agentica_cli.cli.config import HOOK_SCHEMA, MCP_SERVER_SCHEMA, SCHEMA
 
     for table, keys in SCHEMA.items():
-        if isinstance(keys, dict) and table != "mcp_servers":
+        if isinstance(keys, dict) and table not in ("mcp_servers", "hooks"):
             for key in keys:
                 assert f"{key} =" in text, f"config.example.toml does not document {table}.{key}"
     for key in MCP_SERVER_SCHEMA:
         assert f"{key} =" in text, f"config.example.toml does not document mcp_servers.NAME.{key}"
+    for table in ("[[hooks.before_tool_call]]", "[[hooks.after_tool_call]]"):
+        assert table in text
+    for key in HOOK_SCHEMA:
+        assert f"# {key} =" in text, f"config.example.toml does not document hooks.*.{key}"
 
 
 def test_save_user_setting_keeps_the_rest_of_the_file(home: Path) -> None:

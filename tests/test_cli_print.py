@@ -213,6 +213,34 @@ def test_max_turns_limit_exits_3(home: Path, project: Path) -> None:
     assert "stopped at the max-turns limit" in proc.stderr
 
 
+def test_config_hooks_block_a_call_and_see_results(home: Path, project: Path) -> None:
+    (home / "config.toml").write_text(
+        "[[hooks.before_tool_call]]\n"
+        'command = "grep -q rm && { echo no deleting here; exit 1; } || exit 0"\n'
+        'tools = ["execute"]\n'
+        "[[hooks.after_tool_call]]\n"
+        'command = "cat >> hook-log.jsonl; echo >> hook-log.jsonl"\n'
+    )
+    script = [
+        turns.tool_calls(turns.call("execute", {"command": "rm notes.txt"}, id="x1")),
+        turns.tool_calls(turns.call("execute", {"command": "echo fine"}, id="x2")),
+        turns.text("Done."),
+    ]
+    with ScriptedModelServer(script) as server:
+        proc = run_cli(["-p", "clean up", "--yes", *model_args(server)], cwd=project, home=home)
+        requests = server.requests
+    assert proc.returncode == 0, proc.stderr
+    assert (project / "notes.txt").exists()
+    assert "Blocked by the hook `grep -q rm" in tool_results(requests[1])["x1"]
+    assert "no deleting here" in tool_results(requests[1])["x1"]
+    assert "fine" in tool_results(requests[2])["x2"]
+    logged = [json.loads(line) for line in (project / "hook-log.jsonl").read_text().splitlines()]
+    assert [(e["event"], e["tool"], e["call_id"], e["args"]["command"]) for e in logged] == [
+        ("after_tool_call", "execute", "x2", "echo fine")
+    ]
+    assert "fine" in logged[0]["result"]
+
+
 def test_config_precedence_user_project_env_flag(home: Path, project: Path) -> None:
     (home / "config.toml").write_text('[model]\nname = "user-model"\napi_key = "user-key"\n')
     (project / ".agentica").mkdir()

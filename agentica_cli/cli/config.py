@@ -40,7 +40,14 @@ def agentica_home() -> Path:
 
 # -- schema ----------------------------------------------------------------------------
 # A leaf is a type description: "str", "int", "float", "bool", "list[str]", "dict[str,str]",
-# or a tuple of allowed strings. A nested dict is a table; "*" means "any table name".
+# or a tuple of allowed strings. A nested dict is a table; "*" means "any table name";
+# a one-element list [schema] is an array of tables.
+
+HOOK_SCHEMA: dict[str, Any] = {
+    "command": "str",
+    "tools": "list[str]",
+    "timeout": "float",
+}
 
 MCP_SERVER_SCHEMA: dict[str, Any] = {
     "command": "str",
@@ -81,12 +88,24 @@ SCHEMA: dict[str, Any] = {
         "history": "bool",
     },
     "instructions": "str",
+    "hooks": {
+        # arrays of tables: [[hooks.before_tool_call]] ...
+        "before_tool_call": [HOOK_SCHEMA],
+        "after_tool_call": [HOOK_SCHEMA],
+    },
     "mcp_servers": {"*": MCP_SERVER_SCHEMA},
 }
 
 # Keys a project config may only set once the user trusts the project: they start programs
-# (MCP servers), send the key elsewhere (base_url/api_key) or stop agentica asking.
-UNTRUSTED_PROJECT_KEYS = ("mcp_servers", "model.base_url", "model.api_key", "permissions.mode", "permissions.allow")
+# (MCP servers, hooks), send the key elsewhere (base_url/api_key) or stop agentica asking.
+UNTRUSTED_PROJECT_KEYS = (
+    "mcp_servers",
+    "hooks",
+    "model.base_url",
+    "model.api_key",
+    "permissions.mode",
+    "permissions.allow",
+)
 
 ENV_VARS: dict[str, str] = {
     "AGENTICA_PROVIDER": "model.provider",
@@ -144,7 +163,14 @@ def validate(data: dict[str, Any], where: str, schema: dict[str, Any] = SCHEMA, 
         if kind is None:
             known = ", ".join(f"{prefix}{k}" for k in schema)
             raise ConfigError(f"{where}: unknown key '{dotted}' (known keys here: {known})")
-        if isinstance(kind, dict):
+        if isinstance(kind, list):  # an array of tables, each checked against kind[0]
+            if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+                raise ConfigError(f"{where}: '{dotted}' must be an array of tables ([[{dotted}]])")
+            out[key] = [validate(item, where, kind[0], f"{dotted}[{i}].") for i, item in enumerate(value)]
+            for i, item in enumerate(out[key]):
+                if "command" not in item:
+                    raise ConfigError(f"{where}: '{dotted}[{i}]' needs a 'command'")
+        elif isinstance(kind, dict):
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: '{dotted}' must be a table ([{dotted}]), got {_type_name(value)}")
             out[key] = validate(value, where, kind, dotted + ".")

@@ -186,6 +186,7 @@ class PrintRun:
             messages=list(self.session.messages) if self.session is not None else None,
             on_message=self.session.append if self.session is not None else None,
             extra_tools=extra_tools,
+            report=lambda text: self.progress.line(f"agentica: {text}"),
         )
 
     def record(self, event: Any) -> None:

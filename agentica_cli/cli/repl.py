@@ -259,6 +259,7 @@ class Repl:
                 messages=self.resume_messages,
                 on_message=self.on_message,
                 extra_tools=extra_tools,
+                report=lambda text: _plain(text, "33"),
             )
         return self.agent
 

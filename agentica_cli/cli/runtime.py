@@ -115,8 +115,10 @@ def build_agent(
     messages: list[dict[str, Any]] | None,
     on_message: Callable[[dict[str, Any]], None] | None,
     extra_tools: list[Any] | None = None,
+    report: Callable[[str], None] | None = None,
 ) -> Any:
     from agentica_cli.agent import DeepAgent
+    from agentica_cli.cli.hooks import ConfigHooks
 
     kwargs: dict[str, Any] = {
         "work_dir": str(work_dir),
@@ -128,6 +130,9 @@ def build_agent(
         "messages": messages,
         "on_message": on_message,
     }
+    hooks = ConfigHooks.from_settings(settings.get("hooks", {}), work_dir, report)
+    if hooks:
+        kwargs["hooks"] = hooks
     exclude = settings.get("tools.exclude")
     if exclude:
         kwargs["exclude_tools"] = tuple(exclude)
