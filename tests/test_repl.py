@@ -370,3 +370,30 @@ def test_input_history_is_kept_across_sessions(start_repl, home: Path) -> None:
         repl.expect_prompt()
         assert repl.exit() == 0
     assert "+/permissions accept-edits" in (home / "history").read_text()
+
+
+def test_edit_without_asking_shows_its_diff_and_todos_are_shown(start_repl, project: Path) -> None:
+    todos = [{"content": "rename greeting", "status": "in_progress"}, {"content": "run tests", "status": "pending"}]
+    script = [
+        turns.tool_calls(turns.call("read_file", {"file_path": "notes.txt"}, id="r1")),
+        turns.tool_calls(
+            turns.call("edit_file", {"file_path": "notes.txt", "old_string": "hello", "new_string": "goodbye"}, id="e1")
+        ),
+        turns.tool_calls(turns.call("write_todos", {"todos": todos}, id="t1")),
+        turns.text("All done."),
+    ]
+    with ScriptedModelServer(script) as server:
+        repl = start_repl(server, "--yes")
+        repl.send_line("edit")
+        screen = repl.expect(r"\+goodbye")
+        assert "Allow?" not in screen
+        assert "-hello" in screen[screen.index("edit_file notes.txt") :]
+        repl.expect(r"\[>\] rename greeting")
+        repl.expect(r"\[ \] run tests")
+        repl.expect("All done.")
+        repl.expect_prompt()
+        assert (project / "notes.txt").read_text() == "goodbye\nworld\n"
+        repl.send_line("/todos")
+        repl.expect(r"\[>\] rename greeting")
+        repl.expect_prompt()
+        assert repl.exit() == 0

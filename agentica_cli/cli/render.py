@@ -24,6 +24,7 @@ from agentica_cli.cli.approvals import preview_edit
 from agentica_cli.cli.summaries import format_elapsed, summarize_call, summarize_result
 
 TODO_TOOLS = ("write_todos", "todo_write", "update_todos", "todos")
+MAX_DIFF_LINES = 80  # after an edit; the approval question shows the whole diff
 TODO_MARKS = {"completed": "[x]", "in_progress": "[>]", "pending": "[ ]"}
 
 
@@ -113,6 +114,10 @@ class EventRenderer:
         else:
             self.live.update(self._live_renderable())
 
+    def forget_preview(self, call_id: str) -> None:
+        """The user already saw this edit's diff in the approval question."""
+        self.previews.pop(call_id, None)
+
     def pause(self) -> None:
         """Stop the live area (before asking the user something)."""
         if self.live is not None:
@@ -199,7 +204,11 @@ class EventRenderer:
         self.console.print(result)
         preview = self.previews.pop(event.call_id, None)
         if preview and not failed:
-            self.console.print(Syntax(preview.rstrip("\n"), "diff", theme="ansi_dark", background_color="default"))
+            lines = preview.rstrip("\n").splitlines()
+            shown = "\n".join(lines[:MAX_DIFF_LINES])
+            self.console.print(Syntax(shown, "diff", theme="ansi_dark", background_color="default"))
+            if len(lines) > MAX_DIFF_LINES:
+                self.console.print(Text(f"{indent}  … {len(lines) - MAX_DIFF_LINES} more diff lines", style="dim"))
         if getattr(event, "show_result", False) and event.result and not failed:
             self.console.print(Text(event.result.rstrip()))
         if name in TODO_TOOLS and not failed and isinstance(args.get("todos"), list):

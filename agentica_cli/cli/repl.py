@@ -344,6 +344,7 @@ class Repl:
             self.ensure_renderer()
             self.renderer.pause()
             self.show_request(call)
+            self.renderer.forget_preview(getattr(call, "call_id", ""))
             name = getattr(call, "name", "?")
             question = f"Allow? [y] yes  [a] yes, and don't ask again for {name}  [n] no (or type what to do instead) "
             while True:
