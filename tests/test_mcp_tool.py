@@ -379,7 +379,7 @@ def test_close_stops_the_server_process(tmp_path):
         assert pid == mcp.pid and not process_gone(pid)
         started = time.monotonic()
         await mcp.close()
-        assert time.monotonic() - started < 1.5
+        assert time.monotonic() - started < 2.0  # the server exits on stdin EOF: no kill needed
         return pid
 
     pid = asyncio.run(main())
