@@ -211,6 +211,7 @@ def test_session_is_saved_and_resumable(start_repl, home: Path) -> None:
     ]
     with ScriptedModelServer([turns.text("It was 42.")]) as server:
         repl = start_repl(server, "--continue")
+        assert "you: remember 42" in repl.child.before and "agent: Noted." in repl.child.before
         repl.send_line("what number?")
         repl.expect("It was 42.")
         repl.expect_prompt()
@@ -396,4 +397,28 @@ def test_edit_without_asking_shows_its_diff_and_todos_are_shown(start_repl, proj
         repl.send_line("/todos")
         repl.expect(r"\[>\] rename greeting")
         repl.expect_prompt()
+        assert repl.exit() == 0
+
+
+def test_resume_command_lists_and_switches_sessions(start_repl, home: Path, project: Path) -> None:
+    from test_cli_helpers import run_cli
+
+    with ScriptedModelServer([turns.text("About apples."), turns.text("About pears.")]) as server:
+        for prompt in ("tell me about apples", "tell me about pears"):
+            done = run_cli(["-p", prompt, *model_args(server)], cwd=project, home=home)
+            assert done.returncode == 0, done.stderr
+    with ScriptedModelServer([turns.text("Still apples.")]) as server:
+        repl = start_repl(server)
+        repl.send_line("/resume")
+        screen = repl.expect(r"Resume one with /resume N or /resume ID\.")
+        assert screen.index("tell me about pears") < screen.index("tell me about apples")  # newest first
+        repl.expect_prompt()
+        repl.send_line("/resume 2")
+        repl.expect(r"Resumed \S+ \(2 messages\)\.")
+        repl.expect_prompt()
+        repl.send_line("and now?")
+        repl.expect("Still apples.")
+        repl.expect_prompt()
+        contents = [m.get("content") for m in server.requests[0]["messages"] if m["role"] != "system"]
+        assert contents == ["tell me about apples", "About apples.", "and now?"]
         assert repl.exit() == 0

@@ -200,7 +200,23 @@ class Repl:
         _plain(f"agentica {__version__}  ·  {model_label(self.model)}  ·  {where}  ·  mode {self.policy.mode}", "1")
         if self.resume_messages:
             _plain(f"Resumed session {self.session.id} ({len(self.resume_messages)} messages).", "2")
+            self.show_last_exchange(self.resume_messages)
         _plain("Type a message, /help for commands, Ctrl-D to exit.", "2")
+
+    @staticmethod
+    def show_last_exchange(messages: list[dict[str, Any]]) -> None:
+        """Where the resumed conversation left off: the last question and answer, shortened."""
+        from agentica_cli.cli.summaries import shorten
+
+        for role in ("user", "assistant"):
+            last = next(
+                (m for m in reversed(messages) if m.get("role") == role and isinstance(m.get("content"), str)
+                 and m["content"].strip()),
+                None,
+            )
+            if last is not None:
+                label = "you" if role == "user" else "agent"
+                _plain(f"  {label}: {shorten(last['content'], 200)}", "2")
 
     def open_initial_session(self) -> str | None:
         if self.args.resume or self.args.continue_:
