@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import signal
 import sys
 import time
@@ -50,7 +51,7 @@ class StderrProgress:
 
     def __init__(self, stream: TextIO):
         self.stream = stream
-        self.color = stream.isatty()
+        self.color = stream.isatty() and not os.environ.get("NO_COLOR")
 
     def _paint(self, code: str, text: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
