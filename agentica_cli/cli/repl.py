@@ -46,8 +46,12 @@ input: @path attaches a file · !command runs a shell command (its output goes w
 RESET = "\x1b[0m"
 
 
+COLOR = not os.environ.get("NO_COLOR")
+
+
 def _plain(text: str, code: str = "") -> None:
-    sys.stdout.write(f"\x1b[{code}m{text}{RESET}\n" if code else text + "\n")
+    """A line without rich (it may not be imported yet), coloured with an SGR code."""
+    sys.stdout.write(f"\x1b[{code}m{text}{RESET}\n" if code and COLOR else text + "\n")
     sys.stdout.flush()
 
 
