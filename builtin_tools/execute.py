@@ -40,10 +40,20 @@ def scrubbed_environment(
     }
 
 
-def _model_api_key(ctx: ToolContext | None) -> str | None:
+def _model_secrets(ctx: ToolContext | None) -> tuple[list[str], list[str]]:
+    """(names, values) to drop for the running model: its key's variable and the key itself."""
     model = getattr(getattr(ctx, "agent", None), "model", None)
+    if model is None:
+        return [], []
     key = getattr(model, "api_key", None)
-    return key if isinstance(key, str) and key else None
+    if not key and callable(getattr(model, "resolve_api_key", None)):
+        try:
+            key = model.resolve_api_key()
+        except Exception:  # no key configured: nothing to hide
+            key = None
+    env_name = getattr(model, "api_key_env", None)
+    names = [env_name] if isinstance(env_name, str) and env_name else []
+    return names, [key] if isinstance(key, str) and key else []
 
 
 class BuiltinExecuteTool(Tool):
@@ -77,8 +87,11 @@ class BuiltinExecuteTool(Tool):
     def environment(self, ctx: ToolContext | None = None) -> dict[str, str]:
         env = dict(os.environ)
         if self.scrub_secrets:
-            key = _model_api_key(ctx)
-            env = scrubbed_environment(env, keep=self.keep_env, secret_values=[key] if key else [])
+            names, values = _model_secrets(ctx)
+            env = scrubbed_environment(env, keep=self.keep_env, secret_values=values)
+            for name in names:
+                if name not in self.keep_env:
+                    env.pop(name, None)
         env.update(self.extra_env)
         return env
 

@@ -104,13 +104,16 @@ async def run_in_group(argv: list[str], *, cwd: str, env: dict[str, str], timeou
     outcome = CommandOutcome(None, OutputCapture(), OutputCapture())
     out_closed: asyncio.Future[None] = loop.create_future()
     err_closed: asyncio.Future[None] = loop.create_future()
-    out_transport, _ = await loop.connect_read_pipe(
-        lambda: _CaptureProtocol(outcome.stdout, out_closed), os.fdopen(out_r, "rb", buffering=0)
-    )
-    err_transport, _ = await loop.connect_read_pipe(
-        lambda: _CaptureProtocol(outcome.stderr, err_closed), os.fdopen(err_r, "rb", buffering=0)
-    )
+    transports: list[asyncio.BaseTransport] = []
+    pipes = [os.fdopen(out_r, "rb", buffering=0), os.fdopen(err_r, "rb", buffering=0)]
     try:
+        # Everything after the start is inside this try: a cancellation at any await (also
+        # while the pipes are being connected) must still kill the group.
+        for pipe, capture, closed in ((pipes[0], outcome.stdout, out_closed), (pipes[1], outcome.stderr, err_closed)):
+            transport, _ = await loop.connect_read_pipe(
+                lambda capture=capture, closed=closed: _CaptureProtocol(capture, closed), pipe
+            )
+            transports.append(transport)
         try:
             await asyncio.wait_for(proc.wait(), timeout)
         except asyncio.TimeoutError:
@@ -123,11 +126,13 @@ async def run_in_group(argv: list[str], *, cwd: str, env: dict[str, str], timeou
         _, pending = await asyncio.wait([out_closed, err_closed], timeout=PIPE_GRACE_S)
         outcome.pipes_left_open = bool(pending)
         outcome.returncode = proc.returncode
-    except asyncio.CancelledError:
+    except BaseException:
         kill_group(proc.pid)
         kill_pipe_holders(inodes)
         raise
     finally:
-        out_transport.close()
-        err_transport.close()
+        for transport in transports:
+            transport.close()
+        for pipe in pipes[len(transports):]:
+            pipe.close()
     return outcome

@@ -203,6 +203,21 @@ def test_secret_variables_are_not_passed(tool: BuiltinExecuteTool, monkeypatch: 
     assert "PATH=" in out
 
 
+def test_the_models_key_variable_is_dropped_even_with_an_innocent_name(
+    tool: BuiltinExecuteTool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentica_cli.models import OpenAIChat
+
+    class InHouseModel(OpenAIChat):  # a provider preset whose key lives in $LLM_ACCESS
+        api_key_env = "LLM_ACCESS"
+
+    monkeypatch.setenv("LLM_ACCESS", "value-of-the-model-key")
+    model = InHouseModel(id="m", base_url="http://127.0.0.1:9/v1")
+    assert model.api_key is None  # the key only lives in the environment
+    out = run(tool, "env", ctx=ToolContext(call_id="c2", agent=SimpleNamespace(model=model)))
+    assert "LLM_ACCESS" not in out and "value-of-the-model-key" not in out
+
+
 def test_env_scrubbing_can_be_configured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", "ghp-secret")
     monkeypatch.setenv("NPM_TOKEN", "npm-secret")
