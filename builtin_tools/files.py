@@ -328,8 +328,12 @@ class BuiltinFileTool(Tool):
         )
         root = root_for(target, self.sandbox.roots)
         cwd = self.sandbox.work_dir if target.is_relative_to(self.sandbox.work_dir) else root
+        outcome = None
         if self.rg_path:
-            outcome = search.grep_with_rg(self.rg_path, request, cwd)
-        else:
+            try:
+                outcome = search.grep_with_rg(self.rg_path, request, cwd)
+            except OSError:  # the rg binary went missing or cannot run: search in Python
+                outcome = None
+        if outcome is None:
             outcome = search.grep_with_python(request, root, cwd)
         return search.render_grep(outcome, request, shown)

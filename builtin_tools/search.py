@@ -323,11 +323,14 @@ def _grep_file(handle, regex: re.Pattern[str], shown: str, request: GrepRequest,
 def list_files(base: Path, root: Path, rg: str | None) -> list[str]:
     """Relative ('/'-separated) paths of the non-ignored files under `base`."""
     if rg:
-        proc = subprocess.run(
-            [*_rg_base(rg), "--files", "--null"], cwd=base, stdin=subprocess.DEVNULL,
-            capture_output=True, timeout=GREP_TIMEOUT_S, check=False,
-        )
-        if proc.returncode in (0, 1):
+        try:
+            proc = subprocess.run(
+                [*_rg_base(rg), "--files", "--null"], cwd=base, stdin=subprocess.DEVNULL,
+                capture_output=True, timeout=GREP_TIMEOUT_S, check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            proc = None
+        if proc is not None and proc.returncode in (0, 1):
             return [p.decode("utf-8", errors="surrogateescape") for p in proc.stdout.split(b"\0") if p]
     rules = IgnoreRules(root)
     return [os.path.relpath(p, base).replace(os.sep, "/") for p in rules.walk_files(base)]

@@ -143,6 +143,13 @@ def test_grep_fallback_is_used_when_rg_is_missing(tree: Path, monkeypatch: pytes
     assert out == "src/pkg2/mod10.py:4:def handle_request_2_10(req):\n[1 matching lines in 1 files]"
 
 
+def test_a_broken_rg_path_falls_back_to_python(tree: Path) -> None:
+    tool = BuiltinFileTool(tree, rg_path=str(tree / "no-such-rg"))
+    out = ok(call_tool(tool, "grep", pattern="handle_request_1_5\\b"))
+    assert out == "src/pkg1/mod05.py:4:def handle_request_1_5(req):\n[1 matching lines in 1 files]"
+    assert ok(call_tool(tool, "glob", pattern="src/pkg1/mod05.py")).startswith("src/pkg1/mod05.py\n")
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_glob_patterns_sorted_newest_first_and_gitignore(tree: Path, engine: str) -> None:
     tool = make_tool(tree, engine)
