@@ -422,3 +422,20 @@ def test_resume_command_lists_and_switches_sessions(start_repl, home: Path, proj
         contents = [m.get("content") for m in server.requests[0]["messages"] if m["role"] != "system"]
         assert contents == ["tell me about apples", "About apples.", "and now?"]
         assert repl.exit() == 0
+
+
+def test_ctrl_c_at_the_approval_question_cancels_the_turn(start_repl, project: Path) -> None:
+    script = [*_edit_script("unused")[:2], turns.text("Fresh start.")]
+    with ScriptedModelServer(script) as server:
+        repl = start_repl(server)
+        repl.send_line("change hello to goodbye")
+        repl.expect(r"Allow\?")
+        repl.child.sendcontrol("c")
+        repl.expect(r"\(interrupted\)")
+        repl.expect_prompt()
+        assert (project / "notes.txt").read_text() == "hello\nworld\n"
+        repl.send_line("never mind")
+        repl.expect("Fresh start.")
+        repl.expect_prompt()
+        assert "e1" in tool_results(server.requests[2])  # the interrupted call has its result
+        assert repl.exit() == 0

@@ -373,6 +373,9 @@ class Repl:
                 except (KeyboardInterrupt, EOFError):
                     if self.turn_task is not None:
                         self.turn_task.cancel()
+                        # Hold the loop here: answering would let it send another request
+                        # before the cancellation reaches it. The cancel arrives at this await.
+                        await asyncio.Event().wait()
                     return Answer("no", "The user interrupted.")
                 lowered = reply.lower()
                 if lowered in ("y", "yes"):
