@@ -112,10 +112,14 @@ def test_safe_calls_are_batched_only_when_consecutive(scripted):
 def test_sync_tool_does_not_block_the_event_loop(scripted):
     ticks: list[float] = []
 
+    window: list[float] = []
+
     @tool(concurrency_safe=True)
     def blocking_sleep() -> str:
         """Sleep in a thread."""
+        window.append(time.monotonic())
         time.sleep(0.5)
+        window.append(time.monotonic())
         return "slept"
 
     @tool(concurrency_safe=True)
@@ -131,7 +135,8 @@ def test_sync_tool_does_not_block_the_event_loop(scripted):
     start = time.monotonic()
     Agent(scripted_model(server), tools=[blocking_sleep, ticker]).run_sync("go")
     assert time.monotonic() - start < 0.8
-    assert len(ticks) == 8 and ticks[-1] - ticks[0] < 0.45  # ticked on time during the blocking sleep
+    # the async tool kept ticking while the sync one slept (a blocked loop would tick once, then after)
+    assert len(ticks) == 8 and sum(window[0] < t < window[1] for t in ticks) >= 6
     assert tool_results(server.requests[1]) == {"s": "slept", "t": "8 ticks"}
 
 
@@ -544,3 +549,102 @@ def test_tool_context_emit_pushes_events_into_the_live_stream(scripted):
         "topic": {"type": "string", "description": "what"}}
     result = agent.messages[-2]
     assert result == {"role": "tool", "tool_call_id": "t1", "content": "sub-answer"}
+
+
+def test_cancelling_during_the_model_stream_keeps_the_agent_usable(scripted):
+    server = scripted(turns.text("a long answer that streams slowly " * 4, chunk_delay=0.05), turns.text("fresh"))
+    agent = Agent(scripted_model(server))
+
+    async def main():
+        seen = []
+
+        async def consume():
+            async for event in agent.run_stream("first"):
+                seen.append(event)
+
+        task = asyncio.create_task(consume())
+        while not any(e.type == "text_delta" for e in seen):
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return await agent.run("second")
+
+    result = asyncio.run(main())
+    assert result.content == "fresh"
+    # the unanswered prompt stays in the history; the half-streamed answer does not
+    assert server.requests[1]["messages"] == [{"role": "user", "content": "first"},
+                                              {"role": "user", "content": "second"}]
+
+
+def test_cancelling_while_the_approval_hook_waits_records_the_call_as_cancelled(scripted):
+    @tool(is_destructive=True)
+    def wipe() -> str:
+        """Wipe."""
+        return "wiped"
+
+    asked = asyncio.Event()
+
+    async def approve(call):
+        asked.set()
+        await asyncio.sleep(30)  # the user never answers
+        return Decision.allow()
+
+    server = scripted(turns.tool_calls(turns.call("wipe", {}, id="w")), turns.text("ok"))
+    agent = Agent(scripted_model(server), tools=[wipe], approve=approve)
+
+    async def main():
+        task = asyncio.create_task(agent.run("wipe it"))
+        await asyncio.wait_for(asked.wait(), 5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        agent.approve = None
+        return await agent.run("never mind")
+
+    assert asyncio.run(main()).content == "ok"
+    assert tool_results(server.requests[1]) == {
+        "w": "Cancelled: the user interrupted the run before this call finished."}
+
+
+def test_closing_the_stream_early_stops_the_run(scripted):
+    @tool
+    async def slow() -> str:
+        """Slow."""
+        await asyncio.sleep(30)
+        return "never"
+
+    server = scripted(turns.tool_calls(turns.call("slow", {}, id="s")), turns.text("after"))
+    agent = Agent(scripted_model(server), tools=[slow])
+
+    async def main():
+        stream = agent.run_stream("go")
+        async for event in stream:
+            if event.type == "tool_call_started":
+                break
+        start = time.monotonic()
+        await stream.aclose()
+        assert time.monotonic() - start < 1.0
+        return await agent.run("again")
+
+    assert asyncio.run(main()).content == "after"
+    assert tool_results(server.requests[1]) == {
+        "s": "Cancelled: the user interrupted the run before this call finished."}
+
+
+def test_non_streaming_model_runs_the_same_loop(scripted):
+    def echo(text: str) -> str:
+        """Echo.
+
+        Args:
+            text: the text
+        """
+        return text
+
+    server = scripted(turns.tool_calls(turns.call("echo", {"text": "hi"}, id="e"), content="Echoing."),
+                      turns.text("echoed"))
+    events = asyncio.run(collect(Agent(scripted_model(server, stream=False), tools=[echo]), "x"))
+    assert "stream" not in server.requests[0]
+    assert [e.text for e in events if e.type == "text_delta"] == ["Echoing.", "echoed"]  # one delta per answer
+    assert events[-1].content == "echoed"
+    assert tool_results(server.requests[1]) == {"e": "hi"}

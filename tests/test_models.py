@@ -86,8 +86,9 @@ def test_streamed_tool_calls_are_accumulated_from_deltas():
 def test_non_streaming_mode():
     with ScriptedModelServer([turns.tool_calls(turns.call("f", {"x": 1}, id="c"), content="hm")]) as server:
         events = collect(model_for(server, stream=False))
-        assert len(events) == 1
-        final = events[0]
+        assert [type(e).__name__ for e in events] == ["ModelTextDelta", "ModelResponse"]
+        assert events[0].text == "hm"
+        final = events[1]
         assert final.content == "hm" and final.tool_calls[0].arguments == '{"x": 1}'
         assert final.usage is not None and final.usage.total_tokens > 0
         assert "stream" not in server.requests[0]

@@ -197,7 +197,13 @@ class OpenAIChat(Model):
                     async for event in self._streamed_attempt(client, params):
                         yield event
                 else:
-                    yield await self._plain_attempt(client, params)
+                    response = await self._plain_attempt(client, params)
+                    # One delta each, so a UI that renders deltas shows unstreamed answers too.
+                    if response.reasoning:
+                        yield ModelReasoningDelta(response.reasoning)
+                    if response.content:
+                        yield ModelTextDelta(response.content)
+                    yield response
                 return
             except _Retryable as failure:
                 if attempt > self.retry.max_retries:
