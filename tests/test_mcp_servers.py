@@ -125,6 +125,7 @@ def test_start_in_parallel_in_the_background_and_report_failures_once(tmp_path):
                 when["one", "ready"], when["two", "ready"]
             )
             assert abs(when["one", "ready"] - when["two", "ready"]) < 1.5
+            assert (broken.ever_ready, by_name["one"].ever_ready) == (False, True)
             assert [s.name for s in servers.new_failures()] == ["broken"]
             assert servers.new_failures() == []  # reported once
             assert [t.name for t in servers.ready_tools()] == ["one", "two"]
@@ -213,3 +214,30 @@ def test_http_servers_in_the_set(tmp_path):
 
     with HttpDemoServer() as server:
         asyncio.run(main(server))
+
+
+def test_a_crash_after_start_is_visible_in_the_set(tmp_path):
+    seen: list[tuple[str, bool, int]] = []
+
+    async def main() -> None:
+        servers = McpServerSet.from_tables(
+            {"s": stdio_table(include_tools=["crash", "echo"])},
+            log_dir=tmp_path,
+            on_change=lambda st: seen.append((st.state, st.ever_ready, st.restarts)),
+        )
+        async with servers:
+            await servers.wait_ready()
+            (tool,) = servers.tools
+            crashed = await FunctionCall(tool.functions["s__crash"], "c1", {}).execute()
+            assert crashed.error is not None and "will be restarted on the next call" in crashed.error
+            status = servers.status("s")
+            assert (status.state, status.ever_ready, status.tools) == ("failed", True, ())
+            assert status.error == f"the server process exited (its stderr is in {tmp_path / 's.log'})"
+            assert [f.name for f in servers.new_failures()] == ["s"]
+            echoed = await FunctionCall(tool.functions["s__echo"], "c2", {"text": "back"}).execute()
+            assert echoed.result == "back"
+            assert (servers.status("s").state, servers.status("s").restarts) == ("ready", 1)
+
+    asyncio.run(main())
+    assert seen[:2] == [("starting", False, 0), ("ready", True, 0)]
+    assert seen[2:] == [("failed", True, 0), ("starting", True, 0), ("ready", True, 1), ("closed", True, 1)]

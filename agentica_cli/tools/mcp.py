@@ -165,6 +165,7 @@ class McpTool(Tool):
         self.mcp_tools: list[Any] = []  # the server's tool list (mcp_types.Tool), filtered
         self.instructions: str | None = None
         self.restarts = 0  # successful automatic restarts
+        self.ever_ready = False  # a later failure is then a crash or hang, not a failed start
         self.managed = False  # True when a McpServerSet starts and stops this server
         self._connection: McpConnection | None = None
         self._starting: McpConnection | None = None  # a connect in progress, for close()
@@ -284,7 +285,7 @@ class McpTool(Tool):
         await self.close()
         return await self.connect(force=True)
 
-    async def _open(self) -> None:
+    async def _open(self, *, restart: bool = False) -> None:
         old, self._connection = self._connection, None
         if old is not None:
             await old.close()
@@ -324,6 +325,9 @@ class McpTool(Tool):
         self.instructions = connection.instructions
         self._set_functions(connection.tools)
         self._restart_allowed = True
+        self.ever_ready = True
+        if restart:
+            self.restarts += 1
         self._set_state("ready")
 
     def _set_state(self, state: McpState, error: str | None = None) -> None:
@@ -428,12 +432,11 @@ class McpTool(Tool):
             self._restart_allowed = False
             _ = self.status  # records why the old session died, for the listeners
             try:
-                await self._open()
+                await self._open(restart=True)
             except McpServerError as err:
                 raise McpServerError(
                     f"MCP server '{self.name}' could not be restarted: {err.reason}", err.reason
                 ) from None
-            self.restarts += 1
             assert self._connection is not None
             return self._connection
 

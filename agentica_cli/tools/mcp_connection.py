@@ -86,6 +86,13 @@ class _CallRequest:
     scope: Any = None  # the anyio CancelScope of the task serving it, once started
 
 
+def _consume_outcome(future: asyncio.Future[Any]) -> None:
+    """Mark a future's exception as seen: its waiter may have given up (timeout, cancel)
+    before it was set, and asyncio would then log "exception was never retrieved"."""
+    if not future.cancelled():
+        future.exception()
+
+
 def _is_group(exc: BaseException) -> bool:
     # BaseExceptionGroup is builtin from 3.11; on 3.10 anyio uses the `exceptiongroup` backport.
     return isinstance(getattr(exc, "exceptions", None), tuple) and type(exc).__name__.endswith("ExceptionGroup")
@@ -218,6 +225,7 @@ class McpConnection:
         self.loop = asyncio.get_running_loop()
         self._requests = asyncio.Queue()
         opened: asyncio.Future[None] = self.loop.create_future()
+        opened.add_done_callback(_consume_outcome)
         self._owner = self.loop.create_task(self._own(opened), name=f"mcp:{self.server_name}")
         try:
             # The owner's own watchdog enforces connect_timeout; this outer bound only
@@ -296,6 +304,7 @@ class McpConnection:
         if not self.alive or self._requests is None or self.loop is None:
             raise McpConnectionLost(self.lost_reason or "the connection is closed")
         request = _CallRequest(name, arguments, timeout, self.loop.create_future())
+        request.future.add_done_callback(_consume_outcome)
         self._inflight.add(request)
         self._requests.put_nowait(request)
         try:
@@ -317,6 +326,7 @@ class McpConnection:
         if not self.alive or self._requests is None or self.loop is None:
             return False
         request = _CallRequest("", {}, timeout, self.loop.create_future())
+        request.future.add_done_callback(_consume_outcome)
         self._inflight.add(request)
         self._requests.put_nowait(request)
         try:

@@ -170,6 +170,7 @@ class McpServerStatus:
     pid: int | None = None
     log_path: Path | None = None
     restarts: int = 0
+    ever_ready: bool = False  # so a "failed" server crashed or hung after it had started
 
 
 class _Entry:
@@ -250,6 +251,7 @@ class McpServerSet:
             pid=tool.pid,
             log_path=tool.log_path if tool.transport == "stdio" else None,
             restarts=tool.restarts,
+            ever_ready=tool.ever_ready,
         )
 
     def statuses(self) -> list[McpServerStatus]:
