@@ -439,3 +439,15 @@ def test_ctrl_c_at_the_approval_question_cancels_the_turn(start_repl, project: P
         repl.expect_prompt()
         assert "e1" in tool_results(server.requests[2])  # the interrupted call has its result
         assert repl.exit() == 0
+
+
+def test_pasted_lines_stay_one_message(start_repl) -> None:
+    with ScriptedModelServer([turns.text("One message.")]) as server:
+        repl = start_repl(server)
+        repl.child.send("\x1b[200~first pasted line\rsecond pasted line\x1b[201~")  # bracketed paste
+        repl.child.send("\r")
+        repl.expect("One message.")
+        repl.expect_prompt()
+        assert len(server.requests) == 1
+        assert server.requests[0]["messages"][-1]["content"] == "first pasted line\nsecond pasted line"
+        assert repl.exit() == 0
