@@ -451,3 +451,24 @@ def test_pasted_lines_stay_one_message(start_repl) -> None:
         assert len(server.requests) == 1
         assert server.requests[0]["messages"][-1]["content"] == "first pasted line\nsecond pasted line"
         assert repl.exit() == 0
+
+
+def test_compact_command_summarises_older_messages(start_repl) -> None:
+    script = [turns.text(f"Answer {i}.") for i in range(1, 4)] + [turns.text("Summary: three questions.")]
+    script.append(turns.text("Answer 4."))
+    with ScriptedModelServer(script) as server:
+        repl = start_repl(server)
+        for i in range(1, 4):
+            repl.send_line(f"question {i}")
+            repl.expect(f"Answer {i}.")
+            repl.expect_prompt()
+        repl.send_line("/compact")
+        repl.expect(r"Compacted: 6 messages -> \d+\.")
+        repl.expect_prompt()
+        repl.send_line("question 4")
+        repl.expect("Answer 4.")
+        repl.expect_prompt()
+        sent = json.dumps(server.requests[-1]["messages"])
+        assert "Summary: three questions." in sent
+        assert "question 1" not in sent
+        assert repl.exit() == 0

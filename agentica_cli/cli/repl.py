@@ -497,7 +497,14 @@ class Repl:
             return
         before = len(agent.messages)
         _plain("Compacting…", "2")
-        await agent.compact()
+        try:
+            summary = await agent.compact()
+        except Exception as exc:  # the model failed: the conversation is unchanged
+            _plain(f"Could not compact: {exc}", "31")
+            return
+        if summary is None:
+            _plain("Nothing to compact yet: the conversation is short.", "2")
+            return
         _plain(f"Compacted: {before} messages -> {len(agent.messages)}.", "2")
 
     async def cmd_model(self, rest: str) -> None:
