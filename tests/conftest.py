@@ -79,3 +79,13 @@ def scripted_model(server, **options):
 
     options.setdefault("retry_base_delay", 0.01)
     return OpenAIChat(id="scripted-model", api_key="sk-test", base_url=server.base_url, **options)
+
+
+async def collect(agent, prompt):
+    """Every event of one `agent.run_stream(prompt)`."""
+    return [event async for event in agent.run_stream(prompt)]
+
+
+def tool_results(body):
+    """tool_call_id -> content of the tool results in a recorded request body."""
+    return {m["tool_call_id"]: m["content"] for m in body["messages"] if m["role"] == "tool"}

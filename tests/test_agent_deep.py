@@ -9,7 +9,7 @@ from mcp_servers.support import demo_command
 
 from agentica_cli.agent import Agent, Decision, DeepAgent
 from agentica_cli.agent.deep import CODING_AGENT_PROMPT
-from agentica_cli.testing import tool_call_problems, turns
+from agentica_cli.testing import turns
 from agentica_cli.tools.mcp import McpTool
 
 
@@ -39,8 +39,6 @@ def test_deep_agent_reads_and_edits_with_the_builtin_tools(scripted, tmp_path):
     system = server.requests[0]["messages"][0]["content"]
     assert system.startswith(CODING_AGENT_PROMPT + "\n\nProject rule: keep it simple.")
     assert f"- Working directory: {tmp_path.resolve()} (relative paths resolve against it)." in system
-    for body in server.requests:
-        assert tool_call_problems(body["messages"]) == []
 
 
 def test_an_unconnected_mcp_tool_is_connected_before_the_first_request(scripted, tmp_path):
@@ -91,5 +89,3 @@ def test_task_sub_agent_events_reach_the_parent_stream_marked_as_its_own(scripte
     assert "task" not in [t["function"]["name"] for t in server.requests[1]["tools"]]
     assert server.requests[3]["messages"][-1] == {"role": "tool", "tool_call_id": "t1",
                                                   "content": "calc.py defines add(a, b)."}
-    for body in server.requests:
-        assert tool_call_problems(body["messages"]) == []

@@ -6,11 +6,11 @@ import asyncio
 import json
 
 import pytest
-from conftest import scripted_model
+from conftest import collect, scripted_model
 
 from agentica_cli.agent import Agent, RunResult, ToolConfig
 from agentica_cli.models import TokenUsage
-from agentica_cli.testing import tool_call_problems, turns
+from agentica_cli.testing import turns
 from agentica_cli.tools import Function, Tool, tool
 
 
@@ -24,13 +24,6 @@ def get_weather(city: str, unit: str = "celsius") -> str:
     return f"{city}: 21 degrees {unit}"
 
 
-def assert_paired(server) -> None:
-    for i, body in enumerate(server.requests):
-        assert tool_call_problems(body["messages"]) == [], f"request {i + 1}"
-
-
-async def collect(agent: Agent, prompt: str) -> list:
-    return [event async for event in agent.run_stream(prompt)]
 
 
 def test_run_sync_with_a_tool_call_then_answer(scripted):
@@ -208,7 +201,6 @@ def test_stream_cut_after_half_a_tool_call_is_retried_and_the_tool_runs_once(scr
     assert [e.type for e in events].count("tool_call_started") == 1
     assert len(server.requests) == 3
     assert [m["role"] for m in agent.messages] == ["user", "assistant", "tool", "assistant"]
-    assert_paired(server)
 
 
 def test_max_turns_stops_a_model_that_never_answers(scripted):
@@ -216,7 +208,6 @@ def test_max_turns_stops_a_model_that_never_answers(scripted):
     result = Agent(scripted_model(server), tools=[get_weather], tool_config=ToolConfig(max_turns=3)).run_sync("x")
     assert result.stop_reason == "max_turns" and len(server.requests) == 3
     assert result.messages[-1]["role"] == "tool"
-    assert_paired(server)
 
 
 def test_run_sync_works_inside_a_running_event_loop(scripted):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -128,7 +127,3 @@ class Model:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(id={self.id!r})"
 
-
-def estimate_tokens(messages: list[dict[str, Any]]) -> int:
-    """A rough token count (~4 characters a token) for when the API reports no usage."""
-    return len(json.dumps(messages, ensure_ascii=False)) // 4
