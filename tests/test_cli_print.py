@@ -241,6 +241,24 @@ def test_config_hooks_block_a_call_and_see_results(home: Path, project: Path) ->
     assert "fine" in logged[0]["result"]
 
 
+def test_agents_md_files_go_into_the_system_prompt(home: Path, project: Path) -> None:
+    (home / "AGENTS.md").write_text("Personal rule: answer in English.")
+    (project / ".git").mkdir()
+    (project / "AGENTS.md").write_text("Project rule: run pytest -q.")
+    sub = project / "pkg"
+    sub.mkdir()
+    (sub / "AGENTS.md").write_text("Package rule: keep functions small.")
+    (home / "config.toml").write_text('instructions = "Config rule: be brief."\n')
+    with ScriptedModelServer([turns.text("ok")]) as server:
+        proc = run_cli(["-p", "hi", *model_args(server)], cwd=sub, home=home)
+        system = server.requests[0]["messages"][0]
+    assert proc.returncode == 0, proc.stderr
+    assert system["role"] == "system"
+    text = system["content"]
+    order = [text.index(rule) for rule in ("Config rule", "Personal rule", "Project rule", "Package rule")]
+    assert order == sorted(order)
+
+
 def test_config_precedence_user_project_env_flag(home: Path, project: Path) -> None:
     (home / "config.toml").write_text('[model]\nname = "user-model"\napi_key = "user-key"\n')
     (project / ".agentica").mkdir()
