@@ -67,6 +67,7 @@ def test_project_config_found_from_a_subfolder_up_to_git_root(home: Path, projec
     [
         ('[model]\nnmae = "x"\n', "unknown key 'model.nmae'"),
         ("[model]\nname = 3\n", "'model.name' must be a string, got integer 3"),
+        ('[model]\nprovider = "acme"\n', "'model.provider' must be one of openai, zhipuai, deepseek"),
         ('[permissions]\nmode = "yolo"\n', "'permissions.mode' must be one of default, accept-edits, auto, plan"),
         ("[tools]\ntool_call_limit = 2.5\n", "'tools.tool_call_limit' must be an integer"),
         ('[mcp_servers.x]\nargs = "a b"\n', "'mcp_servers.x.args' must be an array of strings"),
@@ -83,6 +84,11 @@ def test_bad_config_names_key_and_file(home: Path, project: Path, text: str, mes
         load_settings(project, {}, trusted=True, environ={})
     assert str(err.value).startswith(f"{path}: ")
     assert message in str(err.value)
+
+
+def test_provider_aliases_are_accepted(home: Path, project: Path) -> None:
+    settings = load_settings(project, {"model.provider": "glm"}, trusted=False, environ={})
+    assert settings.provider == "glm"
 
 
 def test_bad_env_value_is_named(home: Path, project: Path) -> None:

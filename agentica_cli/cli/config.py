@@ -66,7 +66,7 @@ MCP_SERVER_SCHEMA: dict[str, Any] = {
 
 SCHEMA: dict[str, Any] = {
     "model": {
-        "provider": PROVIDERS,
+        "provider": "provider",
         "name": "str",
         "base_url": "str",
         "api_key": "str",
@@ -126,6 +126,16 @@ def _check_leaf(kind: Any, value: Any, key: str, where: str) -> Any:
     def bad(expected: str) -> ConfigError:
         return ConfigError(f"{where}: '{key}' must be {expected}, got {_type_name(value)} {value!r}")
 
+    if kind == "provider":  # a name or alias the model presets know (zhipuai, glm, kimi, vllm, ...)
+        if not isinstance(value, str):
+            raise bad("a string")
+        from agentica_cli.models.presets import provider_class
+
+        try:
+            provider_class(value)
+        except ValueError:
+            raise bad(f"one of {', '.join(PROVIDERS)}") from None
+        return value
     if isinstance(kind, tuple):
         if not isinstance(value, str) or value not in kind:
             return_msg = f"one of {', '.join(kind)}"
