@@ -1,0 +1,63 @@
+"""Pure parts of the CLI's output: Markdown block splitting, call/result summaries, edit previews."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentica_cli.cli.approvals import preview_edit
+from agentica_cli.cli.printers import compose_prompt
+from agentica_cli.cli.render import split_markdown
+from agentica_cli.cli.summaries import summarize_call, summarize_result
+
+
+def test_split_markdown_keeps_the_unfinished_block_and_open_fences() -> None:
+    assert split_markdown("one\n\ntwo") == ("one\n\n", "two")
+    assert split_markdown("para one\nstill one") == ("", "para one\nstill one")
+    text = "intro\n\n```py\nx = 1\n\ny = 2\n"
+    assert split_markdown(text) == ("intro\n\n", "```py\nx = 1\n\ny = 2\n")  # blank line inside a fence
+    closed = text + "```\n"
+    assert split_markdown(closed) == (closed, "")
+    assert split_markdown(closed + "after") == (closed, "after")
+
+
+def test_call_summaries_pick_the_telling_argument() -> None:
+    assert summarize_call("read_file", {"file_path": "calc.py", "offset": None}) == "read_file calc.py"
+    assert summarize_call("execute", {"command": "pytest -q", "timeout": 120}) == "execute pytest -q"
+    assert summarize_call("grep", {"pattern": "TODO", "path": "."}) == "grep TODO"
+    assert summarize_call("grep", {"pattern": "TODO", "path": "src"}) == "grep TODO in src"
+    assert summarize_call("write_todos", {"todos": [{}, {}]}) == "write_todos (2 items)"
+    assert summarize_call("execute", {"command": "x" * 200}, width=20) == "execute " + "x" * 11 + "…"
+
+
+def test_result_summaries_of_the_builtin_tools_output() -> None:
+    read = "     1\timport os\n     2\t\n     3\tprint(1)\n(end of file: all 3 lines shown)"
+    assert summarize_result("read_file", read) == "3 lines read"
+    assert summarize_result("execute", "[exit code 1; 0.4 s]\nE   assert 1 == 2\nFAILED") == (
+        "exit code 1, 2 lines of output"
+    )
+    assert summarize_result("execute", "[exit code 0; 0.0 s]\n(no output)") == "exit code 0, no output"
+    grep = "app.py:3:# TODO: x\nlib.py:9:# TODO: y\n[2 matching lines in 2 files]"
+    assert summarize_result("grep", grep) == "2 lines of matches"
+    assert summarize_result("edit_file", "x", status="denied") == "denied: x"
+    assert summarize_result("execute", "", status="cancelled") == "cancelled"
+    assert summarize_result("read_file", "Error: FileNotFoundError: nope", status="error") == (
+        "Error: FileNotFoundError: nope"
+    )
+
+
+def test_edit_preview_is_a_unified_diff(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\ny = 2\n")
+    diff = preview_edit("edit_file", {"file_path": "a.py", "old_string": "y = 2", "new_string": "y = 3"}, tmp_path)
+    assert diff == "--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n x = 1\n-y = 2\n+y = 3\n"
+    new_file = preview_edit("write_file", {"file_path": "b.py", "content": "z = 0\n"}, tmp_path)
+    assert new_file == "--- a/b.py\n+++ b/b.py\n@@ -0,0 +1 @@\n+z = 0\n"
+    edits = [{"old_string": "x = 1", "new_string": "x = 10"}, {"old_string": "y = 2", "new_string": "y = 20"}]
+    multi = preview_edit("multi_edit_file", {"file_path": "a.py", "edits": edits}, tmp_path)
+    assert multi is not None and "+x = 10\n" in multi and "+y = 20\n" in multi
+    assert preview_edit("execute", {"command": "ls"}, tmp_path) is None
+
+
+def test_compose_prompt_with_piped_text() -> None:
+    assert compose_prompt("explain", "log line\n") == "explain\n\n<stdin>\nlog line\n</stdin>"
+    assert compose_prompt("", "the task\n") == "the task"
+    assert compose_prompt("task", "  \n") == "task"
