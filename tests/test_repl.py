@@ -472,3 +472,17 @@ def test_compact_command_summarises_older_messages(start_repl) -> None:
         assert "Summary: three questions." in sent
         assert "question 1" not in sent
         assert repl.exit() == 0
+
+
+def test_a_message_on_the_command_line_is_sent_first(home: Path, project: Path) -> None:
+    with ScriptedModelServer([turns.text("Answered the first message.")]) as server:
+        child = _spawn(home, project, [*model_args(server), "summarise", "the notes"])
+        try:
+            child.expect("Answered the first message.")
+            child.expect(PROMPT)
+            child.sendcontrol("d")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)
+        assert child.exitstatus == 0
+        assert server.requests[0]["messages"][-1] == {"role": "user", "content": "summarise the notes"}
