@@ -286,21 +286,23 @@ class Agent:
         """Connect tools that need it (MCP servers) before the first request that offers them."""
         for item in self.tools:
             connect = getattr(item, "connect", None)
-            if connect is None or not inspect.iscoroutinefunction(connect) or _is_connected(item):
+            if connect is None or not inspect.iscoroutinefunction(connect):
                 continue
-            if id(item) in self._connected and not hasattr(item, "state"):
+            connected = _connection_state(item)
+            if connected or (connected is None and id(item) in self._connected):
                 continue
             await connect()
             self._connected.add(id(item))
 
 
-def _is_connected(tool: Any) -> bool:
+def _connection_state(tool: Any) -> bool | None:
+    """Whether a connectable tool says it is connected; None when it does not say."""
     for attr in ("connected", "is_connected"):
         value = getattr(tool, attr, None)
         if value is not None and not callable(value):
             return bool(value)
     state = getattr(tool, "status", None) or getattr(tool, "state", None)  # McpTool: "ready" when connected
-    return state == "ready"
+    return None if state is None else state == "ready"
 
 
 def _request_size(response: ModelResponse) -> int:

@@ -282,7 +282,7 @@ class OpenAIChat(Model):
 async def _post(client: Any, params: dict[str, Any]) -> Any:
     """POST the ready JSON body. `chat.completions.create()` would first walk every message
     through the SDK's TypedDict transform: pure overhead for dicts that are already JSON, and
-    it grows with the history (about 50 ms a request at 200 messages)."""
+    it grows with the history (45 ms a request at 130 messages on a 2-core box)."""
     from openai import AsyncStream
     from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
