@@ -105,8 +105,12 @@ class Usage(Event):
 
 @dataclass
 class Notice(Event):
-    """Something the user should know that is neither text nor a tool call
-    (a retry, a context compaction, the tool-call limit)."""
+    """Something the user should know that is neither text nor a tool call.
+
+    `kind`: "retry" (a model request failed and is being retried: the text streamed since the
+    last ModelRequestStarted of this source is void and the answer starts again), "compaction"
+    (older messages were summarised), "warning", "info".
+    """
 
     message: str
     kind: str = "info"
