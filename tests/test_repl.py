@@ -240,7 +240,7 @@ def test_missing_key_is_asked_for_and_saved(home: Path, project: Path) -> None:
             child.expect(r"export OPENAI_API_KEY=\.\.\.")
             child.expect(r"Paste an API key to use now \(Enter to quit\): ")
             child.send("sk-typed-key\r")
-            child.expect(r"Save it to your user config \(~/\.agentica/config\.toml\)\? \[Y/n\] ")
+            child.expect(r"Save it to your user config \(.*config\.toml\)\? \[Y/n\] ")
             child.send("y\r")
             child.expect(r"Saved to .*config\.toml")
             child.expect(PROMPT)

@@ -20,7 +20,14 @@ from prompt_toolkit.formatted_text import FormattedText
 
 from agentica_cli.cli import exitcodes
 from agentica_cli.cli.approvals import Answer, PermissionPolicy, call_args, preview_edit
-from agentica_cli.cli.config import PERMISSION_MODES, ConfigError, Settings, load_settings, save_user_setting
+from agentica_cli.cli.config import (
+    PERMISSION_MODES,
+    ConfigError,
+    Settings,
+    agentica_home,
+    load_settings,
+    save_user_setting,
+)
 from agentica_cli.cli.prompt_input import attach_mentions, make_session
 from agentica_cli.cli.sessions import SessionStore, describe
 
@@ -53,6 +60,12 @@ def _plain(text: str, code: str = "") -> None:
     """A line without rich (it may not be imported yet), coloured with an SGR code."""
     sys.stdout.write(f"\x1b[{code}m{text}{RESET}\n" if code and COLOR else text + "\n")
     sys.stdout.flush()
+
+
+def _home_relative(path: Path) -> str:
+    home = str(Path.home())
+    text = str(path)
+    return "~" + text[len(home) :] if text.startswith(home + os.sep) else text
 
 
 def _preload(with_mcp: bool) -> None:
@@ -110,8 +123,6 @@ class Repl:
 
     @staticmethod
     def _history_path() -> Path:
-        from agentica_cli.cli.config import agentica_home
-
         return agentica_home() / "history"
 
     # -- start-up ---------------------------------------------------------------------------
@@ -185,7 +196,8 @@ class Repl:
                     return False
                 self.settings.data.setdefault("model", {})["api_key"] = key
                 try:
-                    save = await self.ask_line("Save it to your user config (~/.agentica/config.toml)? [Y/n] ")
+                    where = _home_relative(agentica_home() / "config.toml")
+                    save = await self.ask_line(f"Save it to your user config ({where})? [Y/n] ")
                 except (KeyboardInterrupt, EOFError):
                     save = "n"
                 if save.strip().lower() in ("", "y", "yes"):
@@ -198,9 +210,7 @@ class Repl:
         from agentica_cli import __version__
         from agentica_cli.cli.runtime import model_label
 
-        home = str(Path.home())
-        where = str(self.work_dir)
-        where = "~" + where[len(home) :] if where.startswith(home) else where
+        where = _home_relative(self.work_dir)
         _plain(f"agentica {__version__}  ·  {model_label(self.model)}  ·  {where}  ·  mode {self.policy.mode}", "1")
         if self.resume_messages:
             _plain(f"Resumed session {self.session.id} ({len(self.resume_messages)} messages).", "2")
@@ -290,7 +300,6 @@ class Repl:
         """Start the configured MCP servers in parallel, in the background."""
         if self.mcp is not None or not self.enabled_mcp_servers():
             return
-        from agentica_cli.cli.config import agentica_home
         from agentica_cli.tools.mcp_servers import McpConfigError, McpServerSet
 
         try:
