@@ -96,6 +96,45 @@ def test_bad_constructor_arguments(kwargs, message):
         McpTool(**kwargs)
 
 
+def test_function_names_are_safe_for_chat_apis():
+    tool = McpTool("python srv.py", name="my files")
+    assert tool.name == "my_files"
+    assert tool.function_name("read.file v2") == "my_files__read_file_v2"
+    long = tool.function_name("x" * 100)
+    assert len(long) == 64 and long.startswith("my_files__xxx")
+    assert McpTool("python srv.py", tool_name_prefix="").function_name("a/b") == "a_b"
+
+
+def test_results_rendered_as_text():
+    from mcp_types import (
+        AudioContent,
+        BlobResourceContents,
+        CallToolResult,
+        EmbeddedResource,
+        ResourceLink,
+        TextContent,
+    )
+
+    from agentica_cli.tools.mcp_results import render_result
+
+    result = CallToolResult(
+        content=[
+            TextContent(type="text", text="two attachments:"),
+            AudioContent(type="audio", data="AAAA" * 512, mime_type="audio/wav"),
+            EmbeddedResource(
+                type="resource",
+                resource=BlobResourceContents(uri="file:///a.bin", blob="AAAA", mime_type="application/zip"),
+            ),
+            ResourceLink(type="resource_link", name="report", uri="file:///r.pdf", description="the Q3 report"),
+        ]
+    )
+    assert render_result(result) == (
+        "two attachments:\n[audio: audio/wav, 1.5 KB]\n[resource: file:///a.bin, application/zip, 3 bytes]\n"
+        "[resource link: report <file:///r.pdf>] the Q3 report"
+    )
+    assert render_result(CallToolResult(content=[], structured_content={"temp": 21})) == '{"temp": 21}'
+
+
 # -- functions from the server's tool list -------------------------------------------------
 
 
