@@ -101,11 +101,15 @@ def parameters_from_schema(schema: Mapping[str, Any] | None) -> dict[str, Any]:
     return params
 
 
-def _import_sdk() -> None:
+def import_sdk() -> None:
+    """Import the SDK's client modules (~0.6 s): call it off the event loop, e.g. in a thread."""
     import mcp.client.client
     import mcp.client.sse
     import mcp.client.stdio
     import mcp.client.streamable_http  # noqa: F401
+
+
+_import_sdk = import_sdk  # the name the CLI's preloader used first
 
 
 class McpTool(Tool):
@@ -295,7 +299,7 @@ class McpTool(Tool):
         connection: McpConnection | None = None
         try:
             # The SDK takes ~0.5 s to import: do it off the event loop so a prompt stays live.
-            await asyncio.to_thread(_import_sdk)
+            await asyncio.to_thread(import_sdk)
             connection = McpConnection(
                 self.target,
                 server_name=self.name,

@@ -117,14 +117,21 @@ def is_running(pid: int) -> bool:
         return True
 
 
-def kill_process_group(pid: int, sig: int = signal.SIGKILL) -> None:
+# Windows has neither SIGKILL nor process groups; there the pid is never known anyway.
+HARD_KILL = getattr(signal, "SIGKILL", signal.SIGTERM)
+
+
+def kill_process_group(pid: int, sig: int = HARD_KILL) -> None:
     """Signal the server and everything it started (it leads its own process group)."""
+    killpg = getattr(os, "killpg", None)
     try:
-        os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError, OSError):
+        if killpg is None:
+            raise OSError("no process groups here")
+        killpg(pid, sig)
+    except OSError:
         try:
             os.kill(pid, sig)
-        except (ProcessLookupError, PermissionError, OSError):
+        except OSError:
             pass
 
 
@@ -151,7 +158,7 @@ def _terminate_leftovers() -> None:
         time.sleep(0.02)
         pids = [pid for pid in pids if is_running(pid)]
     for pid in pids:
-        kill_process_group(pid, signal.SIGKILL)
+        kill_process_group(pid, HARD_KILL)
     _live_pids.clear()
 
 
