@@ -121,3 +121,16 @@ def test_compact_for_the_cli_replaces_older_messages_with_a_summary(scripted):
     assert len(server.requests) == 4
 
 
+
+
+def test_the_window_follows_a_model_switched_between_runs(scripted):
+    server = scripted(turns.text("one", usage=usage(900)), turns.text("SUMMARY"), turns.text("two"))
+    agent = Agent(scripted_model(server), tool_config=ToolConfig(compact_keep_messages=0))
+    agent.run_sync("first")  # 910 tokens of a 128k window: no compaction
+    assert agent.context_window == 128_000
+    agent.model = scripted_model(server, context_window=1000)  # what the CLI's /model does
+    assert agent.context_window == 1000
+    assert agent.run_sync("second").content == "two"
+    assert server.requests[1]["messages"][0] == {"role": "system", "content": SUMMARY_INSTRUCTIONS}
+    assert server.requests[2]["messages"] == [{"role": "user", "content": SUMMARY_PREFIX + "SUMMARY"},
+                                              {"role": "user", "content": "second"}]

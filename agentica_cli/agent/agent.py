@@ -61,8 +61,11 @@ class RunState:
     def emit(self, event: Event) -> None:
         if threading.get_ident() == self.thread:
             self.queue.put_nowait(event)
-        else:
+            return
+        try:
             self.loop.call_soon_threadsafe(self.queue.put_nowait, event)
+        except RuntimeError:
+            pass  # a worker thread outlived its run (the loop is closed): nobody is listening
 
     async def flush(self) -> None:
         """Wait until the consumer has taken every event emitted so far."""
@@ -97,7 +100,7 @@ class Agent:
         self.hooks = as_hook_list(hooks)
         self.name = name
         self.usage = TokenUsage()
-        self.context = ContextManager(self.tool_config, getattr(model, "context_window", None))
+        self.context = ContextManager(self.tool_config)
         self._connected: set[int] = set()
         self._running = False
 
@@ -117,13 +120,18 @@ class Agent:
         limit = self.tool_config.tool_call_limit
         return [f"You may make at most {limit} tool calls to answer this request."] if limit else []
 
+    @property
+    def context_window(self) -> int:
+        """Tokens the model takes: ToolConfig's figure, else the model's (which /model may change)."""
+        return self.tool_config.context_window or getattr(self.model, "context_window", None) or 128_000
+
     def system_prompt(self) -> str:
         return build_system_prompt(self.instructions, self.tools, self.dynamic_guidance())
 
     def reset(self) -> None:
         """Forget the conversation (a new session); usage totals stay."""
         self.messages = []
-        self.context = ContextManager(self.tool_config, getattr(self.model, "context_window", None))
+        self.context = ContextManager(self.tool_config)
 
     def _append(self, message: dict[str, Any]) -> None:
         self.messages.append(message)
@@ -190,12 +198,14 @@ class Agent:
         functions = self.functions
         schemas = [fn.to_openai() for fn in functions.values()] or None
         run.system_prompt = self.system_prompt()
+        await self._compact_if_needed(run)  # before the new prompt joins the older turns
         self._append({"role": "user", "content": prompt})
         limit = self.tool_config.tool_call_limit
         content = ""
         for step in range(1, self.tool_config.max_turns + 1):
             exhausted = limit is not None and run.tool_calls_used >= limit
-            await self._compact_if_needed(run)
+            if step > 1:
+                await self._compact_if_needed(run)
             run.emit(ModelRequestStarted(step))
             response = await self._request(run, None if exhausted else schemas)
             if response is None:
@@ -253,7 +263,7 @@ class Agent:
     # -- context ------------------------------------------------------------------------
 
     async def _compact_if_needed(self, run: RunState) -> None:
-        if not self.context.over_threshold(self.messages, run.system_prompt):
+        if not self.context.over_threshold(self.messages, run.system_prompt, self.context_window):
             return
         summary = await self._compact(self.tool_config.compact_keep_messages, run)
         if summary is not None:

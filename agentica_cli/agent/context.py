@@ -39,9 +39,8 @@ def estimate_tokens(value: Any) -> int:
 
 
 class ContextManager:
-    def __init__(self, config: ToolConfig, model_window: int | None):
+    def __init__(self, config: ToolConfig):
         self.config = config
-        self.window = config.context_window or model_window or 128_000
         self._shortened: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
         # The last reported prompt+completion size, and how many messages it covered.
         self._known_tokens = 0
@@ -80,8 +79,8 @@ class ContextManager:
             return estimate_tokens(system_prompt) + estimate_tokens(messages)
         return self._known_tokens + sum(estimate_tokens(m) for m in messages[self._known_upto :])
 
-    def over_threshold(self, messages: list[dict[str, Any]], system_prompt: str) -> bool:
-        return self.estimate(messages, system_prompt) >= self.config.context_overflow_threshold * self.window
+    def over_threshold(self, messages: list[dict[str, Any]], system_prompt: str, window: int) -> bool:
+        return self.estimate(messages, system_prompt) >= self.config.context_overflow_threshold * window
 
     # -- compaction ---------------------------------------------------------------------
 
