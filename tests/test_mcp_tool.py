@@ -176,7 +176,7 @@ def test_functions_schema_flags_and_results(tmp_path):
             bad = await call(mcp, "demo__add", '{"a": "two", "b": 3}')
             assert bad.error is not None and bad.error.startswith("Error: McpToolError: ")
             assert "a" in bad.error and "integer" in bad.error
-        assert mcp.state == "closed" and mcp.pid is None
+        assert mcp.state == "closed" and mcp.pid is None and mcp.functions == {}
 
     asyncio.run(main())
 
@@ -301,10 +301,10 @@ def test_failed_restart_then_unavailable_until_connect(tmp_path):
 
     async def main() -> None:
         async with demo(tmp_path, "--fail-start-if-exists", str(block)) as mcp:
+            echo = mcp.functions["demo__echo"]  # as the running agent holds it
             block.write_text("x")
             await call(mcp, "demo__crash")
-            started = time.monotonic()
-            failed = await call(mcp, "demo__echo", {"text": "a"})
+            failed = await FunctionCall(echo, "c1", {"text": "a"}).execute()
             assert failed.error is not None
             assert failed.error.startswith(
                 "Error: McpServerError: MCP server 'demo' could not be restarted: the server process exited; "
@@ -314,11 +314,12 @@ def test_failed_restart_then_unavailable_until_connect(tmp_path):
             assert mcp.error is not None and f"refusing to start: {block} exists" in mcp.error
             # No second automatic restart: later calls fail at once with the reason.
             started = time.monotonic()
-            again = await call(mcp, "demo__echo", {"text": "b"})
+            again = await FunctionCall(echo, "c2", {"text": "b"}).execute()
             assert time.monotonic() - started < 0.2
             assert again.error is not None
             assert again.error.startswith("Error: McpServerError: MCP server 'demo' is unavailable: ")
             assert mcp.status == "failed"
+            assert mcp.functions == {}  # the next run offers none of its tools
             block.unlink()
             await mcp.connect()
             assert (await call(mcp, "demo__echo", {"text": "c"})).result == "c"

@@ -278,6 +278,7 @@ class McpTool(Tool):
         """End the session and stop the server (stdio); the tool can be connected again."""
         connection, self._connection = self._connection, None
         starting, self._starting = self._starting, None
+        self._forget_tools()  # nothing to offer the model any more
         self._set_state("closed", self.error if self.state == "failed" else None)
         self._restart_allowed = False
         for c in (connection, starting):
@@ -381,6 +382,10 @@ class McpTool(Tool):
         self.functions.clear()
         self.functions.update(functions)
 
+    def _forget_tools(self) -> None:
+        self.functions.clear()
+        self.mcp_tools = []
+
     def _entrypoint(self, tool_name: str) -> Any:
         async def call_mcp_tool(**arguments: Any) -> str:
             return await self.call_tool(tool_name, arguments)
@@ -438,6 +443,7 @@ class McpTool(Tool):
             try:
                 await self._open(restart=True)
             except McpServerError as err:
+                self._forget_tools()  # the next run does not offer tools that cannot work
                 raise McpServerError(
                     f"MCP server '{self.name}' could not be restarted: {err.reason}", err.reason
                 ) from None
