@@ -115,3 +115,30 @@ def test_server_restarted_behind_the_url(transport):
             server.stop()
 
     asyncio.run(main())
+
+
+def test_a_hung_http_server_gives_an_error_and_a_new_session_later():
+    """SIGSTOP freezes the server: calls time out, the probe too; after SIGCONT the next call
+    opens a new session."""
+    import os
+    import signal
+
+    async def main(server: HttpDemoServer) -> None:
+        async with McpTool(url=server.url("/mcp"), name="web", timeout=0.5, include_tools=["echo"]) as mcp:
+            assert server.process is not None
+            os.kill(server.process.pid, signal.SIGSTOP)
+            try:
+                started = time.monotonic()
+                hung = await call(mcp, "web__echo", {"text": "x"})
+                assert time.monotonic() - started < 2.0  # call timeout 0.5 s + probe 0.5 s
+                assert hung.error == (
+                    "Error: McpServerError: MCP server 'web' stopped responding (no answer within 0.5 s); "
+                    "it was stopped and will be restarted on the next call."
+                )
+            finally:
+                os.kill(server.process.pid, signal.SIGCONT)
+            again = await call(mcp, "web__echo", {"text": "y"})
+            assert (again.result, again.error, mcp.restarts) == ("y", None, 1)
+
+    with HttpDemoServer() as server:
+        asyncio.run(main(server))

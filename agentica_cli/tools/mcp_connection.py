@@ -32,6 +32,10 @@ PROBE_TIMEOUT = 5.0
 CLOSE_TIMEOUT = 8.0
 # Margin on top of a call's own timeout before the caller stops waiting for the owner task.
 OWNER_GRACE = 3.0
+# How long an HTTP event stream may stay silent. A server that sends nothing while idle
+# must not lose its session after a few minutes; a dead one is caught by the per-call
+# timeout and the probe instead.
+IDLE_STREAM_TIMEOUT = 24 * 3600.0
 
 
 class McpServerError(Exception):
@@ -410,14 +414,15 @@ class McpConnection:
             if request.future.done():  # the caller gave up before we started
                 return
             try:
-                # The SDK's read timeout answers first; fail_after is the backstop for a
-                # send that blocks (a server that stopped reading its stdin).
-                with anyio.fail_after(request.timeout + 1):
-                    if request.name:
+                if request.name:
+                    # The SDK's read timeout answers first; fail_after is the backstop for
+                    # a send that blocks (a server that stopped reading its stdin).
+                    with anyio.fail_after(request.timeout + 1):
                         result = await client.call_tool(
                             request.name, request.arguments, read_timeout_seconds=request.timeout
                         )
-                    else:
+                else:  # a liveness probe: any answer within the time will do
+                    with anyio.fail_after(request.timeout):
                         result = await client.list_tools(cache_mode="bypass")
             except Exception as exc:
                 if not request.future.done():
@@ -450,7 +455,12 @@ class McpConnection:
         if target.transport == "sse":
             from mcp.client.sse import sse_client
 
-            return sse_client(target.url or "", headers=headers or None, timeout=self.connect_timeout)
+            return sse_client(
+                target.url or "",
+                headers=headers or None,
+                timeout=self.connect_timeout,
+                sse_read_timeout=IDLE_STREAM_TIMEOUT,
+            )
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
@@ -461,7 +471,7 @@ class McpConnection:
 
         http = httpx2.AsyncClient(
             headers=headers or None,
-            timeout=httpx2.Timeout(self.connect_timeout, read=300.0),
+            timeout=httpx2.Timeout(self.connect_timeout, read=IDLE_STREAM_TIMEOUT),
             event_hooks={"response": [note_http_error]},
         )
         # Entered on our stack so that it is closed with the session.
