@@ -49,7 +49,7 @@ def make_tool(kind: str, tmp_path, http_server) -> McpTool:  # type: ignore[no-u
 
 
 @pytest.mark.parametrize("kind", ["stdio", "sse", "streamable-http"])
-def test_tools_listed_and_called_and_read_only_ones_run_in_parallel(scripted, tmp_path, http_server, kind):
+def test_tools_listed_called_and_read_only_ones_run_in_parallel(scripted, tmp_path, http_server, kind):
     server = scripted(
         turns.tool_calls(turns.call("demo__add", {"a": 19, "b": 23}, id="c1")),
         turns.tool_calls(
@@ -59,10 +59,17 @@ def test_tools_listed_and_called_and_read_only_ones_run_in_parallel(scripted, tm
         turns.text("19 + 23 = 42"),
     )
 
+    spans: dict[str, list[float]] = {}
+
     async def main() -> list:  # type: ignore[type-arg]
         async with make_tool(kind, tmp_path, http_server) as mcp:
             agent = Agent(scripted_model(server), tools=[mcp])
-            return [event async for event in agent.run_stream("add 19 and 23, then read twice")]
+            events = []
+            async for event in agent.run_stream("add 19 and 23, then read twice"):
+                events.append(event)
+                if isinstance(event, ToolCallStarted | ToolCallFinished):
+                    spans.setdefault(event.call_id, []).append(time.monotonic())
+            return events
 
     events = asyncio.run(main())
     first = server.requests[0]
@@ -80,32 +87,9 @@ def test_tools_listed_and_called_and_read_only_ones_run_in_parallel(scripted, tm
     assert_paired(server)
     finished = {e.call_id: e for e in events if isinstance(e, ToolCallFinished)}
     assert finished["s1"].status == finished["s2"].status == "ok"
-    assert finished["s1"].elapsed >= 0.5 and finished["s2"].elapsed >= 0.5
-
-
-@pytest.mark.parametrize("kind", ["stdio", "streamable-http"])
-def test_two_read_only_calls_take_the_time_of_one(scripted, tmp_path, http_server, kind):
-    server = scripted(
-        turns.tool_calls(
-            turns.call("demo__slow_read", {"seconds": 0.5, "label": "a"}, id="a"),
-            turns.call("demo__slow_read", {"seconds": 0.5, "label": "b"}, id="b"),
-        ),
-        turns.text("done"),
-    )
-    spans: dict[str, list[float]] = {}
-
-    async def main() -> None:
-        async with make_tool(kind, tmp_path, http_server) as mcp:
-            agent = Agent(scripted_model(server), tools=[mcp])
-            async for event in agent.run_stream("read twice"):
-                if isinstance(event, ToolCallStarted | ToolCallFinished):
-                    spans.setdefault(event.call_id, []).append(time.monotonic())
-
-    asyncio.run(main())
-    start = min(s[0] for s in spans.values())
-    end = max(s[1] for s in spans.values())
-    assert 0.5 <= end - start < 1.0, end - start
-    assert tool_results(server.requests[1]) == {"a": "slept 0.5 a", "b": "slept 0.5 b"}
+    # The two read-only calls, 0.5 s each, ran together: 0.5 s in all, not 1 s.
+    together = max(spans["s1"][1], spans["s2"][1]) - min(spans["s1"][0], spans["s2"][0])
+    assert 0.5 <= together < 1.0, together
 
 
 def test_destructive_mcp_tools_ask_read_only_ones_do_not(scripted, tmp_path):
