@@ -486,3 +486,15 @@ def test_a_message_on_the_command_line_is_sent_first(home: Path, project: Path) 
             child.close(force=True)
         assert child.exitstatus == 0
         assert server.requests[0]["messages"][-1] == {"role": "user", "content": "summarise the notes"}
+
+
+def test_escape_enter_adds_a_newline(start_repl) -> None:
+    with ScriptedModelServer([turns.text("Two lines received.")]) as server:
+        repl = start_repl(server)
+        repl.child.send("line one")
+        repl.child.send("\x1b\r")  # Esc Enter (what Alt+Enter sends)
+        repl.child.send("line two\r")
+        repl.expect("Two lines received.")
+        repl.expect_prompt()
+        assert server.requests[0]["messages"][-1]["content"] == "line one\nline two"
+        assert repl.exit() == 0
