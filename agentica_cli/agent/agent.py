@@ -73,6 +73,14 @@ class RunState:
 
 
 class Agent:
+    """An LLM with tools: `run_stream` / `run` / `run_sync` a prompt, the conversation goes on.
+
+    tools: plain or async functions, `@tool` functions, Functions, Tools, McpTools.
+    approve: called (sync or async) for `is_destructive` calls -> Decision; None allows all.
+    messages / on_message: start from a saved history / called after every appended message.
+    hooks: objects with before_tool_call(call) / after_tool_call(call), e.g. ToolHooks.
+    """
+
     def __init__(
         self,
         model: Model,
@@ -141,6 +149,12 @@ class Agent:
     # -- running ------------------------------------------------------------------------
 
     async def run_stream(self, prompt: str) -> AsyncIterator[Event]:
+        """Yield the run's events as they happen; TurnFinished is always last.
+
+        Cancelling the consuming task, or `aclose()` on the stream, stops the run: running
+        tools are cancelled and recorded as such. (Leaving an `async for` with `break` does
+        not close the stream until it is garbage-collected; use `contextlib.aclosing`.)
+        """
         if self._running:
             raise RuntimeError("this agent is already running; use another Agent for concurrent runs")
         self._running = True
