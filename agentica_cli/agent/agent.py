@@ -149,7 +149,7 @@ class Agent:
     # -- running ------------------------------------------------------------------------
 
     async def run_stream(self, prompt: str) -> AsyncIterator[Event]:
-        """Yield the run's events as they happen; TurnFinished is always last.
+        """Yield the run's events as they happen; TurnFinished ends every run not cancelled.
 
         Cancelling the consuming task, or `aclose()` on the stream, stops the run: running
         tools are cancelled and recorded as such. (Leaving an `async for` with `break` does
