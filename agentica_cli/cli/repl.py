@@ -21,7 +21,6 @@ from prompt_toolkit.formatted_text import FormattedText
 from agentica_cli.cli import exitcodes
 from agentica_cli.cli.approvals import Answer, PermissionPolicy, call_args, preview_edit
 from agentica_cli.cli.config import (
-    PERMISSION_MODES,
     ConfigError,
     Settings,
     agentica_home,
@@ -29,43 +28,9 @@ from agentica_cli.cli.config import (
     save_user_setting,
 )
 from agentica_cli.cli.prompt_input import attach_mentions, make_session
-from agentica_cli.cli.sessions import SessionStore, describe
-
-COMMANDS: dict[str, str] = {
-    "help": "show commands and keys",
-    "clear": "start a new conversation",
-    "compact": "summarise the conversation to free context",
-    "model": "show or switch the model: /model NAME",
-    "tools": "list the tools the agent can use",
-    "todos": "show the agent's todo list",
-    "cost": "tokens used this session",
-    "resume": "list earlier sessions here, or /resume ID|N",
-    "permissions": "show or set the mode: /permissions default|accept-edits|auto|plan",
-    "mcp": "MCP servers, their state and tools; /mcp restart NAME",
-    "exit": "leave (also Ctrl-D)",
-}
-
-KEYS_HELP = """\
-keys:  Enter send · Alt+Enter / Esc Enter / trailing \\ newline · Tab complete /commands and @files
-       Ctrl-C cancel the running turn, clear the line, or (twice at an empty line) exit · Ctrl-D exit
-input: @path attaches a file · !command runs a shell command (its output goes with your next message)"""
-
-RESET = "\x1b[0m"
-
-
-COLOR = not os.environ.get("NO_COLOR")
-
-
-def _plain(text: str, code: str = "") -> None:
-    """A line without rich (it may not be imported yet), coloured with an SGR code."""
-    sys.stdout.write(f"\x1b[{code}m{text}{RESET}\n" if code and COLOR else text + "\n")
-    sys.stdout.flush()
-
-
-def _home_relative(path: Path) -> str:
-    home = str(Path.home())
-    text = str(path)
-    return "~" + text[len(home) :] if text.startswith(home + os.sep) else text
+from agentica_cli.cli.sessions import SessionStore
+from agentica_cli.cli.slash import COMMANDS, SlashCommands
+from agentica_cli.cli.terminal import home_relative, plain
 
 
 def _preload(with_mcp: bool) -> None:
@@ -120,6 +85,7 @@ class Repl:
         self.mcp_error: str | None = None
         self.on_interrupt: Any = None  # what Ctrl-C (SIGINT) does right now
         self.pending_interrupt = False
+        self.commands = SlashCommands(self)
 
     @staticmethod
     def _history_path() -> Path:
@@ -160,8 +126,8 @@ class Repl:
         if not self.settings.held_back:
             return
         keys = ", ".join(sorted(self.settings.held_back))
-        _plain(f"{self.settings.project_file} sets {keys}.", "33")
-        _plain("These can start programs or skip confirmations, so they are off until you trust this project.", "33")
+        plain(f"{self.settings.project_file} sets {keys}.", "33")
+        plain("These can start programs or skip confirmations, so they are off until you trust this project.", "33")
         try:
             reply = await self.ask_line("Trust this project? [y/N] ")
         except (KeyboardInterrupt, EOFError):
@@ -173,9 +139,9 @@ class Repl:
             trust(self.work_dir)
             self.settings = load_settings(self.work_dir, flag_settings(self.args), trusted=True)
             self.policy.mode = self.settings.permission_mode
-            _plain("Trusted. (Remembered in ~/.agentica/trusted_projects.json.)", "32")
+            plain("Trusted. (Remembered in ~/.agentica/trusted_projects.json.)", "32")
         else:
-            _plain("Not trusted: those settings are ignored this time.", "2")
+            plain("Not trusted: those settings are ignored this time.", "2")
 
     async def ensure_model(self) -> bool:
         """Build the model client (cheap: openai is imported later); ask for a key if none."""
@@ -186,7 +152,7 @@ class Repl:
                 self.model = build_model(self.settings)
                 return True
             except MissingKey as err:
-                _plain(str(err), "33")
+                plain(str(err), "33")
                 try:
                     key = await self.ask_line("Paste an API key to use now (Enter to quit): ", password=True)
                 except (KeyboardInterrupt, EOFError):
@@ -196,7 +162,7 @@ class Repl:
                     return False
                 self.settings.data.setdefault("model", {})["api_key"] = key
                 try:
-                    where = _home_relative(agentica_home() / "config.toml")
+                    where = home_relative(agentica_home() / "config.toml")
                     save = await self.ask_line(f"Save it to your user config ({where})? [Y/n] ")
                 except (KeyboardInterrupt, EOFError):
                     save = "n"
@@ -204,18 +170,18 @@ class Repl:
                     path = save_user_setting("model", "api_key", key)
                     if self.settings.provider is None:
                         save_user_setting("model", "provider", provider_name(self.settings))
-                    _plain(f"Saved to {path} (readable only by you).", "32")
+                    plain(f"Saved to {path} (readable only by you).", "32")
 
     def welcome(self) -> None:
         from agentica_cli import __version__
         from agentica_cli.cli.runtime import model_label
 
-        where = _home_relative(self.work_dir)
-        _plain(f"agentica {__version__}  ·  {model_label(self.model)}  ·  {where}  ·  mode {self.policy.mode}", "1")
+        where = home_relative(self.work_dir)
+        plain(f"agentica {__version__}  ·  {model_label(self.model)}  ·  {where}  ·  mode {self.policy.mode}", "1")
         if self.resume_messages:
-            _plain(f"Resumed session {self.session.id} ({len(self.resume_messages)} messages).", "2")
+            plain(f"Resumed session {self.session.id} ({len(self.resume_messages)} messages).", "2")
             self.show_last_exchange(self.resume_messages)
-        _plain("Type a message, /help for commands, Ctrl-D to exit.", "2")
+        plain("Type a message, /help for commands, Ctrl-D to exit.", "2")
 
     @staticmethod
     def show_last_exchange(messages: list[dict[str, Any]]) -> None:
@@ -230,7 +196,7 @@ class Repl:
             )
             if last is not None:
                 label = "you" if role == "user" else "agent"
-                _plain(f"  {label}: {shorten(last['content'], 200)}", "2")
+                plain(f"  {label}: {shorten(last['content'], 200)}", "2")
 
     def open_initial_session(self) -> str | None:
         if self.args.resume or self.args.continue_:
@@ -240,7 +206,7 @@ class Repl:
                 else:
                     latest = self.store.latest(self.work_dir)
                     if latest is None:
-                        _plain("No earlier session in this folder; starting a new one.", "2")
+                        plain("No earlier session in this folder; starting a new one.", "2")
                         return None
                     self.session = self.store.open(latest.id)
             except FileNotFoundError:
@@ -289,7 +255,7 @@ class Repl:
                 messages=self.resume_messages,
                 on_message=self.on_message,
                 extra_tools=extra_tools,
-                report=lambda text: _plain(text, "33"),
+                report=lambda text: plain(text, "33"),
             )
         return self.agent
 
@@ -311,7 +277,7 @@ class Repl:
             )
         except McpConfigError as err:
             self.mcp_error = str(err)
-            _plain(f"MCP config error: {err}", "31")
+            plain(f"MCP config error: {err}", "31")
             return
         self.mcp.start()
 
@@ -325,7 +291,7 @@ class Repl:
 
         def show() -> None:
             for failed in failures:
-                _plain(f"MCP server '{failed.name}' failed to start: {failed.error} (see /mcp)", "31")
+                plain(f"MCP server '{failed.name}' failed to start: {failed.error} (see /mcp)", "31")
 
         try:
             run_in_terminal(show)
@@ -402,7 +368,7 @@ class Repl:
         try:
             agent = await self.ensure_agent()
         except Exception as exc:
-            _plain(f"error: could not start the agent: {type(exc).__name__}: {exc}", "31")
+            plain(f"error: could not start the agent: {type(exc).__name__}: {exc}", "31")
             return
         self.ensure_renderer()
         self.sync_mcp_tools()
@@ -457,182 +423,11 @@ class Repl:
             self.on_interrupt = None
         output = out.decode("utf-8", errors="replace")
         sys.stdout.write(output if output.endswith("\n") or not output else output + "\n")
-        _plain(f"(exit code {proc.returncode}; the output goes with your next message)", "2")
+        plain(f"(exit code {proc.returncode}; the output goes with your next message)", "2")
         self.pending_context.append(
             f"I ran `{command}` in the shell (exit code {proc.returncode}). Output:\n<output>\n"
             f"{output[-20000:]}\n</output>"
         )
-
-    # -- slash commands ---------------------------------------------------------------------
-
-    async def slash(self, line: str) -> bool:
-        """Run a slash command; False means exit."""
-        name, _, rest = line[1:].partition(" ")
-        rest = rest.strip()
-        handler = getattr(self, f"cmd_{name}", None) if name in COMMANDS else None
-        if handler is None:
-            import difflib
-
-            close = difflib.get_close_matches(name, list(COMMANDS), n=1)
-            hint = f" Did you mean /{close[0]}?" if close else ""
-            _plain(f"Unknown command /{name}.{hint} Type /help for the list.", "33")
-            return True
-        result = await handler(rest)
-        return result is not False
-
-    async def cmd_help(self, rest: str) -> None:
-        _plain("commands:", "1")
-        for name, text in COMMANDS.items():
-            _plain(f"  /{name:<12} {text}")
-        _plain(KEYS_HELP)
-
-    async def cmd_exit(self, rest: str) -> bool:
-        return False
-
-    async def cmd_clear(self, rest: str) -> None:
-        if self.agent is not None:
-            self.agent.reset()
-        self.resume_messages = None
-        if self.session is not None:
-            self.session.close()
-        self.session = None
-        self.pending_context.clear()
-        _plain("Started a new conversation.", "2")
-
-    async def cmd_compact(self, rest: str) -> None:
-        agent = await self.ensure_agent()
-        if not agent.messages:
-            _plain("Nothing to compact yet.", "2")
-            return
-        before = len(agent.messages)
-        _plain("Compacting…", "2")
-        try:
-            summary = await agent.compact()
-        except Exception as exc:  # the model failed: the conversation is unchanged
-            _plain(f"Could not compact: {exc}", "31")
-            return
-        if summary is None:
-            _plain("Nothing to compact yet: the conversation is short.", "2")
-            return
-        _plain(f"Compacted: {before} messages -> {len(agent.messages)}.", "2")
-
-    async def cmd_model(self, rest: str) -> None:
-        from agentica_cli.cli.runtime import MissingKey, build_model, model_label
-
-        if not rest:
-            _plain(f"model: {model_label(self.model)} (provider {self.settings.provider or 'openai'})")
-            return
-        self.settings.data.setdefault("model", {})["name"] = rest
-        try:
-            model = build_model(self.settings)
-        except MissingKey as err:
-            _plain(str(err), "31")
-            return
-        self.model = model
-        if self.agent is not None:
-            self.agent.model = model
-        _plain(f"Switched to {model_label(model)}.", "2")
-
-    async def cmd_tools(self, rest: str) -> None:
-        agent = await self.ensure_agent()
-        for name, function in agent.functions.items():
-            flags = []
-            if getattr(function, "is_destructive", False):
-                flags.append("asks")
-            if getattr(function, "is_read_only", False):
-                flags.append("read-only")
-            description = (function.description or "").strip().splitlines()
-            summary = description[0] if description else ""
-            _plain(f"  {name:<22} {summary[:70]}" + (f"  [{', '.join(flags)}]" if flags else ""))
-
-    async def cmd_todos(self, rest: str) -> None:
-        todos = self._todo_items()
-        if not todos:
-            _plain("No todos yet.", "2")
-            return
-        self.ensure_renderer()
-        self.renderer.show_todos(todos)
-
-    def _todo_items(self) -> list[Any]:
-        if self.agent is not None:
-            for tool in getattr(self.agent, "tools", []) or []:
-                items = getattr(tool, "todos", None)
-                if items:
-                    return [t if isinstance(t, dict) else getattr(t, "__dict__", t) for t in items]
-        return list(self.renderer.todos or []) if self.renderer is not None else []
-
-    async def cmd_cost(self, rest: str) -> None:
-        u = self.usage
-        _plain(
-            f"tokens this session: {u['input_tokens']:,} in · {u['output_tokens']:,} out · {u['total_tokens']:,} total"
-        )
-
-    async def cmd_permissions(self, rest: str) -> None:
-        if not rest:
-            allowed = ", ".join(sorted(self.policy.session_allowed)) or "none"
-            _plain(f"mode: {self.policy.mode}   (modes: {', '.join(PERMISSION_MODES)})")
-            _plain(f"allowed without asking this session: {allowed}")
-            return
-        if rest not in PERMISSION_MODES:
-            _plain(f"Unknown mode {rest!r}; choose one of {', '.join(PERMISSION_MODES)}.", "33")
-            return
-        self.policy.mode = rest
-        _plain(f"Permission mode: {rest}.", "2")
-
-    async def cmd_resume(self, rest: str) -> None:
-        sessions = [s for s in self.store.list(self.work_dir) if self.session is None or s.id != self.session.id]
-        if not rest:
-            if not sessions:
-                _plain("No earlier sessions in this folder.", "2")
-                return
-            for number, info in enumerate(sessions[:20], 1):
-                _plain(f"  {number:>2}. {describe(info)}")
-            _plain("Resume one with /resume N or /resume ID.", "2")
-            return
-        chosen = None
-        if rest.isdigit() and 1 <= int(rest) <= len(sessions):
-            chosen = sessions[int(rest) - 1].id
-        try:
-            session = self.store.open(chosen or rest)
-        except FileNotFoundError:
-            _plain(f"No session {rest!r}.", "33")
-            return
-        if self.session is not None:
-            self.session.close()
-        self.session = session
-        self.resume_messages = list(session.messages)
-        if self.agent is not None:
-            self.agent.reset()
-            self.agent.messages.extend(self.resume_messages)
-        _plain(f"Resumed {session.id} ({len(session.messages)} messages).", "2")
-
-    async def cmd_mcp(self, rest: str) -> None:
-        if not self.settings.mcp_servers:
-            if self.settings.held_back.get("mcp_servers"):
-                _plain("This project's MCP servers are off until you trust it (restart with --trust).", "33")
-            else:
-                _plain("No MCP servers configured ([mcp_servers.NAME] in config.toml).", "2")
-            return
-        if self.mcp is None:
-            self.start_mcp()
-        if self.mcp is None:
-            _plain(self.mcp_error or "MCP servers are not available.", "31")
-            return
-        if rest.startswith("restart "):
-            name = rest.split(None, 1)[1]
-            if name not in self.mcp.names:
-                _plain(f"No MCP server '{name}'.", "33")
-                return
-            await self.mcp.restart(name)
-        for status in self.mcp.statuses():
-            color = {"ready": "32", "failed": "31", "starting": "33"}.get(status.state, "2")
-            _plain(f"  {status.name:<16} {status.state:<9} {status.transport:<16} {status.target}", color)
-            if status.tools:
-                _plain(f"      tools: {', '.join(status.tools)}")
-            if status.error:
-                _plain(f"      error: {status.error}", "31")
-            if status.log_path:
-                _plain(f"      log:   {status.log_path}", "2")
 
     # -- the loop ---------------------------------------------------------------------------
 
@@ -668,7 +463,7 @@ class Repl:
                 if warned:
                     return None
                 warned = True
-                _plain("(press Ctrl-C again or Ctrl-D to exit)", "2")
+                plain("(press Ctrl-C again or Ctrl-D to exit)", "2")
             except EOFError:
                 return None
 
@@ -676,7 +471,7 @@ class Repl:
         self.install_sigint()
         problem = self.open_initial_session()
         if problem:
-            _plain(f"agentica: {problem}", "31")
+            plain(f"agentica: {problem}", "31")
             return exitcodes.USAGE_ERROR
         await self.ensure_trust()
         if not await self.ensure_model():
@@ -701,13 +496,13 @@ class Repl:
         if not stripped:
             return True
         if stripped.startswith("/") and not stripped.startswith("//"):
-            return await self.slash(stripped)
+            return await self.commands.run(stripped)
         if stripped.startswith("!"):
             await self.run_shell(stripped[1:])
             return True
         text, attached = attach_mentions(line, self.work_dir)
         if attached:
-            _plain(f"(attached {', '.join(attached)})", "2")
+            plain(f"(attached {', '.join(attached)})", "2")
         await self.run_turn(text)
         return True
 
@@ -719,7 +514,7 @@ class Repl:
                 pass
         if self.session is not None:
             self.session.close()
-            _plain(f"Session saved: agentica --resume {self.session.id}", "2")
+            plain(f"Session saved: agentica --resume {self.session.id}", "2")
 
 
 def run_repl(args: argparse.Namespace, settings: Settings, work_dir: Path, prompt: str) -> int:

@@ -1,0 +1,217 @@
+"""The REPL's slash commands: /help, /clear, /compact, /model, /tools, /todos, /cost,
+/resume, /permissions, /mcp, /exit. Each `cmd_NAME(rest)` works on the running `Repl`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agentica_cli.cli.config import PERMISSION_MODES
+from agentica_cli.cli.sessions import describe
+from agentica_cli.cli.terminal import plain
+
+if TYPE_CHECKING:
+    from agentica_cli.cli.repl import Repl
+
+COMMANDS: dict[str, str] = {
+    "help": "show commands and keys",
+    "clear": "start a new conversation",
+    "compact": "summarise the conversation to free context",
+    "model": "show or switch the model: /model NAME",
+    "tools": "list the tools the agent can use",
+    "todos": "show the agent's todo list",
+    "cost": "tokens used this session",
+    "resume": "list earlier sessions here, or /resume ID|N",
+    "permissions": "show or set the mode: /permissions default|accept-edits|auto|plan",
+    "mcp": "MCP servers, their state and tools; /mcp restart NAME",
+    "exit": "leave (also Ctrl-D)",
+}
+
+KEYS_HELP = """\
+keys:  Enter send · Alt+Enter / Esc Enter / trailing \\ newline · Tab complete /commands and @files
+       Ctrl-C cancel the running turn, clear the line, or (twice at an empty line) exit · Ctrl-D exit
+input: @path attaches a file · !command runs a shell command (its output goes with your next message)"""
+
+
+class SlashCommands:
+    def __init__(self, repl: Repl):
+        self.repl = repl
+
+
+    async def run(self, line: str) -> bool:
+        """Run a slash command; False means exit."""
+        name, _, rest = line[1:].partition(" ")
+        rest = rest.strip()
+        handler = getattr(self, f"cmd_{name}", None) if name in COMMANDS else None
+        if handler is None:
+            import difflib
+
+            close = difflib.get_close_matches(name, list(COMMANDS), n=1)
+            hint = f" Did you mean /{close[0]}?" if close else ""
+            plain(f"Unknown command /{name}.{hint} Type /help for the list.", "33")
+            return True
+        result = await handler(rest)
+        return result is not False
+
+    async def cmd_help(self, rest: str) -> None:
+        plain("commands:", "1")
+        for name, text in COMMANDS.items():
+            plain(f"  /{name:<12} {text}")
+        plain(KEYS_HELP)
+
+    async def cmd_exit(self, rest: str) -> bool:
+        return False
+
+    async def cmd_clear(self, rest: str) -> None:
+        repl = self.repl
+        if repl.agent is not None:
+            repl.agent.reset()
+        repl.resume_messages = None
+        if repl.session is not None:
+            repl.session.close()
+        repl.session = None
+        repl.pending_context.clear()
+        plain("Started a new conversation.", "2")
+
+    async def cmd_compact(self, rest: str) -> None:
+        repl = self.repl
+        agent = await repl.ensure_agent()
+        if not agent.messages:
+            plain("Nothing to compact yet.", "2")
+            return
+        before = len(agent.messages)
+        plain("Compacting…", "2")
+        try:
+            summary = await agent.compact()
+        except Exception as exc:  # the model failed: the conversation is unchanged
+            plain(f"Could not compact: {exc}", "31")
+            return
+        if summary is None:
+            plain("Nothing to compact yet: the conversation is short.", "2")
+            return
+        plain(f"Compacted: {before} messages -> {len(agent.messages)}.", "2")
+
+    async def cmd_model(self, rest: str) -> None:
+        repl = self.repl
+        from agentica_cli.cli.runtime import MissingKey, build_model, model_label
+
+        if not rest:
+            plain(f"model: {model_label(repl.model)} (provider {repl.settings.provider or 'openai'})")
+            return
+        repl.settings.data.setdefault("model", {})["name"] = rest
+        try:
+            model = build_model(repl.settings)
+        except MissingKey as err:
+            plain(str(err), "31")
+            return
+        repl.model = model
+        if repl.agent is not None:
+            repl.agent.model = model
+        plain(f"Switched to {model_label(model)}.", "2")
+
+    async def cmd_tools(self, rest: str) -> None:
+        repl = self.repl
+        agent = await repl.ensure_agent()
+        for name, function in agent.functions.items():
+            flags = []
+            if getattr(function, "is_destructive", False):
+                flags.append("asks")
+            if getattr(function, "is_read_only", False):
+                flags.append("read-only")
+            description = (function.description or "").strip().splitlines()
+            summary = description[0] if description else ""
+            plain(f"  {name:<22} {summary[:70]}" + (f"  [{', '.join(flags)}]" if flags else ""))
+
+    async def cmd_todos(self, rest: str) -> None:
+        repl = self.repl
+        todos = self._todo_items()
+        if not todos:
+            plain("No todos yet.", "2")
+            return
+        repl.ensure_renderer()
+        repl.renderer.show_todos(todos)
+
+    def _todo_items(self) -> list[Any]:
+        repl = self.repl
+        if repl.agent is not None:
+            for tool in getattr(repl.agent, "tools", []) or []:
+                items = getattr(tool, "todos", None)
+                if items:
+                    return [t if isinstance(t, dict) else getattr(t, "__dict__", t) for t in items]
+        return list(repl.renderer.todos or []) if repl.renderer is not None else []
+
+    async def cmd_cost(self, rest: str) -> None:
+        repl = self.repl
+        u = repl.usage
+        plain(
+            f"tokens this session: {u['input_tokens']:,} in · {u['output_tokens']:,} out · {u['total_tokens']:,} total"
+        )
+
+    async def cmd_permissions(self, rest: str) -> None:
+        repl = self.repl
+        if not rest:
+            allowed = ", ".join(sorted(repl.policy.session_allowed)) or "none"
+            plain(f"mode: {repl.policy.mode}   (modes: {', '.join(PERMISSION_MODES)})")
+            plain(f"allowed without asking this session: {allowed}")
+            return
+        if rest not in PERMISSION_MODES:
+            plain(f"Unknown mode {rest!r}; choose one of {', '.join(PERMISSION_MODES)}.", "33")
+            return
+        repl.policy.mode = rest
+        plain(f"Permission mode: {rest}.", "2")
+
+    async def cmd_resume(self, rest: str) -> None:
+        repl = self.repl
+        sessions = [s for s in repl.store.list(repl.work_dir) if repl.session is None or s.id != repl.session.id]
+        if not rest:
+            if not sessions:
+                plain("No earlier sessions in this folder.", "2")
+                return
+            for number, info in enumerate(sessions[:20], 1):
+                plain(f"  {number:>2}. {describe(info)}")
+            plain("Resume one with /resume N or /resume ID.", "2")
+            return
+        chosen = None
+        if rest.isdigit() and 1 <= int(rest) <= len(sessions):
+            chosen = sessions[int(rest) - 1].id
+        try:
+            session = repl.store.open(chosen or rest)
+        except FileNotFoundError:
+            plain(f"No session {rest!r}.", "33")
+            return
+        if repl.session is not None:
+            repl.session.close()
+        repl.session = session
+        repl.resume_messages = list(session.messages)
+        if repl.agent is not None:
+            repl.agent.reset()
+            repl.agent.messages.extend(repl.resume_messages)
+        plain(f"Resumed {session.id} ({len(session.messages)} messages).", "2")
+
+    async def cmd_mcp(self, rest: str) -> None:
+        repl = self.repl
+        if not repl.settings.mcp_servers:
+            if repl.settings.held_back.get("mcp_servers"):
+                plain("This project's MCP servers are off until you trust it (restart with --trust).", "33")
+            else:
+                plain("No MCP servers configured ([mcp_servers.NAME] in config.toml).", "2")
+            return
+        if repl.mcp is None:
+            repl.start_mcp()
+        if repl.mcp is None:
+            plain(repl.mcp_error or "MCP servers are not available.", "31")
+            return
+        if rest.startswith("restart "):
+            name = rest.split(None, 1)[1]
+            if name not in repl.mcp.names:
+                plain(f"No MCP server '{name}'.", "33")
+                return
+            await repl.mcp.restart(name)
+        for status in repl.mcp.statuses():
+            color = {"ready": "32", "failed": "31", "starting": "33"}.get(status.state, "2")
+            plain(f"  {status.name:<16} {status.state:<9} {status.transport:<16} {status.target}", color)
+            if status.tools:
+                plain(f"      tools: {', '.join(status.tools)}")
+            if status.error:
+                plain(f"      error: {status.error}", "31")
+            if status.log_path:
+                plain(f"      log:   {status.log_path}", "2")
