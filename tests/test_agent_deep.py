@@ -89,3 +89,23 @@ def test_task_sub_agent_events_reach_the_parent_stream_marked_as_its_own(scripte
     assert "task" not in [t["function"]["name"] for t in server.requests[1]["tools"]]
     assert server.requests[3]["messages"][-1] == {"role": "tool", "tool_call_id": "t1",
                                                   "content": "calc.py defines add(a, b)."}
+
+
+def test_an_mcp_server_that_cannot_start_costs_its_tools_not_the_run(scripted, tmp_path):
+    server = scripted(turns.text("answered without MCP"))
+    mcp = McpTool(str(tmp_path / "no-such-server"), name="broken", log_file=tmp_path / "broken.log")
+    agent = Agent(scripted_model(server), tools=[mcp])
+
+    async def main():
+        try:
+            return [event async for event in agent.run_stream("hi")]
+        finally:
+            await mcp.close()
+
+    events = asyncio.run(main())
+    notices = [e for e in events if e.type == "notice"]
+    assert len(notices) == 1 and notices[0].kind == "warning"
+    assert notices[0].message.startswith("Tool 'broken' could not connect (")
+    assert notices[0].message.endswith("continuing without its tools.")
+    assert events[-1].type == "turn_finished" and events[-1].content == "answered without MCP"
+    assert "tools" not in server.requests[0]

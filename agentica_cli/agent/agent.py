@@ -208,7 +208,7 @@ class Agent:
 
     async def _loop(self, prompt: str, run: RunState) -> None:
         run.emit(TurnStarted(prompt))
-        await self._connect_tools()
+        await self._connect_tools(run)
         functions = self.functions
         schemas = [fn.to_openai() for fn in functions.values()] or None
         run.system_prompt = self.system_prompt()
@@ -306,8 +306,12 @@ class Agent:
         self.messages = self.context.compacted(summary, self.messages[cut:])
         return summary
 
-    async def _connect_tools(self) -> None:
-        """Connect tools that need it (MCP servers) before the first request that offers them."""
+    async def _connect_tools(self, run: RunState) -> None:
+        """Connect tools that need it (MCP servers) before the first request that offers them.
+
+        A server that cannot be reached costs the run its tools, not the run itself: the
+        user is told, and the next run tries again.
+        """
         for item in self.tools:
             connect = getattr(item, "connect", None)
             if connect is None or not inspect.iscoroutinefunction(connect):
@@ -315,7 +319,13 @@ class Agent:
             connected = _connection_state(item)
             if connected or (connected is None and id(item) in self._connected):
                 continue
-            await connect()
+            try:
+                await connect()
+            except Exception as exc:
+                name = getattr(item, "name", type(item).__name__)
+                run.emit(Notice(f"Tool '{name}' could not connect ({type(exc).__name__}: {exc}); "
+                                "continuing without its tools.", kind="warning"))
+                continue
             self._connected.add(id(item))
 
 
