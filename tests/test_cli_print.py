@@ -127,6 +127,34 @@ def test_piped_text_is_the_prompt_when_none_is_given(home: Path, project: Path) 
     assert last_user_message(requests[0]) == "summarise the notes"
 
 
+def test_piped_stdin_without_p_runs_one_task(home: Path, project: Path) -> None:
+    with ScriptedModelServer([turns.text("done")]) as server:
+        proc = run_cli([*model_args(server)], cwd=project, home=home, input="the task\n")
+        requests = server.requests
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "done\n"
+    assert last_user_message(requests[0]) == "the task"
+
+
+def test_add_dir_lets_tools_use_another_folder(home: Path, project: Path, tmp_path: Path) -> None:
+    extra = tmp_path / "shared"
+    extra.mkdir()
+    target = extra / "from-agent.txt"
+    script = [
+        turns.tool_calls(turns.call("write_file", {"file_path": str(target), "content": "hi\n"}, id="w1")),
+        turns.text("ok"),
+    ]
+    with ScriptedModelServer(script) as server:
+        proc = run_cli(
+            ["-p", "write", "--permission-mode", "accept-edits", "--add-dir", str(extra), *model_args(server)],
+            cwd=project,
+            home=home,
+        )
+    assert proc.returncode == 0, proc.stderr
+    assert target.read_text() == "hi\n"
+    assert str(extra) in server.requests[0]["messages"][0]["content"]  # the model is told about it
+
+
 def test_no_prompt_at_all_is_a_usage_error(home: Path, project: Path) -> None:
     proc = run_cli(["-p", "--api-key", "k"], cwd=project, home=home, input="")
     assert proc.returncode == 2
