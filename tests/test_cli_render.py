@@ -61,3 +61,37 @@ def test_compose_prompt_with_piped_text() -> None:
     assert compose_prompt("explain", "log line\n") == "explain\n\n<stdin>\nlog line\n</stdin>"
     assert compose_prompt("", "the task\n") == "the task"
     assert compose_prompt("task", "  \n") == "task"
+
+
+def _render(events: list) -> str:  # type: ignore[type-arg]
+    import io
+
+    from rich.console import Console
+
+    from agentica_cli.cli.render import EventRenderer
+
+    out = io.StringIO()
+    renderer = EventRenderer(Console(file=out, width=80, force_terminal=False), Path("."), markdown=False)
+    for event in events:
+        renderer.handle(event)
+    return out.getvalue()
+
+
+def test_a_retried_request_drops_its_partial_text_instead_of_showing_it_twice() -> None:
+    from agentica_cli.agent.events import ModelRequestStarted, Notice, TextDelta, TurnFinished
+
+    retry = Notice("Model request failed (stream cut); retrying in 0.1s", kind="retry")
+    screen = _render([ModelRequestStarted(1), TextDelta("Hello wor"), retry, TextDelta("Hello world."),
+                      TurnFinished("Hello world.")])
+    assert screen.count("Hello wor") == 1 and "Hello world." in screen
+    assert "cut off" not in screen  # nothing of the void attempt had been printed for good
+
+
+def test_a_retry_after_printed_blocks_says_the_reply_starts_again() -> None:
+    from agentica_cli.agent.events import ModelRequestStarted, Notice, TextDelta, TurnFinished
+
+    retry = Notice("Model request failed (stream cut); retrying in 0.1s", kind="retry")
+    screen = _render([ModelRequestStarted(1), TextDelta("First para.\n\nSecond pa"), retry,
+                      TextDelta("First para.\n\nSecond para."), TurnFinished("First para.\n\nSecond para.")])
+    assert screen.index("First para.") < screen.index("(the reply above was cut off; it starts again below)")
+    assert screen.count("Second pa") == 1

@@ -84,6 +84,7 @@ class EventRenderer:
         self.live: Live | None = None
         self.todos: list[dict[str, Any]] | None = None
         self.usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+        self.printed_this_request = False  # a block of the current request's text was printed for good
 
     # -- the live area --------------------------------------------------------------------
 
@@ -144,7 +145,17 @@ class EventRenderer:
             chunk, self.text = self.text, ""
         else:
             chunk, self.text = split_markdown(self.text)
+        if chunk.strip():
+            self.printed_this_request = True
         self._print_text(chunk)
+
+    def _void_partial_answer(self) -> None:
+        """A model request failed mid-stream and is retried: its text will come again."""
+        self.text = ""  # still in the live area: simply dropped
+        self._refresh()
+        if self.printed_this_request:  # already printed for good: say it will repeat
+            self.console.print(Text("(the reply above was cut off; it starts again below)", style="dim"))
+        self.printed_this_request = False
 
     # -- events -------------------------------------------------------------------------
 
@@ -178,7 +189,11 @@ class EventRenderer:
         elif kind == "usage":
             for key in self.usage:
                 self.usage[key] += getattr(event, key, 0) or 0
+        elif kind == "model_request_started" and not event.source:
+            self.printed_this_request = False
         elif kind == "notice":
+            if event.kind == "retry" and not event.source:
+                self._void_partial_answer()
             self.console.print(Text(f"{indent}note: {event.message}", style="yellow"))
         elif kind == "error":
             self._flush_text(all_of_it=True)
