@@ -134,3 +134,17 @@ def test_the_window_follows_a_model_switched_between_runs(scripted):
     assert server.requests[1]["messages"][0] == {"role": "system", "content": SUMMARY_INSTRUCTIONS}
     assert server.requests[2]["messages"] == [{"role": "user", "content": SUMMARY_PREFIX + "SUMMARY"},
                                               {"role": "user", "content": "second"}]
+
+
+def test_a_compaction_is_reported_to_whoever_stores_the_history(scripted):
+    server = scripted(turns.text("one"), turns.text("two"), turns.text("the summary"), turns.text("three"))
+    appended, replaced = [], []
+    agent = Agent(scripted_model(server), on_message=appended.append, on_history_replaced=replaced.append)
+    agent.run_sync("first")
+    agent.run_sync("second")
+    assert len(appended) == 4 and replaced == []
+    asyncio.run(agent.compact(keep_messages=2))
+    assert replaced == [[{"role": "user", "content": SUMMARY_PREFIX + "the summary"},
+                         {"role": "user", "content": "second"}, {"role": "assistant", "content": "two"}]]
+    agent.run_sync("third")
+    assert appended[-2:] == [{"role": "user", "content": "third"}, {"role": "assistant", "content": "three"}]

@@ -86,3 +86,15 @@ def test_repair_drops_orphan_results_and_system_messages() -> None:
         {"role": "assistant", "content": "a"},
     ]
     assert repair_history(history) == [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]
+
+
+def test_a_replaced_history_is_where_loading_starts(store: SessionStore, tmp_path: Path) -> None:
+    session = store.create(tmp_path)
+    for content in ("first", "one", "second", "two"):
+        session.append({"role": "user" if content in ("first", "second") else "assistant", "content": content})
+    summary = [{"role": "user", "content": "Summary: first/one"}, {"role": "user", "content": "second"},
+               {"role": "assistant", "content": "two"}]
+    session.replace_history(summary)
+    session.append({"role": "user", "content": "third"})
+    session.close()
+    assert store.open(session.id).messages == [*summary, {"role": "user", "content": "third"}]

@@ -453,7 +453,7 @@ def test_pasted_lines_stay_one_message(start_repl) -> None:
         assert repl.exit() == 0
 
 
-def test_compact_command_summarises_older_messages(start_repl) -> None:
+def test_compact_command_summarises_older_messages(start_repl, home: Path) -> None:
     script = [turns.text(f"Answer {i}.") for i in range(1, 4)] + [turns.text("Summary: three questions.")]
     script.append(turns.text("Answer 4."))
     with ScriptedModelServer(script) as server:
@@ -472,6 +472,12 @@ def test_compact_command_summarises_older_messages(start_repl) -> None:
         assert "Summary: three questions." in sent
         assert "question 1" not in sent
         assert repl.exit() == 0
+    # The saved session resumes from the compacted history, not the long one.
+    from agentica_cli.cli.sessions import SessionStore
+
+    (saved,) = (home / "sessions").glob("*.jsonl")
+    resumed = json.dumps(SessionStore.load_messages(saved))
+    assert "Summary: three questions." in resumed and "question 1" not in resumed and "Answer 4." in resumed
 
 
 def test_a_message_on_the_command_line_is_sent_first(home: Path, project: Path) -> None:

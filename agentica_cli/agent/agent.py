@@ -92,6 +92,7 @@ class Agent:
         approve: ApproveHook | None = None,
         messages: list[dict[str, Any]] | None = None,
         on_message: Callable[[dict[str, Any]], None] | None = None,
+        on_history_replaced: Callable[[list[dict[str, Any]]], None] | None = None,
         hooks: Any = None,
         name: str | None = None,
     ):
@@ -105,6 +106,9 @@ class Agent:
         self.approve = approve
         self.messages: list[dict[str, Any]] = [m for m in messages or () if m.get("role") != "system"]
         self.on_message = on_message
+        # Compaction rewrites the history rather than appending to it; a session store
+        # that only saw appends would resume the long version.
+        self.on_history_replaced = on_history_replaced
         self.hooks = as_hook_list(hooks)
         self.name = name
         self.usage = TokenUsage()
@@ -304,6 +308,8 @@ class Agent:
             run.emit(Notice(f"Could not compact the conversation: {err.message}", kind="warning"))
             return None
         self.messages = self.context.compacted(summary, self.messages[cut:])
+        if self.on_history_replaced is not None:
+            self.on_history_replaced(list(self.messages))
         return summary
 
     async def _connect_tools(self, run: RunState) -> None:

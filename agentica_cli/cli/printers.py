@@ -186,6 +186,7 @@ class PrintRun:
             approve=policy,
             messages=list(self.session.messages) if self.session is not None else None,
             on_message=self.session.append if self.session is not None else None,
+            on_history_replaced=self.session.replace_history if self.session is not None else None,
             extra_tools=extra_tools,
             report=lambda text: self.progress.line(f"agentica: {text}"),
         )

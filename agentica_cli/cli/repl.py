@@ -231,13 +231,24 @@ class Repl:
             )
 
     def on_message(self, message: dict[str, Any]) -> None:
+        session = self.current_session()
+        if session is not None:
+            session.append(message)
+
+    def on_history_replaced(self, messages: list[dict[str, Any]]) -> None:
+        session = self.current_session()
+        if session is not None:
+            session.replace_history(messages)
+
+    def current_session(self) -> Any:
+        """The session file being written, created on the first message (None with --no-session)."""
         if self.args.no_session:
-            return
+            return None
         if self.session is None:
             from agentica_cli.cli.runtime import model_label
 
             self.session = self.store.create(self.work_dir, model_label(self.model))
-        self.session.append(message)
+        return self.session
 
     async def ensure_agent(self) -> Any:
         if self.agent is None:
@@ -254,6 +265,7 @@ class Repl:
                 approve=self.policy,
                 messages=self.resume_messages,
                 on_message=self.on_message,
+                on_history_replaced=self.on_history_replaced,
                 extra_tools=extra_tools,
                 report=lambda text: plain(text, "33"),
             )

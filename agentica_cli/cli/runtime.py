@@ -114,6 +114,7 @@ def build_agent(
     approve: Any,
     messages: list[dict[str, Any]] | None,
     on_message: Callable[[dict[str, Any]], None] | None,
+    on_history_replaced: Callable[[list[dict[str, Any]]], None] | None = None,
     extra_tools: list[Any] | None = None,
     report: Callable[[str], None] | None = None,
 ) -> Any:
@@ -129,6 +130,7 @@ def build_agent(
         "approve": approve,
         "messages": messages,
         "on_message": on_message,
+        "on_history_replaced": on_history_replaced,
     }
     hooks = ConfigHooks.from_settings(settings.get("hooks", {}), work_dir, report)
     if hooks:

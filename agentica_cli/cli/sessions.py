@@ -3,6 +3,7 @@
     ~/.agentica/sessions/<id>.jsonl
     {"type": "session", "id": ..., "cwd": ..., "created": ..., "model": ...}   first line
     {"type": "message", "message": {...}}                                       one per message
+    {"type": "history", "messages": [...]}      the whole history after a compaction replaced it
 
 A line is appended (and flushed) after every message, so a killed process loses at most
 the message in flight. Loading repairs what a kill can leave behind: a torn last line, and
@@ -50,10 +51,17 @@ class Session:
         self._fh: Any = None
 
     def append(self, message: dict[str, Any]) -> None:
+        self._write({"type": "message", "message": message})
+
+    def _write(self, entry: dict[str, Any]) -> None:
         if self._fh is None:
             self._fh = self.path.open("a", encoding="utf-8")
-        self._fh.write(json.dumps({"type": "message", "message": message}, ensure_ascii=False, default=str) + "\n")
+        self._fh.write(json.dumps(entry, ensure_ascii=False, default=str) + "\n")
         self._fh.flush()
+
+    def replace_history(self, messages: list[dict[str, Any]]) -> None:
+        """Record that the history is now `messages` (after a compaction); loading starts from here."""
+        self._write({"type": "history", "messages": messages})
 
     def close(self) -> None:
         if self._fh is not None:
@@ -107,7 +115,12 @@ class SessionStore:
 
     @classmethod
     def load_messages(cls, path: Path) -> list[dict[str, Any]]:
-        messages = [e["message"] for e in cls._lines(path) if e.get("type") == "message" and "message" in e]
+        messages: list[dict[str, Any]] = []
+        for entry in cls._lines(path):
+            if entry.get("type") == "message" and "message" in entry:
+                messages.append(entry["message"])
+            elif entry.get("type") == "history" and isinstance(entry.get("messages"), list):
+                messages = list(entry["messages"])
         return repair_history(messages)
 
     def list(self, cwd: Path | None = None) -> list[SessionInfo]:
