@@ -10,7 +10,6 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -54,27 +53,3 @@ def agentica_command() -> list[str]:
     """The installed `agentica` console script next to this interpreter, else `python -m`."""
     script = Path(sys.executable).with_name("agentica")
     return [str(script)] if script.exists() else [sys.executable, "-m", "agentica_cli.cli.app"]
-
-
-_RSS_WRAPPER = """
-import resource, subprocess, sys
-proc = subprocess.run(sys.argv[2:], stdin=subprocess.DEVNULL)
-with open(sys.argv[1], "w") as f:
-    f.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
-sys.exit(proc.returncode)
-"""
-
-
-def peak_rss_mb_of(cmd: list[str], **kwargs: Any) -> tuple[float, subprocess.CompletedProcess[str]]:
-    """Run a command to completion; its peak RSS in MB.
-
-    A fresh wrapper process runs it, so RUSAGE_CHILDREN's maximum is that command's alone.
-    """
-    import tempfile
-
-    with tempfile.NamedTemporaryFile("r", suffix=".rss") as out:
-        done = subprocess.run([sys.executable, "-c", _RSS_WRAPPER, out.name, *cmd],
-                              capture_output=True, text=True, **kwargs)
-        text = Path(out.name).read_text().strip()
-    rss = int(text) / 1024 if text else float("nan")
-    return rss, done

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import pty
 import select
 import statistics
@@ -33,28 +32,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import agentica_command, machine
+
 TARGETS_MS = {"version": 150, "help": 150, "repl_ready": 300, "print_first_request": 700}
 TARGET_RSS_MB = {"print_30_steps": 150}
 PROMPT_MARK = "❯".encode()
-
-
-def machine() -> str:
-    cpu = platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    system = f"{platform.system()} {platform.release()}"
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {system}"
-
-
-def agentica() -> list[str]:
-    script = Path(sys.executable).with_name("agentica")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "agentica_cli.cli.app"]
 
 
 class Failure(Exception):
@@ -173,7 +157,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=7, help="measured runs per figure (default 7)")
     opts = parser.parse_args()
-    cmd = agentica()
+    cmd = agentica_command()
     home = Path(tempfile.mkdtemp(prefix="agentica-bench-home-"))
     work = Path(tempfile.mkdtemp(prefix="agentica-bench-work-"))
     (work / "notes.txt").write_text("a small file\n" * 20)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -89,3 +90,11 @@ async def collect(agent, prompt):
 def tool_results(body):
     """tool_call_id -> content of the tool results in a recorded request body."""
     return {m["tool_call_id"]: m["content"] for m in body["messages"] if m["role"] == "tool"}
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """An empty AGENTICA_HOME for a CLI run (config, sessions, logs)."""
+    path = tmp_path / "home"
+    path.mkdir()
+    return path

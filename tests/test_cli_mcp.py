@@ -15,13 +15,6 @@ DEMO = Path(__file__).resolve().parent / "mcp_servers" / "demo_server.py"
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 def project(tmp_path: Path) -> Path:
     path = tmp_path / "project"
     (path / ".agentica").mkdir(parents=True)

@@ -15,13 +15,6 @@ from agentica_cli.testing import ScriptedModelServer, turns
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 def project(tmp_path: Path) -> Path:
     path = tmp_path / "project"
     path.mkdir()

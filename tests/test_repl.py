@@ -18,13 +18,6 @@ PROMPT = "❯"
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 def project(tmp_path: Path) -> Path:
     path = tmp_path / "project"
     path.mkdir()
