@@ -94,6 +94,15 @@ def test_non_streaming_mode():
         assert "stream" not in server.requests[0]
 
 
+@pytest.mark.parametrize("stream", [True, False])
+def test_arguments_sent_as_an_object_are_read_as_json_text(stream):
+    # Some local servers put a JSON object where the protocol says a string.
+    turn = {"type": "tool_calls", "calls": [{"name": "f", "arguments": {"path": "a.py", "n": 2}, "id": "c"}]}
+    with ScriptedModelServer([turn]) as server:
+        final = collect(model_for(server, stream=stream))[-1]
+        assert [(c.name, json.loads(c.arguments)) for c in final.tool_calls] == [("f", {"path": "a.py", "n": 2})]
+
+
 def test_429_then_200_honours_retry_after():
     with ScriptedModelServer([turns.error(429, "slow down", retry_after=0.3), turns.text("ok")]) as server:
         start = time.monotonic()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import uuid
 from collections.abc import AsyncIterator
@@ -53,7 +54,7 @@ class ResponseAccumulator:
             if fn.get("name") and not slot["name"]:
                 slot["name"] = fn["name"]
             if fn.get("arguments"):
-                slot["arguments"].append(fn["arguments"])
+                slot["arguments"].append(_arguments_text(fn["arguments"]))
 
     def response(self) -> ModelResponse:
         calls = [
@@ -71,6 +72,11 @@ class ResponseAccumulator:
             usage=self.usage,
             finish_reason=self.finish_reason or "stop",
         )
+
+
+def _arguments_text(value: Any) -> str:
+    """Arguments as the JSON text the protocol specifies; some local servers send an object."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def _usage(raw: dict[str, Any] | None) -> TokenUsage | None:
@@ -265,7 +271,7 @@ class OpenAIChat(Model):
         message = choice.get("message") or {}
         calls = [
             ToolCallRequest(tc.get("id") or f"call_{uuid.uuid4().hex[:12]}", (tc.get("function") or {}).get("name", ""),
-                            (tc.get("function") or {}).get("arguments") or "")
+                            _arguments_text((tc.get("function") or {}).get("arguments") or ""))
             for tc in message.get("tool_calls") or ()
         ]
         return ModelResponse(

@@ -215,7 +215,10 @@ class ScriptedModelServer:
         for i, c in enumerate(calls):
             head = {"index": i, "id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": ""}}
             chunks.append(chunk({"tool_calls": [head]}))
-            for piece in _split_in(c["arguments"], self.argument_chunks):
+            # An object (not the protocol's string) is sent whole, as the servers that do it send it.
+            pieces = _split_in(c["arguments"], self.argument_chunks) if isinstance(c["arguments"], str) else [
+                c["arguments"]]
+            for piece in pieces:
                 chunks.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}))
         chunks.append(chunk({}, "tool_calls" if calls else "stop"))
         if (body.get("stream_options") or {}).get("include_usage"):
