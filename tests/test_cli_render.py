@@ -95,3 +95,11 @@ def test_a_retry_after_printed_blocks_says_the_reply_starts_again() -> None:
                       TextDelta("First para.\n\nSecond para."), TurnFinished("First para.\n\nSecond para.")])
     assert screen.index("First para.") < screen.index("(the reply above was cut off; it starts again below)")
     assert screen.count("Second pa") == 1
+
+
+def test_execute_and_edit_summaries_count_what_the_user_cares_about() -> None:
+    out = "[exit code 0; 0.0 s]\n--- stdout ---\n5\n--- stderr ---\nwarning: x"
+    assert summarize_result("execute", out) == "exit code 0, 2 lines of output"
+    edit = ("Edited calc.py: 1 replacement.\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n"
+            "-    return a - b\n+    return a + b\n")
+    assert summarize_result("edit_file", edit) == "Edited calc.py: 1 replacement. (+1 -1)"

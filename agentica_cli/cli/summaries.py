@@ -24,6 +24,7 @@ _MAIN_ARGS = (
 _NUMBERED = re.compile(r"^\s*\d+\t")  # read_file's "   12<TAB>text" lines
 _FOOTER = re.compile(r"^[\[(].*[\])]$")  # "[3 entries in .]", "(end of file: ...)"
 _EXIT_CODE = re.compile(r"exit(?:ed with)?(?: code|_code|\s+status)?[:= ]\s*(-?\d+)", re.IGNORECASE)
+_STREAM_LABEL = re.compile(r"^--- (stdout|stderr)(?: \(.*\))? ---$")  # execute's section headers
 
 
 def shorten(text: str, width: int = 80) -> str:
@@ -68,7 +69,8 @@ def summarize_result(name: str, result: str, status: str = "ok", error: str | No
     if lowered in ("execute", "bash", "shell", "run_command") or "exit code" in text[:200].lower():
         match = _EXIT_CODE.search(text[:200])
         if match:
-            body = [line for line in text.splitlines()[1:] if line.strip() and line.strip() != "(no output)"]
+            body = [line for line in text.splitlines()[1:]
+                    if line.strip() and line.strip() != "(no output)" and not _STREAM_LABEL.match(line)]
             return f"exit code {match.group(1)}, " + (plural(len(body), "line") + " of output" if body else "no output")
     content = [line for line in text.splitlines() if line.strip() and not _FOOTER.match(line)]
     if lowered in ("grep", "search", "search_code"):
@@ -80,11 +82,24 @@ def summarize_result(name: str, result: str, status: str = "ok", error: str | No
     if lowered in ("read_file", "read"):
         numbered = sum(1 for line in text.splitlines() if _NUMBERED.match(line))
         return plural(numbered or _count_lines(text), "line") + " read"
+    if lowered in ("edit_file", "multi_edit_file", "write_file"):
+        return _edit_summary(text)
     if not text.strip():
         return "done"
     first = text.strip().splitlines()[0]
     lines = _count_lines(text.strip())
     return shorten(first, 80) + (f" (+{lines - 1} lines)" if lines > 1 else "")
+
+
+def _edit_summary(text: str) -> str:
+    """`Edited x.py: 1 replacement. (+1 -1)`: the first line and the size of the diff below it."""
+    lines = text.strip().splitlines()
+    if not lines:
+        return "done"
+    added = sum(1 for line in lines if line.startswith("+") and not line.startswith("+++"))
+    removed = sum(1 for line in lines if line.startswith("-") and not line.startswith("---"))
+    size = f" (+{added} -{removed})" if added or removed else ""
+    return shorten(lines[0], 80) + size
 
 
 def format_elapsed(seconds: float) -> str:
