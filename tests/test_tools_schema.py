@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import enum
 import time
@@ -10,7 +11,7 @@ from typing import Annotated, Any, Dict, List, Literal, Optional, Set, Tuple, Ty
 from pydantic import BaseModel, Field
 from typing_extensions import NotRequired
 
-from agentica_cli.tools import Function, Tool, ToolContext, tool
+from agentica_cli.tools import Function, FunctionCall, Tool, ToolContext, tool
 
 
 def process_data(
@@ -140,10 +141,22 @@ def test_optional_and_union() -> None:
     }
 
 
-def test_optional_without_default_is_still_required() -> None:
-    def f(a: Optional[str]) -> None: ...
+def test_optional_without_default_is_not_required_and_defaults_to_none() -> None:
+    def f(a: Optional[str], b: Annotated[int | None, "how many"], c: str) -> str:
+        return f"{a}/{b}/{c}"
 
-    assert params_of(f) == {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
+    fn = Function.from_callable(f)
+    assert fn.parameters == {
+        "type": "object",
+        "properties": {
+            "a": {"type": "string"},
+            "b": {"type": "integer", "description": "how many"},
+            "c": {"type": "string"},
+        },
+        "required": ["c"],
+    }
+    call = FunctionCall(fn, "c1", '{"c": "x"}')
+    assert asyncio.run(call.execute()).result == "None/None/x"
 
 
 class Address(BaseModel):
@@ -435,24 +448,21 @@ def test_schema_is_cached_per_function() -> None:
     assert fn.spec is fn.spec
 
 
-def test_schema_generation_for_a_dozen_tools_is_fast() -> None:
-    # Twelve distinct functions (fresh objects each time, so no cache can help).
-    sources = [
-        f"def tool_{i}(path: str, offset: int = 1, limit: int = 2000, mode: Literal['a','b'] = 'a',"
-        f" tags: Optional[list[str]] = None, opts: dict[str, int] | None = None) -> str:\n"
-        f"    '''Tool {i} does things.\n\n    Args:\n        path: a path\n        offset: first line\n'''\n"
-        f"    return path\n"
-        for i in range(12)
-    ]
-    namespace: dict[str, Any] = {"Literal": Literal, "Optional": Optional}
-    for src in sources:
-        exec(src, namespace)
-    fns = [Function.from_callable(namespace[f"tool_{i}"]) for i in range(12)]
-    start = time.perf_counter()
-    for fn in fns:
-        fn.to_openai()
-    elapsed = time.perf_counter() - start
-    assert elapsed < 0.05, f"schema generation for 12 tools took {elapsed * 1000:.1f} ms"
+def test_schemas_of_the_twelve_builtin_tools_cost_well_under_50_ms() -> None:
+    from builtin_tools import get_builtin_tools
+
+    timings = []
+    for _ in range(3):  # the best of three fresh sets: a busy CI machine must not fail this
+        functions = [f for t in get_builtin_tools(".") for f in t.functions.values()]
+        assert len(functions) == 12
+        assert all(f._parameters is None for f in functions)  # fresh: nothing generated yet
+        start = time.perf_counter()
+        schemas = [f.to_openai() for f in functions]
+        timings.append(time.perf_counter() - start)
+        assert all(s["function"]["parameters"]["type"] == "object" for s in schemas)
+    # The first set also pays for loading the docstring parser: it counts too.
+    assert timings[0] < 0.05, f"first schema generation for the 12 builtin tools took {timings[0] * 1000:.1f} ms"
+    assert min(timings) < 0.025, f"schema generation for the 12 builtin tools took {min(timings) * 1000:.1f} ms"
 
 
 def test_unresolvable_annotation_costs_only_that_parameter() -> None:

@@ -11,16 +11,17 @@ import dataclasses
 import enum
 import inspect
 import json
+import sys
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
-
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
-from pydantic.fields import FieldInfo
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
 from agentica_cli.tools.context import ToolContext
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
 
 JsonSchema = dict[str, Any]
 
@@ -54,6 +55,20 @@ def parse_docstring(doc: str | None) -> ParsedDocstring:
 # ----------------------------------------------------------------------------------------
 
 
+# pydantic costs ~60 ms to import. A schema needs it only when an annotation is a pydantic
+# type, and then pydantic is already imported (the annotation's module did it), so the
+# checks below look in sys.modules instead of importing it. The validator imports it on
+# the first call of a tool.
+def _is_pydantic_model(tp: Any) -> bool:
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and isinstance(tp, type) and issubclass(tp, pydantic.BaseModel)
+
+
+def _is_field_info(value: Any) -> bool:
+    fields = sys.modules.get("pydantic.fields")
+    return fields is not None and isinstance(value, fields.FieldInfo)
+
+
 def _is_none(tp: Any) -> bool:
     return tp in _NONE_TYPES
 
@@ -61,6 +76,10 @@ def _is_none(tp: Any) -> bool:
 def _is_union(tp: Any) -> bool:
     origin = get_origin(tp)
     return origin is Union or origin is types.UnionType
+
+
+def _strip_annotated(tp: Any) -> Any:
+    return get_args(tp)[0] if get_origin(tp) is Annotated else tp
 
 
 def _strip_optional(tp: Any) -> tuple[Any, bool]:
@@ -110,7 +129,7 @@ def _model_schema(model: type[BaseModel]) -> JsonSchema:
             required.append(key)
     schema = _object_schema(hints, required, docs)
     doc = parse_docstring(model.__doc__).description
-    if doc and model.__doc__ != BaseModel.__doc__:
+    if doc and model.__doc__ != sys.modules["pydantic"].BaseModel.__doc__:
         schema["description"] = doc
     return schema
 
@@ -155,7 +174,7 @@ def type_to_schema(tp: Any) -> JsonSchema:
         base, *extras = get_args(tp)
         schema = dict(type_to_schema(base))
         for extra in extras:
-            if isinstance(extra, FieldInfo) and extra.description:
+            if _is_field_info(extra) and extra.description:
                 schema["description"] = extra.description
             elif isinstance(extra, str):
                 schema["description"] = extra
@@ -196,7 +215,7 @@ def type_to_schema(tp: Any) -> JsonSchema:
         return schema
 
     if isinstance(tp, type):
-        if issubclass(tp, BaseModel):
+        if _is_pydantic_model(tp):
             return _model_schema(tp)
         if dataclasses.is_dataclass(tp):
             return _dataclass_schema(tp)
@@ -245,6 +264,8 @@ class SignatureSpec:
         return self._validator
 
     def _build_validator(self) -> type[BaseModel]:
+        from pydantic import BaseModel, ConfigDict, create_model
+
         config = ConfigDict(extra="allow" if self.accepts_extra else "forbid", arbitrary_types_allowed=True)
         base = type("_Arguments", (BaseModel,), {"model_config": config})
         try:
@@ -312,11 +333,13 @@ def build_signature_spec(fn: Callable[..., Any]) -> SignatureSpec:
             schema["description"] = doc.params[name]
         properties[name] = schema
         annotation = Any if hint is inspect.Parameter.empty else hint
-        if param.default is inspect.Parameter.empty:
+        if param.default is not inspect.Parameter.empty:
+            fields[name] = (annotation, param.default)
+        elif _strip_optional(_strip_annotated(hint))[1]:
+            fields[name] = (annotation, None)  # Optional means the model may leave it out
+        else:
             required.append(name)
             fields[name] = (annotation, ...)
-        else:
-            fields[name] = (annotation, param.default)
 
     parameters: JsonSchema = {"type": "object", "properties": properties}
     if required:
