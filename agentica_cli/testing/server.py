@@ -153,7 +153,10 @@ class ScriptedModelServer:
         handler = type("Handler", (_Handler,), {"scripted": self})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", self._port), handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="scripted-model", daemon=True)
+        # serve_forever checks for shutdown once per poll interval; the default 0.5 s would
+        # make every stop() (every test) half a second long.
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02},
+                                        name="scripted-model", daemon=True)
         self._thread.start()
         return self
 
