@@ -8,11 +8,14 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
-from collections.abc import Iterable
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urljoin, urlsplit
 
 from agentica_cli.tools.base import Tool
+
+if TYPE_CHECKING:
+    import httpx
 
 MAX_SEARCH_RESULTS = 20
 DEFAULT_MAX_CHARS = 20_000
@@ -114,39 +117,65 @@ def _is_public(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
                 or ip.is_reserved or ip.is_unspecified or not ip.is_global)
 
 
+# (host, port) -> the addresses to connect to, in order; the default asks the system resolver.
+Resolver = Callable[[str, int], Awaitable[list[str]]]
+
+
+async def system_resolver(host: str, port: int) -> list[str]:
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [str(info[4][0]) for info in infos]
+
+
 class AddressPolicy:
     """Which resolved addresses fetch_url may connect to: public ones, plus `allow_private`
-    (True for every address, or an iterable of networks such as "127.0.0.1/32")."""
+    (True for every address, or an iterable of networks such as "127.0.0.1/32").
 
-    def __init__(self, allow_private: bool | Iterable[str] = False):
+    `vetted_addresses` resolves a host once and returns the addresses to connect to; fetch_url
+    connects to exactly those, so a DNS answer that changes between the check and the
+    connection (DNS rebinding) cannot reach a refused address.
+    """
+
+    def __init__(self, allow_private: bool | Iterable[str] = False, *, resolver: Resolver | None = None):
         self.allow_all = allow_private is True
         networks: list[Network] = []
         if allow_private not in (True, False):
             networks = [ipaddress.ip_network(n, strict=False) for n in allow_private]  # type: ignore[union-attr]
         self.networks = networks
+        self.resolver: Resolver = resolver or system_resolver
 
     def allows(self, ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
         return self.allow_all or _is_public(ip) or any(ip in net for net in self.networks)
 
-    async def check(self, url: str) -> None:
+    async def vetted_addresses(self, url: str) -> list[str]:
+        """The addresses `url`'s host resolves to, all of them allowed, or FetchRefusedError."""
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https"):
             raise FetchRefusedError(f"only http and https URLs can be fetched, not {parts.scheme or 'no scheme'!r}.")
         host = parts.hostname
         if not host:
             raise FetchRefusedError(f"URL {url!r} has no host.")
-        port = parts.port or (443 if parts.scheme == "https" else 80)
         try:
-            infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except OSError as err:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            answers = await self.resolver(host, port)
+        except (OSError, ValueError) as err:
             raise FetchError(f"cannot resolve host {host!r}: {err}") from None
-        for info in infos:
-            ip = ipaddress.ip_address(str(info[4][0]).split("%")[0])
+        addresses: list[str] = []
+        for answer in answers:
+            ip = ipaddress.ip_address(answer.split("%")[0])
+            # One refused answer refuses the host: which answer a client uses is not ours to pick.
             if not self.allows(ip):
                 raise FetchRefusedError(
                     f"refusing to fetch {url}: {host} resolves to {ip}, a private, loopback or link-local "
                     "address (the tool only fetches public addresses)."
                 )
+            if str(ip) not in addresses:
+                addresses.append(str(ip))
+        if not addresses:
+            raise FetchError(f"cannot resolve host {host!r}: no addresses.")
+        return addresses
+
+    async def check(self, url: str) -> None:
+        await self.vetted_addresses(url)
 
 
 def html_to_markdown(html: str) -> str:
@@ -176,9 +205,10 @@ class BuiltinFetchUrlTool(Tool):
         timeout: float = FETCH_TIMEOUT_S,
         max_bytes: int = MAX_DOWNLOAD_BYTES,
         user_agent: str = "agentica-fetch/0.1",
+        resolver: Resolver | None = None,
     ):
         super().__init__(name="fetch_url")
-        self.policy = AddressPolicy(allow_private)
+        self.policy = AddressPolicy(allow_private, resolver=resolver)
         self.timeout = timeout
         self.max_bytes = max_bytes
         self.user_agent = user_agent
@@ -222,16 +252,18 @@ class BuiltinFetchUrlTool(Tool):
         import httpx
 
         headers = {"User-Agent": self.user_agent, "Accept": "text/html,text/plain,*/*;q=0.5"}
+        # No kept-alive connections: every request opens its own to the address just vetted,
+        # so a connection made for one host name is never reused for another.
         async with httpx.AsyncClient(follow_redirects=False, timeout=self.timeout, headers=headers,
-                                     trust_env=False) as client:
+                                     trust_env=False, limits=httpx.Limits(max_keepalive_connections=0)) as client:
             current = url
             for _ in range(MAX_REDIRECTS + 1):
                 # Checked before every request, so a redirect cannot lead to a private address.
-                await self.policy.check(current)
-                async with client.stream("GET", current) as response:
+                addresses = await self.policy.vetted_addresses(current)
+                response = await self._send_to(client, current, addresses)
+                try:
                     if response.is_redirect:
-                        location = response.headers.get("location", "")
-                        current = urljoin(current, location)
+                        current = urljoin(current, response.headers.get("location", ""))
                         continue
                     if response.status_code >= 400:
                         raise FetchError(f"{current} answered HTTP {response.status_code} {response.reason_phrase}.")
@@ -245,5 +277,27 @@ class BuiltinFetchUrlTool(Tool):
                         if len(body) > self.max_bytes:
                             del body[self.max_bytes:]
                             break
-                    return str(response.url), content_type, bytes(body)
+                    return current, content_type, bytes(body)
+                finally:
+                    await response.aclose()
             raise FetchError(f"too many redirects (more than {MAX_REDIRECTS}) starting from {url}.")
+
+    @staticmethod
+    async def _send_to(client: httpx.AsyncClient, url: str, addresses: list[str]) -> httpx.Response:
+        """GET `url` over a connection to one of `addresses` (in order, the next one when a
+        connection cannot be made), with the URL's own host in the Host header and TLS SNI,
+        so certificates are still checked against the host name."""
+        import httpx
+
+        last_error: Exception | None = None
+        for address in addresses:
+            request = client.build_request("GET", url)  # Host header from the URL's host
+            host_name = request.url.raw_host.decode("ascii")
+            request.url = request.url.copy_with(host=address)
+            request.extensions["sni_hostname"] = host_name
+            try:
+                return await client.send(request, stream=True)
+            except httpx.ConnectError as err:
+                last_error = err
+        assert last_error is not None
+        raise last_error

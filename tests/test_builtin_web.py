@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from builtin_support import call_tool
@@ -82,6 +82,7 @@ PAGE = """<html><head><title>Test  Page</title><style>body{color:red}</style>
 
 class Handler(BaseHTTPRequestHandler):
     other_origin = ""
+    seen: ClassVar[list[tuple[str, str, str]]] = []  # (server address, path, Host header) of every request
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -96,6 +97,7 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self) -> None:
+        Handler.seen.append((self.server.server_address[0], self.path, self.headers.get("Host", "")))
         if self.path == "/page.html":
             self._send(200, PAGE.encode(), "text/html; charset=utf-8")
         elif self.path == "/plain.txt":
@@ -117,8 +119,8 @@ class Handler(BaseHTTPRequestHandler):
             self._send(404, b"missing", "text/plain")
 
 
-def _serve(host: str) -> Iterator[str]:
-    server = ThreadingHTTPServer((host, 0), Handler)
+def _serve(host: str, port: int = 0) -> Iterator[str]:
+    server = ThreadingHTTPServer((host, port), Handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
@@ -204,6 +206,92 @@ def test_fetch_limits_and_errors(origins: tuple[str, str]) -> None:
     slow = fetch(slow_tool, f"{origins[0]}/slow")
     assert time.monotonic() - start < 2
     assert "took longer than" in slow.error or "ReadTimeout" in slow.error
+
+
+class RebindingResolver:
+    """A DNS answer that changes: the first lookup gets the first address, later ones the last."""
+
+    def __init__(self, *answers: str):
+        self.answers = list(answers)
+        self.asked: list[tuple[str, int]] = []
+
+    async def __call__(self, host: str, port: int) -> list[str]:
+        self.asked.append((host, port))
+        return [self.answers[min(len(self.asked), len(self.answers)) - 1]]
+
+
+@pytest.fixture
+def same_port_origins() -> Iterator[int]:
+    """Servers on 127.0.0.1 and 127.0.0.2 with the same port: only the address tells them apart."""
+    first = _serve("127.0.0.1")
+    port = int(next(first).rsplit(":", 1)[1])
+    second = _serve("127.0.0.2", port)
+    next(second)
+    Handler.seen = []
+    yield port
+    for gen in (first, second):
+        with pytest.raises(StopIteration):
+            next(gen)
+
+
+def test_fetch_connects_to_the_vetted_address_so_dns_rebinding_cannot_reach_a_refused_one(
+    same_port_origins: int,
+) -> None:
+    port = same_port_origins
+    resolver = RebindingResolver("127.0.0.1", "127.0.0.2")
+    tool = BuiltinFetchUrlTool(allow_private=["127.0.0.1/32"], resolver=resolver)
+    # "rebind.test" exists only in this resolver: the fetch works only if the tool connects to
+    # the address it vetted instead of letting the HTTP client look the name up again.
+    call = fetch(tool, f"http://rebind.test:{port}/page.html")
+    assert call.error is None, call.error
+    assert call.result.startswith(f"URL: http://rebind.test:{port}/page.html\nTitle: Test Page\n")
+    assert resolver.asked == [("rebind.test", port)]
+    assert Handler.seen == [("127.0.0.1", "/page.html", f"rebind.test:{port}")]
+    # Each redirect hop is resolved and vetted again: the second answer is refused, unfetched.
+    resolver = RebindingResolver("127.0.0.1", "127.0.0.2")
+    tool = BuiltinFetchUrlTool(allow_private=["127.0.0.1/32"], resolver=resolver)
+    Handler.seen = []
+    call = fetch(tool, f"http://rebind.test:{port}/redirect")
+    assert call.error == (f"Error: FetchRefusedError: refusing to fetch http://rebind.test:{port}/page.html: "
+                          "rebind.test resolves to 127.0.0.2, a private, loopback or link-local address (the "
+                          "tool only fetches public addresses).")
+    assert Handler.seen == [("127.0.0.1", "/redirect", f"rebind.test:{port}")]
+    assert len(resolver.asked) == 2
+
+
+def test_an_address_that_refuses_the_connection_falls_through_to_the_next(same_port_origins: int) -> None:
+    class BothAnswers:
+        async def __call__(self, host: str, port: int) -> list[str]:
+            return ["127.0.0.3", "127.0.0.1"]  # nothing listens on 127.0.0.3
+
+    tool = BuiltinFetchUrlTool(allow_private=["127.0.0.0/8"], resolver=BothAnswers())
+    call = fetch(tool, f"http://two.test:{same_port_origins}/plain.txt")
+    assert call.error is None, call.error
+    assert Handler.seen == [("127.0.0.1", "/plain.txt", f"two.test:{same_port_origins}")]
+
+
+def test_https_to_the_vetted_address_still_sends_the_host_name_as_sni() -> None:
+    """TLS certificates are checked against the name, so the ClientHello must carry it."""
+    hello = bytearray()
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        port = listener.getsockname()[1]
+
+        def accept_one() -> None:
+            conn, _ = listener.accept()
+            with conn:
+                conn.settimeout(5)
+                hello.extend(conn.recv(4096))
+
+        thread = threading.Thread(target=accept_one, daemon=True)
+        thread.start()
+        tool = BuiltinFetchUrlTool(allow_private=["127.0.0.1/32"], resolver=RebindingResolver("127.0.0.1"))
+        call = fetch(tool, f"https://sni-name.test:{port}/")
+        thread.join(5)
+    assert call.error is not None  # the server hung up after reading the ClientHello
+    assert hello[:1] == b"\x16"  # a TLS handshake record
+    assert b"sni-name.test" in hello
 
 
 @pytest.mark.parametrize("address", [
