@@ -54,9 +54,14 @@ def get_builtin_tools(
 
     `exclude` drops tools or single functions by name, e.g. ("task", "web_search", "execute").
     `allowed_dirs` are extra roots the file tools may touch besides work_dir.
+    A relative `work_dir` or `allowed_dirs` entry is relative to the process's current
+    directory (like the CLI's -C and --add-dir, and DeepAgent), not to work_dir; `~` is
+    expanded. Both are resolved once, here, so every tool and every sub-agent of `task`
+    gets the same real folders even if the process changes directory later.
     """
     excluded = set(exclude)
-    allowed = tuple(allowed_dirs)
+    work_dir = real_dir(work_dir)
+    allowed = tuple(real_dir(extra) for extra in allowed_dirs)
     tools: list[Tool] = [
         BuiltinFileTool(work_dir, allowed_dirs=allowed),
         BuiltinExecuteTool(work_dir, scrub_secrets=scrub_secrets, keep_env=keep_env),
@@ -81,6 +86,11 @@ def get_builtin_tools(
             )
         )
     return select_tools(tools, excluded)
+
+
+def real_dir(path: str | os.PathLike[str]) -> str:
+    """The real absolute path of a folder argument (`~` expanded, relative to the cwd)."""
+    return os.path.realpath(os.path.expanduser(os.fspath(path)))
 
 
 def select_tools(tools: list[Tool], exclude: set[str]) -> list[Tool]:

@@ -43,8 +43,9 @@ class BuiltinTaskTool(Tool):
         max_result_chars: int = MAX_RESULT_CHARS,
     ):
         super().__init__(name="task")
-        self.work_dir = os.path.realpath(os.fspath(work_dir))
-        self.allowed_dirs = tuple(allowed_dirs)
+        # Resolved now (as the file tools resolve theirs), so sub-agents get the same folders.
+        self.work_dir = os.path.realpath(os.path.expanduser(os.fspath(work_dir)))
+        self.allowed_dirs = tuple(os.path.realpath(os.path.expanduser(os.fspath(d))) for d in allowed_dirs)
         self.read_only = read_only
         self.tool_options = dict(tool_options or {})
         self.max_result_chars = max_result_chars

@@ -86,3 +86,27 @@ def test_readme_builtin_tools_example_runs(tmp_path: Path, monkeypatch) -> None:
     file_tool = next(t for t in namespace["tools"] if isinstance(t, BuiltinFileTool))  # type: ignore[attr-defined]
     # relative folders are relative to the current directory, like every path a program is given
     assert file_tool.sandbox.roots == ((tmp_path / "my-project").resolve(), (tmp_path.parent / "shared-lib").resolve())
+
+
+def test_folders_are_resolved_once_against_the_cwd_and_shared_by_every_tool_and_sub_agent(
+    tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    home, elsewhere = tmp_path / "home", tmp_path / "elsewhere"
+    (home / "proj").mkdir(parents=True)
+    (tmp_path / "lib").mkdir()
+    elsewhere.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    tools = get_builtin_tools("~/proj", allowed_dirs=["lib"])  # "lib" is ./lib, not ~/proj/lib
+    by_type = {type(t): t for t in tools}
+    roots = (home / "proj", tmp_path / "lib")
+    assert by_type[BuiltinFileTool].sandbox.roots == roots
+    assert by_type[BuiltinExecuteTool].work_dir == home / "proj"
+    task = by_type[BuiltinTaskTool]
+    assert (task.work_dir, task.allowed_dirs) == (str(roots[0]), (str(roots[1]),))
+    # a later chdir changes nothing: the sub-agent's file tool gets the very same roots
+    monkeypatch.chdir(elsewhere)
+    sub_tools = task.sub_agent_tools(parent=None)
+    sub_files = next(t for t in sub_tools if isinstance(t, BuiltinFileTool))
+    assert sub_files.sandbox.roots == roots
+    assert next(t for t in sub_tools if isinstance(t, BuiltinExecuteTool)).work_dir == home / "proj"
