@@ -117,3 +117,22 @@ def test_writing_through_a_symlinked_parent_outside_is_refused(layout: dict[str,
     call = call_tool(tool, "write_file", file_path="link_out/new.txt", content="x")
     assert call.error is not None and "PathOutsideRootsError" in call.error
     assert not (layout["outside"] / "new.txt").exists()
+
+
+@pytest.mark.parametrize("engine", ["rg", "python"])
+def test_searching_the_work_dir_does_not_follow_symlinks_out_of_it(layout: dict[str, Path], engine: str) -> None:
+    """grep and glob over "." walk the tree; link_file and link_out/ lead outside and are not entered."""
+    from builtin_tools.search import find_rg
+
+    tool = BuiltinFileTool(layout["proj"], rg_path=find_rg() if engine == "rg" else None)
+    assert engine == "python" or tool.rg_path is not None
+    (layout["proj"] / "notes.txt").write_text("no secret here\n")
+    assert call_tool(tool, "grep", pattern="secret").result == (
+        "notes.txt:1:no secret here\n[1 matching lines in 1 files]"
+    )
+    assert call_tool(tool, "grep", pattern="outside", output_mode="files_with_matches").result == (
+        "No matches for 'outside' in .."
+    )
+    listed = call_tool(tool, "glob", pattern="**/*.txt").result.splitlines()
+    assert sorted(listed[:-1]) == ["inside.txt", "notes.txt"]
+    assert listed[-1] == "[2 files, newest first]"
