@@ -162,11 +162,37 @@ def test_500_every_time_ends_with_a_clear_error_event(scripted):
 
 
 def test_401_is_one_request_and_an_auth_error(scripted):
-    server = scripted(turns.error(401, "invalid api key"), turns.text("never"))
-    result = Agent(scripted_model(server)).run_sync("x")
+    server = scripted(turns.error(401, "invalid api key"), turns.text("fixed"))
+    agent = Agent(scripted_model(server))
+    result = agent.run_sync("x")
     assert result.stop_reason == "error"
     assert result.error == "HTTP 401: invalid api key (check the API key)"
     assert len(server.requests) == 1
+    # The failed prompt is closed by a note, so the next request does not send two user
+    # messages in a row (strict chat templates reject that).
+    assert agent.run_sync("y").content == "fixed"
+    assert server.requests[1]["messages"] == [
+        {"role": "user", "content": "x"},
+        {"role": "assistant",
+         "content": "[No answer: the request failed (HTTP 401: invalid api key (check the API key)).]"},
+        {"role": "user", "content": "y"},
+    ]
+
+
+def test_a_model_that_raises_something_unexpected_ends_with_an_error_event():
+    from agentica_cli.models import Model
+
+    class BrokenModel(Model):
+        id = "broken"
+
+        async def response_stream(self, messages, tools=None):
+            raise KeyError("choices")
+            yield  # an async generator, like every model
+
+    events = asyncio.run(collect(Agent(BrokenModel()), "x"))
+    assert [e.type for e in events] == ["turn_started", "model_request_started", "error", "turn_finished"]
+    assert events[2].message == "the model request failed: KeyError: 'choices'"
+    assert events[-1].stop_reason == "error"
 
 
 def test_missing_key_is_a_config_error_event_without_a_request(scripted, monkeypatch):

@@ -555,9 +555,12 @@ def test_cancelling_during_the_model_stream_keeps_the_agent_usable(scripted):
 
     result = asyncio.run(main())
     assert result.content == "fresh"
-    # the unanswered prompt stays in the history; the half-streamed answer does not
-    assert server.requests[1]["messages"] == [{"role": "user", "content": "first"},
+    # The unanswered prompt stays in the history, closed by a note (so roles keep alternating
+    # and the model knows it was abandoned); the half-streamed answer does not.
+    interrupted = {"role": "assistant", "content": "[No answer: the user interrupted this request.]"}
+    assert server.requests[1]["messages"] == [{"role": "user", "content": "first"}, interrupted,
                                               {"role": "user", "content": "second"}]
+    assert agent.messages == [*server.requests[1]["messages"], {"role": "assistant", "content": "fresh"}]
 
 
 def test_cancelling_while_the_approval_hook_waits_records_the_call_as_cancelled(scripted):

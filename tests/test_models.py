@@ -7,7 +7,9 @@ import json
 import socket
 import subprocess
 import sys
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -224,3 +226,46 @@ def test_importing_the_package_and_agent_does_not_import_openai():
             "print(sorted(m for m in ('openai', 'httpx', 'rich') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+class _RawAnswer(BaseHTTPRequestHandler):
+    """Answers every POST with `self.server.body` (whatever bytes a broken server might send)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format, *args):
+        pass
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        body, content_type = self.server.body, self.server.content_type
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        self.server.hits += 1
+
+
+@pytest.mark.parametrize("body,content_type,stream,cause", [
+    (b"data: [1, 2]\n\ndata: [DONE]\n\n", "text/event-stream", True, "AttributeError"),
+    (b"data: {not json\n\ndata: [DONE]\n\n", "text/event-stream", True, "JSONDecodeError"),
+    (b'data: {"choices": ["x"]}\n\ndata: [DONE]\n\n', "text/event-stream", True, "AttributeError"),
+    (b'{"choices": ["x"]}', "application/json", False, "AttributeError"),
+])
+def test_an_answer_that_is_not_a_chat_completion_is_a_clear_model_error(body, content_type, stream, cause):
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _RawAnswer)
+    httpd.body, httpd.content_type, httpd.hits = body, content_type, 0
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    try:
+        model = OpenAIChat(id="m", api_key="k", base_url=f"http://127.0.0.1:{httpd.server_address[1]}/v1",
+                           stream=stream, retry_base_delay=0.01)
+        with pytest.raises(ModelError) as err:
+            collect(model)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert err.value.message.startswith(f"the server's answer is not a valid chat completion ({cause}: ")
+    assert err.value.message.endswith("check that the base URL points at an OpenAI-compatible API")
+    assert httpd.hits == 1  # not retried: another protocol will not turn into this one

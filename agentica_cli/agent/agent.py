@@ -57,6 +57,7 @@ class RunState:
         self.tool_calls_used = 0
         self.limit_noted = False
         self.system_prompt = ""
+        self.error = ""  # why the last model request failed for good
 
     def emit(self, event: Event) -> None:
         if threading.get_ident() == self.thread:
@@ -217,7 +218,16 @@ class Agent:
         schemas = [fn.to_openai() for fn in functions.values()] or None
         run.system_prompt = self.system_prompt()
         await self._compact_if_needed(run)  # before the new prompt joins the older turns
-        self._append({"role": "user", "content": prompt})
+        asked = {"role": "user", "content": prompt}
+        self._append(asked)
+        try:
+            await self._steps(run, asked, functions, schemas)
+        except asyncio.CancelledError:
+            self._answer_unanswered(asked, "[No answer: the user interrupted this request.]")
+            raise
+
+    async def _steps(self, run: RunState, asked: dict[str, Any], functions: dict[str, Function],
+                     schemas: list[dict[str, Any]] | None) -> None:
         limit = self.tool_config.tool_call_limit
         content = ""
         for step in range(1, self.tool_config.max_turns + 1):
@@ -227,6 +237,7 @@ class Agent:
             run.emit(ModelRequestStarted(step))
             response = await self._request(run, None if exhausted else schemas)
             if response is None:
+                self._answer_unanswered(asked, f"[No answer: the request failed ({run.error}).]")
                 return self._finish(run, "", "error")
             self._append(response.to_message())
             self.context.observe(_request_size(response), len(self.messages))
@@ -242,6 +253,16 @@ class Agent:
                                     "tool_call_limit")
         run.emit(Notice(f"Stopped after {self.tool_config.max_turns} model requests (max_turns).", kind="warning"))
         return self._finish(run, content, "max_turns")
+
+    def _answer_unanswered(self, asked: dict[str, Any], note: str) -> None:
+        """Close a prompt that got no answer (cancelled or failed request) with a short note.
+
+        Without it the next prompt would follow this one directly: two user messages in a
+        row, which strict chat templates (vLLM's Gemma, Mistral, ...) reject, and the model
+        could not tell the earlier request was abandoned.
+        """
+        if self.messages and self.messages[-1] is asked:
+            self._append({"role": "assistant", "content": note})
 
     def _finish(self, run: RunState, content: str, reason: StopReason) -> None:
         run.emit(TurnFinished(content, reason))
@@ -263,10 +284,16 @@ class Agent:
                 else:
                     response = event
         except ModelError as err:
+            run.error = err.message
             run.emit(Error(err.message, kind=err.kind, status_code=err.status_code))
             return None
+        except Exception as exc:  # a Model subclass that broke its contract: still an Error event
+            run.error = f"the model request failed: {type(exc).__name__}: {exc}"
+            run.emit(Error(run.error))
+            return None
         if response is None:
-            run.emit(Error("the model returned no response"))
+            run.error = "the model returned no response"
+            run.emit(Error(run.error))
             return None
         usage, estimated = response.usage, response.usage is None
         if usage is None:

@@ -267,26 +267,33 @@ class OpenAIChat(Model):
             raise _classify(exc) from exc
         if not isinstance(completion, dict) or not completion.get("choices"):
             raise _Retryable("the response had no choices")
-        choice = completion["choices"][0]
-        message = choice.get("message") or {}
-        calls = [
-            ToolCallRequest(tc.get("id") or f"call_{uuid.uuid4().hex[:12]}", (tc.get("function") or {}).get("name", ""),
-                            _arguments_text((tc.get("function") or {}).get("arguments") or ""))
-            for tc in message.get("tool_calls") or ()
-        ]
-        return ModelResponse(
-            content=message.get("content") or "",
-            reasoning=_reasoning_of(message),
-            tool_calls=calls,
-            usage=_usage(completion.get("usage")),
-            finish_reason=choice.get("finish_reason") or "stop",
-        )
+        try:
+            return _parse_completion(completion)
+        except Exception as exc:
+            raise _classify(exc) from exc
 
     async def aclose(self) -> None:
         """Close the HTTP client of the running loop (run_sync does it before its loop ends)."""
         if self._client is not None and self._client_loop is asyncio.get_running_loop():
             client, self._client = self._client, None
             await client.close()
+
+
+def _parse_completion(completion: dict[str, Any]) -> ModelResponse:
+    choice = completion["choices"][0]
+    message = choice.get("message") or {}
+    calls = [
+        ToolCallRequest(tc.get("id") or f"call_{uuid.uuid4().hex[:12]}", (tc.get("function") or {}).get("name", ""),
+                        _arguments_text((tc.get("function") or {}).get("arguments") or ""))
+        for tc in message.get("tool_calls") or ()
+    ]
+    return ModelResponse(
+        content=message.get("content") or "",
+        reasoning=_reasoning_of(message),
+        tool_calls=calls,
+        usage=_usage(completion.get("usage")),
+        finish_reason=choice.get("finish_reason") or "stop",
+    )
 
 
 async def _post(client: Any, params: dict[str, Any]) -> Any:
@@ -326,7 +333,11 @@ def _classify(exc: Exception) -> Exception:
         return _Retryable(f"connection failed: {type(exc).__name__}: {exc}")
     if isinstance(exc, openai.OpenAIError):
         return ModelError(f"{type(exc).__name__}: {exc}")
-    return exc
+    # Anything else came from reading the answer: JSON that does not parse, or a chunk that is
+    # not shaped like a chat completion. Retrying a server that speaks another protocol would
+    # only delay the error.
+    return ModelError(f"the server's answer is not a valid chat completion ({type(exc).__name__}: {exc}); "
+                      "check that the base URL points at an OpenAI-compatible API")
 
 
 def _error_detail(exc: Any) -> str:
