@@ -11,6 +11,7 @@ server can make a call fail but can never hang the caller.
 from __future__ import annotations
 
 import asyncio
+import signal
 import time
 import uuid
 from collections.abc import Mapping
@@ -378,6 +379,10 @@ class McpConnection:
                 client_info=Implementation(name="agentica", version=self.client_version),
             )
             await stack.enter_async_context(client)
+            # Unwound first: a session that ends any other way than close() (the event loop
+            # shutting down with the tool still open, a broken connection) stops the server
+            # now instead of waiting out the SDK's 2 s stdin-EOF grace for a busy server.
+            stack.push(self._stop_server_unless_closed)
             tools: list[Any] = []
             cursor: str | None = None
             for _ in range(100):  # a paginator that never ends cannot hang the connect
@@ -405,6 +410,14 @@ class McpConnection:
                         break
                     tasks.start_soon(self._serve, client, request)
                 tasks.cancel_scope.cancel()
+
+    def _stop_server_unless_closed(self, exc_type: type[BaseException] | None, *_: object) -> bool:
+        """Exit-stack hook: SIGTERM a stdio server's group unless the session ended by close()."""
+        if exc_type is not None and self.target.transport == "stdio":
+            pid = self.pid or mcp_process.find_child_pid(self._marker)
+            if pid is not None and mcp_process.is_running(pid):
+                mcp_process.kill_process_group(pid, signal.SIGTERM)
+        return False  # never swallow the exception
 
     async def _serve(self, client: Any, request: _CallRequest) -> None:
         import anyio
