@@ -130,6 +130,7 @@ def test_start_in_parallel_in_the_background_and_report_failures_once(tmp_path):
             assert [s.name for s in servers.new_failures()] == ["broken"]
             assert servers.new_failures() == []  # reported once
             assert [t.name for t in servers.ready_tools()] == ["one", "two"]
+            assert [t.name for t in servers.usable_tools()] == ["one", "two"]  # a failed start is out
             done = await FunctionCall(servers.tools[0].functions["one__add"], "c", {"a": 1, "b": 1}).execute()
             assert done.result == "2"
             pids = [by_name["one"].pid, by_name["two"].pid]
@@ -235,9 +236,12 @@ def test_a_crash_after_start_is_visible_in_the_set(tmp_path):
             assert (status.state, status.ever_ready, status.tools) == ("failed", True, ())
             assert status.error == f"the server process exited (its stderr is in {tmp_path / 's.log'})"
             assert [f.name for f in servers.new_failures()] == ["s"]
+            # Not ready, but still offered: the next call is what restarts it.
+            assert servers.ready_tools() == [] and servers.usable_tools() == [tool]
             echoed = await FunctionCall(tool.functions["s__echo"], "c2", {"text": "back"}).execute()
             assert echoed.result == "back"
             assert (servers.status("s").state, servers.status("s").restarts) == ("ready", 1)
+            assert servers.usable_tools() == [tool]
 
     asyncio.run(main())
     assert seen[:2] == [("starting", False, 0), ("ready", True, 0)]

@@ -304,6 +304,7 @@ def test_failed_restart_then_unavailable_until_connect(tmp_path):
             echo = mcp.functions["demo__echo"]  # as the running agent holds it
             block.write_text("x")
             await call(mcp, "demo__crash")
+            assert mcp.restart_pending
             failed = await FunctionCall(echo, "c1", {"text": "a"}).execute()
             assert failed.error is not None
             assert failed.error.startswith(
@@ -318,7 +319,7 @@ def test_failed_restart_then_unavailable_until_connect(tmp_path):
             assert time.monotonic() - started < 0.2
             assert again.error is not None
             assert again.error.startswith("Error: McpServerError: MCP server 'demo' is unavailable: ")
-            assert mcp.status == "failed"
+            assert mcp.status == "failed" and not mcp.restart_pending
             assert mcp.functions == {}  # the next run offers none of its tools
             block.unlink()
             await mcp.connect()

@@ -236,6 +236,12 @@ class McpTool(Tool):
         return self.state
 
     @property
+    def restart_pending(self) -> bool:
+        """The server stopped (crashed, hung, or its HTTP connection broke) after it had
+        started, and its next call restarts it: its tools are still worth offering."""
+        return self.status == "failed" and self._restart_allowed and bool(self.functions)
+
+    @property
     def pid(self) -> int | None:
         """The stdio server's process id while connected (None for HTTP or when unknown)."""
         return self._connection.pid if self._connection is not None and self.state == "ready" else None

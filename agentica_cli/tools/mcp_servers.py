@@ -232,6 +232,16 @@ class McpServerSet:
     def ready_tools(self) -> list[McpTool]:
         return [e.tool for e in self._entries.values() if e.tool is not None and e.tool.status == "ready"]
 
+    def usable_tools(self) -> list[McpTool]:
+        """The tools to offer the model: ready servers, and servers that crashed or hung after
+        starting, which their next call restarts once (dropping those from a turn would mean
+        they are never called, so never restarted). A failed start or a failed restart is out."""
+        return [
+            e.tool
+            for e in self._entries.values()
+            if e.tool is not None and (e.tool.status == "ready" or e.tool.restart_pending)
+        ]
+
     def status(self, name: str) -> McpServerStatus:
         entry = self._entries[name]
         config, tool = entry.config, entry.tool
