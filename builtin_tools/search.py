@@ -336,19 +336,45 @@ def list_files(base: Path, root: Path, rg: str | None) -> list[str]:
     return [os.path.relpath(p, base).replace(os.sep, "/") for p in rules.walk_files(base)]
 
 
-def glob_files(pattern: str, base: Path, root: Path, rg: str | None) -> list[tuple[str, float]]:
-    """(relative path, mtime) of files under `base` whose relative path matches, newest first."""
+def glob_files(pattern: str, base: Path, root: Path, rg: str | None) -> list[tuple[str, int]]:
+    """(relative path, mtime in ns) of files under `base` whose relative path matches, newest first."""
     regex = compile_glob(pattern)
-    found: list[tuple[str, float]] = []
+    matched = []
     for rel in list_files(base, root, rg):
         if rel.startswith("./"):
             rel = rel[2:]
         if regex.match(rel):
+            matched.append(rel)
+    return newest_first(base, matched)
+
+
+def newest_first(base: Path, rels: list[str]) -> list[tuple[str, int]]:
+    """Stat every path to sort by modification time (newest first, then by name).
+
+    The stats are most of glob's cost, so they are made relative to an open descriptor of
+    `base`: the kernel then walks only the relative part of each path, which is about 40%
+    cheaper than absolute paths on a 20,000-file tree (bench/bench_files.py).
+    """
+    found: list[tuple[str, int]] = []
+    base_fd = None
+    if os.stat in os.supports_dir_fd:
+        try:
+            base_fd = os.open(base, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError:
+            base_fd = None
+    try:
+        for rel in rels:
             try:
-                mtime = os.stat(os.path.join(base, rel)).st_mtime
-            except OSError:
+                if base_fd is not None:
+                    mtime = os.stat(rel, dir_fd=base_fd).st_mtime_ns
+                else:
+                    mtime = os.stat(os.path.join(base, rel)).st_mtime_ns
+            except OSError:  # deleted since it was listed
                 continue
             found.append((rel, mtime))
+    finally:
+        if base_fd is not None:
+            os.close(base_fd)
     found.sort(key=lambda item: (-item[1], item[0]))
     return found
 
