@@ -230,13 +230,13 @@ class BuiltinFileTool(Tool):
 
         old_string must match the file exactly (indentation included, without read_file's line-number prefix) and
         be unique unless replace_all is true; add surrounding lines to make it unique.
-        Returns a diff of the change.
+        Fails if the file changed on disk since your read (read it again). Returns a diff.
 
         Args:
             file_path: Path of the file.
             old_string: Exact text to replace (not empty).
             new_string: Replacement text (must differ).
-            replace_all: Replace every occurrence.
+            replace_all: Replace every occurrence (default false).
         """
         return self._apply(file_path, [Edit(old_string, new_string, replace_all)])
 
@@ -307,11 +307,12 @@ class BuiltinFileTool(Tool):
         Args:
             pattern: Regular expression, e.g. "def \\w+_handler" (escape literal ( [ . etc.).
             path: File or directory to search (default: the working directory).
-            glob: Only files matching this glob, e.g. "*.py" or "src/**/*.{ts,tsx}".
+            glob: Only files matching this glob: "*.py" matches names at any depth; with "/" it matches
+                the path from the working directory, e.g. "src/**/*.{ts,tsx}".
             ignore_case: Case-insensitive search.
-            output_mode: "content" (matching lines), "files_with_matches" (paths) or "count".
+            output_mode: "content" (matching lines, the default), "files_with_matches" (paths) or "count".
             context: Lines of context before and after each match (content mode, max 20).
-            max_results: Max matching lines (content) or files (other modes), max 2000.
+            max_results: Max matching lines (content) or files (other modes); default 200, max 2000.
         """
         target = self.sandbox.resolve(path)
         shown = self.sandbox.display(target)

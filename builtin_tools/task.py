@@ -80,6 +80,7 @@ class BuiltinTaskTool(Tool):
 
         It has a fresh context (none of this conversation) and the same tools minus task;
         write prompt as complete instructions and say what the answer must contain.
+        The answer is cut at 20,000 chars.
 
         Args:
             description: A 3-5 word label for the task, shown to the user.
