@@ -225,7 +225,7 @@ class BuiltinFetchUrlTool(Tool):
         """
         limit = max(1000, min(int(max_chars), MAX_CHARS_CAP))
         try:
-            final_url, content_type, body = await asyncio.wait_for(self._download(url), self.timeout)
+            final_url, content_type, body, cut = await asyncio.wait_for(self._download(url), self.timeout)
         except asyncio.TimeoutError:
             raise FetchError(f"fetching {url} took longer than {self.timeout:.0f} s.") from None
         charset = "utf-8"
@@ -243,12 +243,19 @@ class BuiltinFetchUrlTool(Tool):
             title = _title_of(text)
             text = html_to_markdown(text)
         header = f"URL: {final_url}\n" + (f"Title: {title}\n" if title else "") + "\n"
+        notes = []
         if len(text) > limit:
-            text = (f"{text[:limit]}\n\n[truncated: showing {limit:,} of {len(text):,} characters; "
-                    f"call again with a larger max_chars (max {MAX_CHARS_CAP:,}) to see more]")
-        return header + text
+            more = (f"call again with a larger max_chars (max {MAX_CHARS_CAP:,}) to see more" if limit < MAX_CHARS_CAP
+                    else f"{MAX_CHARS_CAP:,} is the most fetch_url returns")
+            notes.append(f"truncated: showing {limit:,} of {len(text):,} characters; {more}")
+            text = text[:limit]
+        if cut:
+            notes.append(f"the download stopped at the {self.max_bytes:,}-byte limit; the rest of the page "
+                         "was not read")
+        return header + text + "".join(f"\n\n[{note}]" for note in notes)
 
-    async def _download(self, url: str) -> tuple[str, str, bytes]:
+    async def _download(self, url: str) -> tuple[str, str, bytes, bool]:
+        """(final URL, content type, body, whether the body was cut at max_bytes)."""
         import httpx
 
         headers = {"User-Agent": self.user_agent, "Accept": "text/html,text/plain,*/*;q=0.5"}
@@ -272,12 +279,14 @@ class BuiltinFetchUrlTool(Tool):
                     if mime and not mime.startswith(_TEXT_TYPES) and not mime.endswith(("+xml", "+json")):
                         raise FetchError(f"{current} is {mime}, not a text page; fetch_url only reads text.")
                     body = bytearray()
+                    cut = False
                     async for chunk in response.aiter_bytes():
                         body += chunk
                         if len(body) > self.max_bytes:
                             del body[self.max_bytes:]
+                            cut = True
                             break
-                    return current, content_type, bytes(body)
+                    return current, content_type, bytes(body), cut
                 finally:
                     await response.aclose()
             raise FetchError(f"too many redirects (more than {MAX_REDIRECTS}) starting from {url}.")

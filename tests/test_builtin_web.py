@@ -194,8 +194,17 @@ def test_fetch_limits_and_errors(origins: tuple[str, str]) -> None:
     )
     capped = fetch(BuiltinFetchUrlTool(allow_private=True, max_bytes=100_000), f"{origins[0]}/huge.txt",
                    max_chars=100_000)
-    assert capped.result.split("\n\n", 1)[1].startswith("z" * 100_000)
-    assert "of 100,000 characters" not in capped.result  # exactly max_bytes were read
+    # exactly max_bytes were read, and the model is told the page goes on
+    assert capped.result == (f"URL: {origins[0]}/huge.txt\n\n" + "z" * 100_000 + "\n\n[the download stopped at "
+                             "the 100,000-byte limit; the rest of the page was not read]")
+    both = fetch(BuiltinFetchUrlTool(allow_private=True, max_bytes=200_000), f"{origins[0]}/huge.txt",
+                 max_chars=500_000)
+    assert both.result.endswith("z" * 100_000 + "\n\n[truncated: showing 100,000 of 200,000 characters; 100,000 is "
+                                "the most fetch_url returns]\n\n[the download stopped at the 200,000-byte limit; "
+                                "the rest of the page was not read]")
+    whole = fetch(BuiltinFetchUrlTool(allow_private=True, max_bytes=50_000), f"{origins[0]}/long.txt",
+                  max_chars=100_000)
+    assert whole.result.endswith("abcdefghij")  # exactly max_bytes long: nothing was cut, no note
     assert "HTTP 404" in fetch(tool, f"{origins[0]}/missing").error
     assert "is image/png, not a text page" in fetch(tool, f"{origins[0]}/image.png").error
     for url in ("file:///etc/passwd", "ftp://127.0.0.1/x", "javascript:alert(1)"):
