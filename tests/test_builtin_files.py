@@ -176,6 +176,9 @@ def test_atomic_write_when_replace_fails_leaves_original_and_no_temp(
     assert "No space left on device" in message
     message = err(call_tool(tool, "write_file", file_path="keep.txt", content="changed\n"))
     assert "No space left on device" in message
+    message = err(call_tool(tool, "multi_edit_file", file_path="keep.txt",
+                            edits=[{"old_string": "original", "new_string": "changed"}]))
+    assert "No space left on device" in message
     monkeypatch.undo()
     assert path.read_text() == "original\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt"]
@@ -303,6 +306,19 @@ def test_multi_edit_applies_in_order_and_writes_once(tool: BuiltinFileTool, tmp_
     ]))
     assert result.startswith("Edited m.txt: 3 replacements.")
     assert path.read_text() == "y z\n"
+
+
+def test_multi_edit_keeps_bom_crlf_and_missing_final_newline_byte_for_byte(
+    tool: BuiltinFileTool, tmp_path: Path
+) -> None:
+    path = tmp_path / "win.ini"
+    path.write_bytes(b"\xef\xbb\xbf[a]\r\nx=1\r\n[b]\r\ny=2")
+    ok(call_tool(tool, "read_file", file_path="win.ini"))
+    ok(call_tool(tool, "multi_edit_file", file_path="win.ini", edits=[
+        {"old_string": "[a]\nx=1\n", "new_string": "[a]\nx=10\nz=3\n"},
+        {"old_string": "y=2", "new_string": "y=20\n"},
+    ]))
+    assert path.read_bytes() == b"\xef\xbb\xbf[a]\r\nx=10\r\nz=3\r\n[b]\r\ny=20"
 
 
 def test_multi_edit_is_all_or_nothing(tool: BuiltinFileTool, tmp_path: Path) -> None:
