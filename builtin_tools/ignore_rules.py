@@ -56,8 +56,16 @@ class IgnoreRules:
         return bool(verdict)
 
     def walk_files(self, top: str | os.PathLike[str]) -> Iterator[str]:
-        """Every non-ignored regular file under `top` (symlinks are not followed)."""
-        stack = [os.fspath(top)]
+        """Every non-ignored regular file under `top` (symlinks are not followed).
+
+        A `top` that is itself ignored was asked for by name, so it is searched, as ripgrep
+        searches a path it is given; only the .gitignore files inside it apply there.
+        """
+        top = os.fspath(top)
+        if top != self.root and self.is_ignored(top, True):
+            yield from IgnoreRules(top).walk_files(top)
+            return
+        stack = [top]
         while stack:
             directory = stack.pop()
             try:

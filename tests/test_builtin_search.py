@@ -177,6 +177,17 @@ def test_glob_caps_results(tmp_path: Path, engine: str) -> None:
     assert out[-1] == "[250 files, newest first; showing the first 200, narrow the pattern or path]"
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_ignored_folder_named_as_the_path_is_searched(tree: Path, engine: str) -> None:
+    tool = make_tool(tree, engine)
+    assert ok(call_tool(tool, "grep", pattern="generated", path="build")) == (
+        "build/gen.py:1:def handle_request_generated(req): pass\n[1 matching lines in 1 files]"
+    )
+    assert ok(call_tool(tool, "glob", pattern="*.py", path="build")) == "build/gen.py\n[1 files, newest first]"
+    assert ok(call_tool(tool, "glob", pattern="build/*.py")) == "build/gen.py\n[1 files, newest first]"
+    assert ok(call_tool(tool, "grep", pattern="handle_request_ in", path="debug.log")).startswith("debug.log:1:")
+
+
 def test_nested_gitignore_and_negation(tmp_path: Path) -> None:
     (tmp_path / ".gitignore").write_text("*.tmp\n")
     sub = tmp_path / "sub"
