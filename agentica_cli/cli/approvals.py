@@ -19,9 +19,10 @@ import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentica_cli.agent.approval import Decision
+if TYPE_CHECKING:  # imported when a call is decided: agentica_cli.agent is too heavy for the REPL's first paint
+    from agentica_cli.agent.approval import Decision
 
 EDIT_TOOLS = frozenset({"write_file", "edit_file", "multi_edit", "multi_edit_file", "create_file", "str_replace"})
 PATH_KEYS = ("file_path", "path", "filename", "file")
@@ -64,6 +65,12 @@ def edit_path(name: str, args: dict[str, Any]) -> str | None:
     return None
 
 
+def resolve_edit_path(path: str, work_dir: Path) -> Path:
+    """Where an edit lands, resolved the way the file tools do (`~` expanded, relative to the work dir)."""
+    expanded = os.path.expanduser(path)
+    return Path(expanded) if os.path.isabs(expanded) else work_dir / expanded
+
+
 def is_inside(path: Path, folders: list[Path]) -> bool:
     real = Path(os.path.realpath(path))
     return any(real == f or f in real.parents for f in folders)
@@ -92,10 +99,11 @@ class PermissionPolicy:
         path = edit_path(name, args)
         if path is None:
             return False
-        full = Path(path) if os.path.isabs(path) else self.work_dir / path
-        return is_inside(full, self.folders)
+        return is_inside(resolve_edit_path(path, self.work_dir), self.folders)
 
     async def __call__(self, call: Any) -> Decision:
+        from agentica_cli.agent.approval import Decision
+
         name = getattr(call, "name", "") or getattr(getattr(call, "function", None), "name", "")
         args = call_args(call)
         if self.mode == "plan":
@@ -164,7 +172,7 @@ def preview_edit(name: str, args: dict[str, Any], work_dir: Path) -> str | None:
     path = edit_path(name, args)
     if path is None:
         return None
-    full = Path(path) if os.path.isabs(path) else work_dir / path
+    full = resolve_edit_path(path, work_dir)
     before = _read_text(full) if full.exists() else ""
     if before is None:
         return None
@@ -190,8 +198,9 @@ def preview_edit(name: str, args: dict[str, Any], work_dir: Path) -> str | None:
         if pairs:
             after = before
             for old, new, replace_all in pairs:
-                if old and old in after:
-                    after = after.replace(old, new) if replace_all else after.replace(old, new, 1)
+                if not old or old not in after:
+                    return None  # the edit will fail: show the arguments as given, not an empty diff
+                after = after.replace(old, new) if replace_all else after.replace(old, new, 1)
     if after is None:
         return None
     diff = difflib.unified_diff(

@@ -21,7 +21,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from agentica_cli.cli.approvals import preview_edit
-from agentica_cli.cli.summaries import format_elapsed, summarize_call, summarize_result
+from agentica_cli.cli.summaries import format_elapsed, shorten, summarize_call, summarize_result
 
 TODO_TOOLS = ("write_todos", "todo_write", "update_todos", "todos")
 MAX_DIFF_LINES = 80  # after an edit; the approval question shows the whole diff
@@ -125,10 +125,32 @@ class EventRenderer:
             self.live.stop()
             self.live = None
 
+    def resume_tool(self, call_id: str) -> None:
+        """The user allowed this call after the question paused the live area: it runs now,
+        so its spinner comes back and its clock starts from here."""
+        tool = self.running.get(call_id)
+        if tool is not None:
+            tool.started = time.monotonic()
+        self._refresh()
+
     def finish(self) -> None:
         self._flush_text(all_of_it=True)
         self.running.clear()
         self.pause()
+
+    def cancel(self) -> None:
+        """The turn was interrupted: tools still running leave a permanent 'cancelled' line."""
+        self._flush_text(all_of_it=True)
+        running, self.running = self.running, {}
+        self.pause()
+        for call_id, tool in running.items():
+            name, args, _ = self.calls.get(call_id, ("?", {}, ""))
+            line = Text(tool.indent)
+            line.append("● ", style="red")
+            line.append(summarize_call(name, args, width=100), style="bold")
+            self.console.print(line)
+            elapsed = format_elapsed(time.monotonic() - tool.started)
+            self.console.print(Text(f"{tool.indent}  ⎿ cancelled ({elapsed})", style="red"))
 
     # -- text ---------------------------------------------------------------------------
 
@@ -208,6 +230,7 @@ class EventRenderer:
     def _tool_done(self, event: Any, indent: str) -> None:
         name, args, _ = self.calls.get(event.call_id, (event.name, {}, ""))
         summary = summarize_result(event.name, event.result, event.status, event.error)
+        summary = shorten(summary, max(30, self.console.width - len(indent) - 16))  # one line, with its time
         failed = event.status not in ("ok",) or bool(event.error)
         self.pause()  # print permanent lines above, then the live area restarts
         line = Text(indent)

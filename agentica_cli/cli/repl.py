@@ -330,6 +330,7 @@ class Repl:
     # -- approvals --------------------------------------------------------------------------
 
     def show_request(self, call: Any) -> None:
+        from rich.console import Group
         from rich.panel import Panel
         from rich.syntax import Syntax
         from rich.text import Text
@@ -341,7 +342,10 @@ class Repl:
         if diff:
             body = Syntax(diff.rstrip("\n"), "diff", theme="ansi_dark", background_color="default")
         elif isinstance(args.get("command"), str):
-            body = Syntax(args["command"], "bash", theme="ansi_dark", background_color="default", word_wrap=True)
+            command = Syntax(args["command"], "bash", theme="ansi_dark", background_color="default", word_wrap=True)
+            others = {k: v for k, v in args.items() if k != "command"}  # e.g. a timeout: the user sees it all
+            extra = Text("  ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in others.items()), "dim")
+            body = Group(command, extra) if others else command
         else:
             body = Text(json.dumps(args, indent=2, ensure_ascii=False))
         self.console.print(Panel(body, title=f"[bold]{name}[/bold] wants to run", border_style="yellow"))
@@ -352,27 +356,34 @@ class Repl:
             self.renderer.pause()
             self.show_request(call)
             self.renderer.forget_preview(getattr(call, "call_id", ""))
-            name = getattr(call, "name", "?")
-            question = f"Allow? [y] yes  [a] yes, and don't ask again for {name}  [n] no (or type what to do instead) "
-            while True:
-                try:
-                    reply = (await self.ask_line(question)).strip()
-                except (KeyboardInterrupt, EOFError):
-                    if self.turn_task is not None:
-                        self.turn_task.cancel()
-                        # Hold the loop here: answering would let it send another request
-                        # before the cancellation reaches it. The cancel arrives at this await.
-                        await asyncio.Event().wait()
-                    return Answer("no", "The user interrupted.")
-                lowered = reply.lower()
-                if lowered in ("y", "yes"):
-                    return Answer("once")
-                if lowered in ("a", "always"):
-                    return Answer("always")
-                if lowered in ("n", "no"):
-                    return Answer("no")
-                if reply:
-                    return Answer("no", reply)
+            answer = await self.read_answer(call)
+            if answer.choice != "no":  # it runs now: its spinner and clock start from here
+                self.renderer.resume_tool(getattr(call, "call_id", ""))
+            return answer
+
+    async def read_answer(self, call: Any) -> Answer:
+        """y / a / n, or any other text: no, and the model reads the text as the reason."""
+        name = getattr(call, "name", "?")
+        question = f"Allow? [y] yes  [a] yes, and don't ask again for {name}  [n] no (or type what to do instead) "
+        while True:
+            try:
+                reply = (await self.ask_line(question)).strip()
+            except (KeyboardInterrupt, EOFError):
+                if self.turn_task is not None:
+                    self.turn_task.cancel()
+                    # Hold the loop here: answering would let it send another request
+                    # before the cancellation reaches it. The cancel arrives at this await.
+                    await asyncio.Event().wait()
+                return Answer("no", "The user interrupted.")
+            lowered = reply.lower()
+            if lowered in ("y", "yes"):
+                return Answer("once")
+            if lowered in ("a", "always"):
+                return Answer("always")
+            if lowered in ("n", "no"):
+                return Answer("no")
+            if reply:
+                return Answer("no", reply)
 
     # -- one turn -----------------------------------------------------------------------------
 
@@ -400,7 +411,7 @@ class Repl:
         try:
             await self.turn_task
         except asyncio.CancelledError:
-            self.renderer.finish()
+            self.renderer.cancel()
             self.console.print("[yellow](interrupted)[/yellow]")
         except Exception as exc:
             self.renderer.finish()
