@@ -9,7 +9,7 @@ import time
 import openai  # noqa: F401 - imported up front so timings measure tools, not the import
 import pytest
 from conftest import scripted_model
-from mcp_servers.support import HttpDemoServer, demo_command, process_gone, wait_gone
+from mcp_servers.support import demo_command, process_gone, shared_http_server, wait_gone
 
 from agentica_cli.agent import Agent, Decision
 from agentica_cli.agent.events import ApprovalRequested, ToolCallFinished, ToolCallStarted
@@ -35,10 +35,9 @@ def stdio_demo(tmp_path, **kwargs) -> McpTool:  # type: ignore[no-untyped-def]
     return McpTool(demo_command(), log_file=tmp_path / "demo.log", **kwargs)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def http_server():
-    with HttpDemoServer() as server:
-        yield server
+    return shared_http_server()
 
 
 def make_tool(kind: str, tmp_path, http_server) -> McpTool:  # type: ignore[no-untyped-def]

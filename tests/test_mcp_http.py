@@ -6,7 +6,7 @@ import asyncio
 import time
 
 import pytest
-from mcp_servers.support import HttpDemoServer
+from mcp_servers.support import HttpDemoServer, free_port, shared_http_server
 
 from agentica_cli.tools.base import FunctionCall
 from agentica_cli.tools.mcp import McpServerError, McpTool
@@ -14,9 +14,15 @@ from agentica_cli.tools.mcp import McpServerError, McpTool
 ENDPOINTS = {"sse": "/sse", "streamable-http": "/mcp"}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def http_server():
-    with HttpDemoServer() as server:
+    return shared_http_server()
+
+
+@pytest.fixture(scope="module")
+def guarded_server():
+    """A server that answers only requests carrying `X-Token: s3cret`."""
+    with HttpDemoServer("--header", "x-token=s3cret") as server:
         yield server
 
 
@@ -65,7 +71,7 @@ def test_transport_can_be_forced(http_server):
 
 
 @pytest.mark.parametrize("transport", ["sse", "streamable-http"])
-def test_headers_are_sent(transport):
+def test_headers_are_sent(guarded_server, transport):
     async def main(server: HttpDemoServer) -> None:
         url = server.url(ENDPOINTS[transport])
         refused = McpTool(url=url, name="auth", connect_timeout=5)
@@ -75,14 +81,12 @@ def test_headers_are_sent(transport):
         async with McpTool(url=url, name="auth", headers={"X-Token": "s3cret"}, include_tools=["echo"]) as mcp:
             assert (await call(mcp, "auth__echo", {"text": "in"})).result == "in"
 
-    with HttpDemoServer("--header", "x-token=s3cret") as server:
-        asyncio.run(main(server))
+    asyncio.run(main(guarded_server))
 
 
 def test_nothing_listening_is_a_quick_clear_error():
     async def main() -> None:
-        with HttpDemoServer() as server:
-            url = server.url("/mcp")
+        url = f"http://127.0.0.1:{free_port()}/mcp"
         tool = McpTool(url=url, name="gone")
         started = time.monotonic()
         with pytest.raises(McpServerError, match=r"MCP server 'gone' \(http://127\.0\.0\.1:\d+/mcp"):

@@ -7,7 +7,7 @@ import asyncio
 import time
 
 import pytest
-from mcp_servers.support import DEMO_SERVER, PYTHON, HttpDemoServer, wait_gone
+from mcp_servers.support import DEMO_SERVER, PYTHON, HttpDemoServer, shared_http_server, wait_gone
 
 from agentica_cli.tools.base import FunctionCall
 from agentica_cli.tools.mcp_servers import McpConfigError, McpServerConfig, McpServerSet
@@ -214,8 +214,7 @@ def test_http_servers_in_the_set(tmp_path):
                 ("http", "ready", "streamable-http", ("http__echo",)),
             ]
 
-    with HttpDemoServer() as server:
-        asyncio.run(main(server))
+    asyncio.run(main(shared_http_server()))
 
 
 def test_a_crash_after_start_is_visible_in_the_set(tmp_path):

@@ -3,7 +3,9 @@ checking that a server process is really gone."""
 
 from __future__ import annotations
 
+import atexit
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -81,3 +83,24 @@ class HttpDemoServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+_shared: HttpDemoServer | None = None
+
+
+def shared_http_server() -> HttpDemoServer:
+    """One plain HTTP demo server for every test module that only needs one (each start
+    costs ~1 s of CPU); stopped when the test process exits. Its tools keep their state in
+    the server process, so tests that use it must not depend on a fresh counter or notes."""
+    global _shared
+    if _shared is None or _shared.process is None or _shared.process.poll() is not None:
+        _shared = HttpDemoServer().start()
+        atexit.register(_shared.stop)
+    return _shared
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
