@@ -65,6 +65,11 @@ def test_exit_code_labelled_streams_and_work_dir(tool: BuiltinExecuteTool, tmp_p
     assert tool.functions["execute"].is_destructive
 
 
+def test_commands_run_in_bash(tool: BuiltinExecuteTool) -> None:
+    out = run(tool, 'echo "shell=${BASH_VERSION:+bash}"; [[ a == a ]] && echo "double brackets work"')
+    assert out.splitlines()[2:] == ["shell=bash", "double brackets work"]
+
+
 def test_stdin_is_dev_null(tool: BuiltinExecuteTool) -> None:
     start = time.monotonic()
     out = run(tool, 'read -r line; echo "read=$? line=[$line]"; cat; readlink /proc/self/fd/0', timeout=10)
