@@ -229,6 +229,21 @@ def test_stream_cut_after_half_a_tool_call_is_retried_and_the_tool_runs_once(scr
     assert [m["role"] for m in agent.messages] == ["user", "assistant", "tool", "assistant"]
 
 
+def test_text_of_a_cut_attempt_is_not_part_of_the_answer(scripted):
+    answer = "The full answer, streamed in several pieces."
+    server = scripted(turns.cut(turns.text(answer), after=3), turns.text(answer))
+    agent = Agent(scripted_model(server))
+    events = asyncio.run(collect(agent, "x"))
+    kinds = [e.type for e in events]
+    retry = kinds.index("notice")
+    assert events[retry].kind == "retry" and "incomplete chunked read" in events[retry].message
+    void = "".join(e.text for e in events[:retry] if e.type == "text_delta")
+    assert void and answer.startswith(void) and void != answer  # part of the answer came, then the cut
+    assert "".join(e.text for e in events[retry:] if e.type == "text_delta") == answer
+    assert events[-1].content == answer
+    assert agent.messages == [{"role": "user", "content": "x"}, {"role": "assistant", "content": answer}]
+
+
 def test_max_turns_stops_a_model_that_never_answers(scripted):
     server = scripted(turns.repeat_tool("get_weather", 10, arguments={"city": "X"}))
     result = Agent(scripted_model(server), tools=[get_weather], tool_config=ToolConfig(max_turns=3)).run_sync("x")

@@ -152,6 +152,48 @@ def test_stop_agent_run_ends_the_run_with_its_message(scripted):
     assert tool_call_problems(agent.messages) == []
 
 
+def test_stop_agent_run_inside_a_parallel_batch_lets_the_batch_finish_and_skips_the_rest(scripted):
+    ran: list[str] = []
+
+    @tool(concurrency_safe=True)
+    async def check(name: str) -> str:
+        """Check something.
+
+        Args:
+            name: what
+        """
+        await asyncio.sleep(0.05)
+        ran.append(name)
+        if name == "stop":
+            raise StopAgentRun("Stopped by the check.")
+        return f"checked {name}"
+
+    @tool
+    def write(name: str) -> str:
+        """Write something (not concurrency-safe).
+
+        Args:
+            name: what
+        """
+        ran.append(f"write {name}")
+        return "written"
+
+    server = scripted(turns.tool_calls(turns.call("check", {"name": "stop"}, id="c1"),
+                                       turns.call("check", {"name": "other"}, id="c2"),
+                                       turns.call("write", {"name": "w"}, id="w1"),
+                                       turns.call("check", {"name": "late"}, id="c3")))
+    agent = Agent(scripted_model(server), tools=[check, write])
+    events = asyncio.run(collect(agent, "go"))
+    assert (events[-1].content, events[-1].stop_reason) == ("Stopped by the check.", "stopped_by_tool")
+    assert sorted(ran) == ["other", "stop"]  # the batch mate finished; nothing after the batch ran
+    skipped = "Not run: the run was stopped by the 'check' call before this one."
+    assert [(m["tool_call_id"], m["content"]) for m in agent.messages if m["role"] == "tool"] == [
+        ("c1", "Stopped by the check."), ("c2", "checked other"), ("w1", skipped), ("c3", skipped)]
+    assert [(e.call_id, e.status) for e in events if e.type == "tool_call_finished"][-2:] == [
+        ("w1", "cancelled"), ("c3", "cancelled")]
+    assert tool_call_problems(agent.messages) == [] and len(server.requests) == 1
+
+
 def test_retry_agent_run_hands_the_message_to_the_model(scripted):
     def validate_input(query: str) -> str:
         """Validate.

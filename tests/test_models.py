@@ -247,6 +247,47 @@ class _RawAnswer(BaseHTTPRequestHandler):
         self.server.hits += 1
 
 
+class _RawServer:
+    """A real HTTP server on 127.0.0.1 that answers every POST with the same raw bytes."""
+
+    def __init__(self, body: bytes, content_type: str):
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _RawAnswer)
+        self.httpd.body, self.httpd.content_type, self.httpd.hits = body, content_type, 0
+
+    @property
+    def hits(self) -> int:
+        return self.httpd.hits
+
+    def __enter__(self) -> str:
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def _sse(*chunks: dict) -> bytes:
+    return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+
+
+def test_tool_call_deltas_without_index_are_joined_by_id():
+    # Some local servers leave `index` out: a new id (or a name) starts a call, bare argument
+    # pieces continue the last one.
+    def delta(**tc):
+        return {"choices": [{"index": 0, "delta": {"tool_calls": [tc]}}]}
+
+    body = _sse(delta(id="a", type="function", function={"name": "read", "arguments": ""}),
+                delta(function={"arguments": '{"path": '}), delta(function={"arguments": '"x.py"}'}),
+                delta(id="b", type="function", function={"name": "ls", "arguments": "{}"}),
+                delta(id="b", function={"arguments": ""}),
+                {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+    with _RawServer(body, "text/event-stream") as base_url:
+        final = collect(OpenAIChat(id="m", api_key="k", base_url=base_url))[-1]
+    assert [(c.id, c.name, c.arguments) for c in final.tool_calls] == [("a", "read", '{"path": "x.py"}'),
+                                                                      ("b", "ls", "{}")]
+
+
 @pytest.mark.parametrize("body,content_type,stream,cause", [
     (b"data: [1, 2]\n\ndata: [DONE]\n\n", "text/event-stream", True, "AttributeError"),
     (b"data: {not json\n\ndata: [DONE]\n\n", "text/event-stream", True, "JSONDecodeError"),
@@ -254,18 +295,9 @@ class _RawAnswer(BaseHTTPRequestHandler):
     (b'{"choices": ["x"]}', "application/json", False, "AttributeError"),
 ])
 def test_an_answer_that_is_not_a_chat_completion_is_a_clear_model_error(body, content_type, stream, cause):
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _RawAnswer)
-    httpd.body, httpd.content_type, httpd.hits = body, content_type, 0
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    try:
-        model = OpenAIChat(id="m", api_key="k", base_url=f"http://127.0.0.1:{httpd.server_address[1]}/v1",
-                           stream=stream, retry_base_delay=0.01)
-        with pytest.raises(ModelError) as err:
-            collect(model)
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    server = _RawServer(body, content_type)
+    with server as base_url, pytest.raises(ModelError) as err:
+        collect(OpenAIChat(id="m", api_key="k", base_url=base_url, stream=stream, retry_base_delay=0.01))
     assert err.value.message.startswith(f"the server's answer is not a valid chat completion ({cause}: ")
     assert err.value.message.endswith("check that the base URL points at an OpenAI-compatible API")
-    assert httpd.hits == 1  # not retried: another protocol will not turn into this one
+    assert server.hits == 1  # not retried: another protocol will not turn into this one

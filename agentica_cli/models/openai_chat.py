@@ -45,7 +45,7 @@ class ResponseAccumulator:
     def add_tool_delta(self, tc: dict[str, Any]) -> None:
         index = tc.get("index")
         if index is None:
-            index = len(self.calls)
+            index = self._unindexed(tc)
         slot = self.calls.setdefault(index, {"id": "", "name": "", "arguments": []})
         if tc.get("id") and not slot["id"]:
             slot["id"] = tc["id"]
@@ -55,6 +55,18 @@ class ResponseAccumulator:
                 slot["name"] = fn["name"]
             if fn.get("arguments"):
                 slot["arguments"].append(_arguments_text(fn["arguments"]))
+
+    def _unindexed(self, tc: dict[str, Any]) -> int:
+        """The slot for a delta without `index` (some local servers): a delta with a new id or
+        a name starts a call; one with neither continues the last call's arguments."""
+        call_id = tc.get("id")
+        if call_id:
+            for index, slot in self.calls.items():
+                if slot["id"] == call_id:
+                    return index
+        if self.calls and not call_id and not (tc.get("function") or {}).get("name"):
+            return max(self.calls)
+        return max(self.calls, default=-1) + 1
 
     def response(self) -> ModelResponse:
         calls = [
