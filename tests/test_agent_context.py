@@ -132,8 +132,24 @@ def test_the_window_follows_a_model_switched_between_runs(scripted):
     assert agent.context_window == 1000
     assert agent.run_sync("second").content == "two"
     assert server.requests[1]["messages"][0] == {"role": "system", "content": SUMMARY_INSTRUCTIONS}
-    assert server.requests[2]["messages"] == [{"role": "user", "content": SUMMARY_PREFIX + "SUMMARY"},
-                                              {"role": "user", "content": "second"}]
+    # the summary and the new prompt are both user messages: sent as one, kept as two
+    assert server.requests[2]["messages"] == [{"role": "user", "content": SUMMARY_PREFIX + "SUMMARY\n\nsecond"}]
+    assert agent.messages[:2] == [{"role": "user", "content": SUMMARY_PREFIX + "SUMMARY"},
+                                  {"role": "user", "content": "second"}]
+
+
+def test_user_messages_in_a_row_are_sent_as_one(scripted):
+    # A session killed while its last prompt waited for an answer resumes with that prompt
+    # unanswered; strict chat templates reject two user messages in a row.
+    server = scripted(turns.text("answer"))
+    picture = {"role": "user", "content": [{"type": "text", "text": "see this"}]}
+    history = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}, picture,
+               {"role": "user", "content": "lost"}]
+    agent = Agent(scripted_model(server), messages=history)
+    agent.run_sync("new")
+    assert server.requests[0]["messages"] == [history[0], history[1], picture,  # not text: left alone
+                                              {"role": "user", "content": "lost\n\nnew"}]
+    assert agent.messages == [*history, {"role": "user", "content": "new"}, {"role": "assistant", "content": "answer"}]
 
 
 def test_a_compaction_is_reported_to_whoever_stores_the_history(scripted):

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -49,8 +50,11 @@ class ContextManager:
     # -- what is sent -------------------------------------------------------------------
 
     def for_request(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        if not self.config.compress_tool_results:
-            return messages
+        if self.config.compress_tool_results:
+            messages = self._compressed(messages)
+        return join_consecutive_user_messages(messages)
+
+    def _compressed(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         last_assistant = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
         limit, keep = self.config.compress_threshold_chars, self.config.compress_keep_chars
         out = []
@@ -104,6 +108,27 @@ class ContextManager:
         self._known_upto = 0  # the next estimate starts from the new, shorter history
         self._shortened.clear()
         return [{"role": "user", "content": SUMMARY_PREFIX + summary}, *kept]
+
+
+def join_consecutive_user_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """User messages in a row sent as one (text joined by a blank line); the history keeps them.
+
+    They happen after a compaction (the summary, then a kept or new prompt) and in a session
+    that was killed while its last prompt waited for an answer. OpenAI accepts them, but
+    strict chat templates (vLLM serving Gemma, Mistral, ...) reject anything that does not
+    alternate.
+    """
+    if not any(a.get("role") == "user" == b.get("role") for a, b in itertools.pairwise(messages)):
+        return messages
+    joined: list[dict[str, Any]] = []
+    for msg in messages:
+        last = joined[-1] if joined else None
+        if (last is not None and last.get("role") == "user" == msg.get("role")
+                and isinstance(last.get("content"), str) and isinstance(msg.get("content"), str)):
+            joined[-1] = {"role": "user", "content": f"{last['content']}\n\n{msg['content']}"}
+        else:
+            joined.append(msg)
+    return joined
 
 
 def transcript(messages: list[dict[str, Any]]) -> str:
