@@ -114,7 +114,9 @@ def _read_line(stream, limit: int = PIPE_LINE_LIMIT) -> bytes:  # type: ignore[n
 
 
 def grep_with_rg(rg: str, request: GrepRequest, cwd: Path) -> GrepOutcome:
-    args = _rg_base(rg)
+    # --engine auto: a pattern with look-around or backreferences (which Python's re, the
+    # fallback, also accepts) goes to PCRE2 instead of failing; others keep the fast engine.
+    args = [*_rg_base(rg), "--engine", "auto"]
     if request.ignore_case:
         args.append("--ignore-case")
     if request.glob:

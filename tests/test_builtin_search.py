@@ -133,6 +133,14 @@ def test_grep_pattern_starting_with_dash_and_bad_regex(tmp_path: Path, engine: s
     assert bad.error is not None and "GrepPatternError" in bad.error
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_grep_accepts_look_around_and_backreferences(tmp_path: Path, engine: str) -> None:
+    (tmp_path / "a.py").write_text("import os\nimport sys\nx = x\nx = y\n")
+    tool = make_tool(tmp_path, engine)
+    assert ok(call_tool(tool, "grep", pattern="import (?!os)")) == "a.py:2:import sys\n[1 matching lines in 1 files]"
+    assert ok(call_tool(tool, "grep", pattern=r"^(\w+) = \1$")) == "a.py:3:x = x\n[1 matching lines in 1 files]"
+
+
 def test_grep_fallback_is_used_when_rg_is_missing(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
     monkeypatch.setattr("sys.executable", "/nonexistent/python")
