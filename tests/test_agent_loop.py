@@ -268,6 +268,21 @@ def test_reasoning_is_streamed_separately(scripted):
     assert "".join(e.text for e in events if e.type == "text_delta") == "answer"
 
 
+def test_reasoning_of_a_tool_call_turn_is_sent_back(scripted):
+    # DeepSeek's and Kimi's thinking modes answer 400 when a tool-call turn comes back
+    # without its reasoning_content; a plain answer's reasoning is not sent back.
+    server = scripted(turns.tool_calls(turns.call("get_weather", {"city": "Oslo"}, id="w"), reasoning="need weather"),
+                      turns.text("Cold.", reasoning="it is cold"), turns.text("Bye."))
+    agent = Agent(scripted_model(server), tools=[get_weather])
+    agent.run_sync("Oslo?")
+    agent.run_sync("thanks")
+    assert server.requests[1]["messages"][1] == {
+        "role": "assistant", "content": None, "reasoning_content": "need weather",
+        "tool_calls": [{"id": "w", "type": "function", "function": {"name": "get_weather",
+                                                                    "arguments": '{"city": "Oslo"}'}}]}
+    assert server.requests[2]["messages"][3] == {"role": "assistant", "content": "Cold."}
+
+
 def test_concurrent_runs_on_one_agent_are_refused(scripted):
     server = scripted(turns.text("slow", delay=0.3), turns.text("x"))
     agent = Agent(scripted_model(server))

@@ -210,6 +210,17 @@ def test_presets_defaults_and_env(monkeypatch):
         create_model("nope")
 
 
+def test_reasoning_content_is_not_sent_to_openais_own_api(monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    history = [{"role": "user", "content": "x"},
+               {"role": "assistant", "content": None, "reasoning_content": "hm", "tool_calls": [call]},
+               {"role": "tool", "tool_call_id": "c", "content": "r"}]
+    sent = OpenAIChat(api_key="k").request_params(history, None)["messages"]
+    assert sent == [history[0], {"role": "assistant", "content": None, "tool_calls": [call]}, history[2]]
+    assert DeepSeek(api_key="k").request_params(history, None)["messages"] is history
+
+
 def test_retry_policy_and_retry_after_parsing():
     policy = RetryPolicy(max_retries=5, base_delay=1.0, max_delay=4.0, max_retry_after=10.0)
     assert [policy.delay(n) for n in (1, 2, 3, 4)] == [1.0, 2.0, 4.0, 4.0]

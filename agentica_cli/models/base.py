@@ -48,6 +48,11 @@ class ModelResponse:
         message: dict[str, Any] = {"role": "assistant", "content": self.content or None}
         if self.tool_calls:
             message["tool_calls"] = [tc.to_dict() for tc in self.tool_calls]
+            if self.reasoning:
+                # Thinking models that call tools (DeepSeek, Kimi) want the reasoning of a
+                # tool-call turn back in later requests, and answer 400 without it. Only
+                # servers that sent reasoning get it back; answers without tool calls never.
+                message["reasoning_content"] = self.reasoning
         return message
 
 

@@ -188,6 +188,10 @@ class OpenAIChat(Model):
         return self._client
 
     def request_params(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+        if self.base_url is None and any("reasoning_content" in m for m in messages):
+            # A history from a thinking model (DeepSeek, Kimi: see ModelResponse.to_message)
+            # resumed on OpenAI's own API, which rejects fields it does not know.
+            messages = [{k: v for k, v in m.items() if k != "reasoning_content"} for m in messages]
         params: dict[str, Any] = {"model": self.id, "messages": messages}
         if tools:
             params["tools"] = tools

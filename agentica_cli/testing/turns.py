@@ -46,11 +46,15 @@ def call(name: str, arguments: dict[str, Any] | str | None = None, *, id: str | 
     return entry
 
 
-def tool_calls(*calls: dict[str, Any], content: str = "", **extra: Any) -> Turn:
-    """An assistant reply that calls tools (built with `call(...)`), optionally with text first."""
+def tool_calls(*calls: dict[str, Any], content: str = "", reasoning: str | None = None, **extra: Any) -> Turn:
+    """An assistant reply that calls tools (built with `call(...)`), optionally with reasoning
+    and text first."""
     if not calls:
         raise ValueError("tool_calls() needs at least one call(...)")
-    return {"type": "tool_calls", "calls": list(calls), "content": content} | _extras(extra)
+    turn: Turn = {"type": "tool_calls", "calls": list(calls), "content": content}
+    if reasoning is not None:
+        turn["reasoning"] = reasoning
+    return turn | _extras(extra)
 
 
 def error(status: int, message: str = "", *, retry_after: float | str | None = None, **extra: Any) -> Turn:
