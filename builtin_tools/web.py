@@ -308,5 +308,6 @@ class BuiltinFetchUrlTool(Tool):
                 return await client.send(request, stream=True)
             except httpx.ConnectError as err:
                 last_error = err
-        assert last_error is not None
-        raise last_error
+        parts = urlsplit(url)  # named without any user:password@ the URL may carry
+        where = f"{parts.hostname}:{parts.port}" if parts.port else str(parts.hostname)
+        raise FetchError(f"cannot connect to {where} (tried {', '.join(addresses)}): {last_error}")

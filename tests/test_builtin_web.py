@@ -278,6 +278,16 @@ def test_an_address_that_refuses_the_connection_falls_through_to_the_next(same_p
     assert call.error is None, call.error
     assert Handler.seen == [("127.0.0.1", "/plain.txt", f"two.test:{same_port_origins}")]
 
+    class NobodyListens:
+        async def __call__(self, host: str, port: int) -> list[str]:
+            return ["127.0.0.3", "127.0.0.4"]
+
+    tool = BuiltinFetchUrlTool(allow_private=["127.0.0.0/8"], resolver=NobodyListens())
+    call = fetch(tool, f"http://none.test:{same_port_origins}/plain.txt")
+    assert call.error is not None
+    assert call.error.startswith(f"Error: FetchError: cannot connect to none.test:{same_port_origins} "
+                                 "(tried 127.0.0.3, 127.0.0.4): ")
+
 
 def test_https_to_the_vetted_address_still_sends_the_host_name_as_sni() -> None:
     """TLS certificates are checked against the name, so the ClientHello must carry it."""
