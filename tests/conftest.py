@@ -1,12 +1,14 @@
 """Shared test setup.
 
 A guard makes any attempt to reach a host other than loopback an error: tests never talk
-to a real model provider (or anything else on the network).
+to a real model provider (or anything else on the network), in this process or in the
+processes the tests start (tests/test_testing_server.py proves both).
 """
 
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 from pathlib import Path
 
@@ -37,11 +39,31 @@ def _guarded_connect(self, address):  # type: ignore[no-untyped-def]
     return _real_connect(self, address)
 
 
+def _closed_loopback_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _no_network():
     socket.getaddrinfo = _guarded_getaddrinfo
     socket.socket.connect = _guarded_connect
+    # Child processes (the `agentica` command, MCP servers) do not get the patch above; they
+    # inherit a proxy on a closed loopback port instead, which every HTTP client honours
+    # (httpx, urllib, requests): a request to any host but loopback fails at once.
+    dead_proxy = f"http://127.0.0.1:{_closed_loopback_port()}"
+    proxy_env = {name: dead_proxy for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
+                                               "http_proxy", "https_proxy", "all_proxy")}
+    proxy_env |= {"NO_PROXY": "127.0.0.1,localhost,::1", "no_proxy": "127.0.0.1,localhost,::1"}
+    saved = {name: os.environ.get(name) for name in proxy_env}
+    os.environ.update(proxy_env)
     yield
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
     socket.getaddrinfo = _real_getaddrinfo
     socket.socket.connect = _real_connect
 

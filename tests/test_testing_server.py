@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import socket
+import subprocess
+import sys
 import time
 
 import httpx
@@ -171,3 +175,22 @@ def test_tool_call_problems_detects_missing_and_misordered_results():
     assert tool_call_problems(good[:3]) != []
     assert tool_call_problems([*good[:2], good[3], good[2]]) != []
     assert tool_call_problems([{"role": "tool", "tool_call_id": "z", "content": ""}]) != []
+
+
+def test_the_network_guard_refuses_real_hosts_here_and_in_child_processes():
+    from agentica_cli.models import DeepSeek, ModelError
+
+    with pytest.raises(OSError, match="tests may not reach the network"):
+        socket.create_connection(("192.0.2.1", 443), timeout=1)  # TEST-NET-1, never loopback
+    # A real provider, as a forgotten base_url would reach it: the request goes to the dead
+    # proxy (first) and fails as a connection error.
+    with pytest.raises(ModelError) as err:
+        asyncio.run(DeepSeek(api_key="k", max_retries=0).response([{"role": "user", "content": "x"}]))
+    assert err.value.kind == "connection"
+    code = ("import httpx\ntry:\n    httpx.get('https://example.com', timeout=5)\n"
+            "except httpx.HTTPError as exc:\n    print(type(exc).__name__, exc)\n")
+    start = time.monotonic()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    # refused by the closed loopback proxy (without it: a DNS failure here, or a real answer)
+    assert out.stdout.startswith("ConnectError") and "Connection refused" in out.stdout, (out.stdout, out.stderr)
+    assert time.monotonic() - start < 10
