@@ -15,8 +15,8 @@ In-process (a background thread on 127.0.0.1, a free port)::
 Turns (`agentica_cli.testing.turns`, each a plain dict, served one per request):
 
 - `text(content, reasoning=None)`: an assistant answer.
-- `tool_calls(call(name, args_dict_or_raw_string, id=None), ..., content="")`: tool calls;
-  a str is sent verbatim, so malformed JSON arguments can be scripted.
+- `tool_calls(call(name, args_dict_or_raw_string, id=None), ..., content="", reasoning=None)`:
+  tool calls; a str is sent verbatim, so malformed JSON arguments can be scripted.
 - `error(status, message="", retry_after=None)`: an HTTP error (429, 500, 401, ...), with a
   `Retry-After` header when given.
 - `cut(turn, after=N)`: the stream closes after N SSE chunks (no `[DONE]`); a non-streamed
