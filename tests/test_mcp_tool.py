@@ -474,8 +474,11 @@ def test_no_server_left_when_python_exits_without_close(tmp_path, mode):
     assert exited - float(connected_at) < 1.5
 
 
-def test_no_server_left_when_the_agent_process_is_killed(tmp_path):
-    """SIGKILL leaves no chance to clean up; the server sees its stdin close and exits."""
+@pytest.mark.parametrize("busy", [False, True])
+def test_no_server_left_when_the_agent_process_is_killed(tmp_path, busy):
+    """SIGKILL (or a closed terminal's SIGHUP) leaves us no chance to clean up. An idle server
+    sees its stdin close and exits; a busy one, whose event loop is blocked, never reads its
+    stdin: the kernel's parent-death signal, set up at spawn, stops it (Linux)."""
     root = str(Path(__file__).resolve().parents[1])
     script = textwrap.dedent(
         f"""
@@ -486,6 +489,9 @@ def test_no_server_left_when_the_agent_process_is_killed(tmp_path):
         async def main():
             tool = McpTool({demo_command()!r}, log_file={str(tmp_path / "k.log")!r})
             await tool.connect()
+            if {busy!r}:
+                asyncio.ensure_future(tool.call_tool("freeze"))
+                await asyncio.sleep(0.3)
             print(tool.pid, flush=True)
             await asyncio.sleep(60)
 
@@ -495,10 +501,14 @@ def test_no_server_left_when_the_agent_process_is_killed(tmp_path):
     agent = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE, text=True)
     assert agent.stdout is not None
     pid = int(agent.stdout.readline())
-    assert not process_gone(pid)
-    agent.kill()
-    agent.wait()
-    assert wait_gone(pid, timeout=3.0)
+    try:
+        assert not process_gone(pid)
+        agent.kill()
+        agent.wait()
+        assert wait_gone(pid, timeout=3.0)
+    finally:
+        if not process_gone(pid):  # do not leave a frozen server behind a failed test
+            os.kill(pid, 9)
 
 
 

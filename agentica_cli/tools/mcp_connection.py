@@ -457,12 +457,9 @@ class McpConnection:
             self._log.write(f"\n--- {stamp} starting MCP server '{self.server_name}': {target.describe()}\n")
             self._log.flush()
             self._log_offset = self._log.tell()
-            params = StdioServerParameters(
-                command=target.command or "",
-                args=list(target.args),
-                env=mcp_process.minimal_environment(target.env, marker=self._marker),
-                cwd=target.cwd,
-            )
+            env = mcp_process.minimal_environment(target.env, marker=self._marker)
+            command, args = mcp_process.server_command(target.command or "", target.args, env, target.cwd)
+            params = StdioServerParameters(command=command, args=args, env=env, cwd=target.cwd)
             return stdio_client(params, errlog=self._log)
         headers = dict(target.headers)
         if target.transport == "sse":

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import atexit
 import os
+import shutil
 import signal
+import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 MARKER_VAR = "AGENTICA_MCP_SERVER_ID"
@@ -53,6 +55,38 @@ def minimal_environment(extra: Mapping[str, str] | None = None, marker: str | No
     if marker:
         env[MARKER_VAR] = marker
     return env
+
+
+# Run as `python -I -S -c <this> <our pid> <program> <args...>`: asks the kernel to SIGTERM
+# the server when we die without a chance to stop it (SIGKILL, a terminal closed under us),
+# then becomes the server (exec keeps the pid, the environment and the process group).
+_PARENT_DEATH_EXEC = """\
+import ctypes, os, signal, sys
+ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+if os.getppid() != int(sys.argv[1]):
+    os._exit(0)  # the parent died before the line above: nobody to serve
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+
+
+def server_command(
+    command: str, args: Sequence[str], env: Mapping[str, str], cwd: str | None
+) -> tuple[str, list[str]]:
+    """The program and arguments to start a stdio server with: on Linux, wrapped so that the
+    server dies with us; elsewhere, or when the program cannot be found (the spawn then
+    fails with the usual clear error), unchanged."""
+    if not sys.platform.startswith("linux") or not sys.executable:
+        return command, list(args)
+    program: str | None = command  # a path is exec'd after the spawn's chdir, as it would be unwrapped
+    if os.sep in command:
+        where = os.path.join(cwd or os.getcwd(), command)
+        if not (os.path.isfile(where) and os.access(where, os.X_OK)):
+            return command, list(args)
+    else:
+        program = shutil.which(command, path=env.get("PATH", os.defpath))
+        if program is None:
+            return command, list(args)
+    return sys.executable, ["-I", "-S", "-c", _PARENT_DEATH_EXEC, str(os.getpid()), program, *args]
 
 
 def default_log_dir() -> Path:
