@@ -92,7 +92,9 @@ def test_provider_aliases_are_accepted(home: Path, project: Path) -> None:
 
 
 def test_bad_env_value_is_named(home: Path, project: Path) -> None:
-    with pytest.raises(ConfigError, match=r"environment \(AGENTICA_\* variables\): 'permissions.mode' must be one of"):
+    with pytest.raises(
+        ConfigError, match=r"^environment variable AGENTICA_PERMISSION_MODE: 'permissions.mode' must be one of"
+    ):
         load_settings(project, {}, trusted=False, environ={"AGENTICA_PERMISSION_MODE": "yolo"})
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import pexpect
@@ -81,8 +82,14 @@ def test_repl_lists_servers_with_mcp_command(home: Path, project: Path) -> None:
         try:
             child.expect("❯")
             child.expect(r"MCP server 'broken' failed to start: .*no database")
-            child.send("/mcp\r")
-            child.expect(r"demo\s+ready\s+stdio")
+            for _ in range(40):  # 'broken' may fail before 'demo' is ready: ask again until it is
+                child.send("/mcp\r")
+                if child.expect([r"demo\s+ready\s+stdio", r"demo\s+starting\s+stdio"]) == 0:
+                    break
+                child.expect("❯")
+                time.sleep(0.25)
+            else:
+                pytest.fail("the demo server never became ready")
             child.expect(r"tools: .*demo__add")
             child.expect(r"broken\s+failed")
             child.expect("❯")

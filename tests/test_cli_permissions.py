@@ -90,3 +90,14 @@ def test_answers_once_always_and_no_with_a_message(tmp_path: Path) -> None:
     assert decide(policy, command).allowed  # ... so this one is not asked
     assert decide(policy, make_call(write_file, file_path="x", content="y")).allowed  # permissions.allow
     assert asked == ["execute", "execute", "execute"]
+
+
+def test_accept_edits_resolves_home_paths_like_the_file_tools(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "elsewhere"))  # `~` is outside the work dir
+    policy = PermissionPolicy("accept-edits", work)
+    assert not decide(policy, make_call(write_file, file_path="~/notes.txt", content="x")).allowed
+    assert decide(policy, make_call(write_file, file_path="./sub/../notes.txt", content="x")).allowed
+    monkeypatch.setenv("HOME", str(work))
+    assert decide(policy, make_call(write_file, file_path="~/notes.txt", content="x")).allowed

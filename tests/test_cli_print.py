@@ -405,3 +405,49 @@ def test_sigint_exits_130(home: Path, project: Path) -> None:
     assert proc.returncode == 130, err
     result = json.loads(out)
     assert result["stop_reason"] == "cancelled" and result["exit_code"] == 130
+
+
+def test_stream_json_marks_a_retried_request_so_its_partial_text_can_be_dropped(home: Path, project: Path) -> None:
+    script = [turns.cut(turns.text("The first attempt is cut off here."), after=3), turns.text("The whole answer.")]
+    with ScriptedModelServer(script) as server:
+        proc = run_cli(["-p", "go", "--output-format", "stream-json", *model_args(server)], cwd=project, home=home)
+        assert len(server.requests) == 2  # the cut request was sent again
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    kinds = [e["type"] for e in events]
+    assert kinds.count("model_request_started") == 1  # a retry is not a new step ...
+    [retry] = [i for i, e in enumerate(events) if e["type"] == "notice" and e["kind"] == "retry"]  # ... but a notice
+    before = "".join(e["text"] for e in events[:retry] if e["type"] == "text_delta")
+    after = "".join(e["text"] for e in events[retry:] if e["type"] == "text_delta")
+    assert before and "The first attempt is cut off here.".startswith(before)  # void: streamed, then cut
+    assert after == "The whole answer." == events[-1]["result"]  # what a consumer keeps
+
+
+def test_help_documents_every_exit_code(home: Path, project: Path) -> None:
+    from agentica_cli.cli import exitcodes
+
+    proc = run_cli(["--help"], cwd=project, home=home)
+    assert proc.returncode == 0
+    documented = proc.stdout[proc.stdout.index("exit codes:") :]
+    codes = {int(line.split()[0]) for line in documented.splitlines()[1:] if line.strip()}
+    returned = {exitcodes.OK, exitcodes.MODEL_ERROR, exitcodes.USAGE_ERROR, exitcodes.INCOMPLETE, exitcodes.INTERRUPTED}
+    assert codes == returned == {0, 1, 2, 3, 130}
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    for code in codes:
+        assert f"\n| {code} | " in readme
+
+
+def test_untrusted_project_hooks_do_not_run_until_trusted(home: Path, project: Path) -> None:
+    (project / ".agentica").mkdir()
+    config = project / ".agentica" / "config.toml"
+    config.write_text('[[hooks.before_tool_call]]\ncommand = "touch hook-ran"\n')
+    script = [turns.tool_calls(turns.call("read_file", {"file_path": "notes.txt"}, id="r1")), turns.text("read")]
+    with ScriptedModelServer(script * 2) as server:
+        untrusted = run_cli(["-p", "read", *model_args(server)], cwd=project, home=home)
+        assert untrusted.returncode == 0, untrusted.stderr
+        assert not (project / "hook-ran").exists()
+        assert f"agentica: ignoring 'hooks' from untrusted {config} (run with --trust to use it)" in untrusted.stderr
+        trusted = run_cli(["-p", "read", "--trust", *model_args(server)], cwd=project, home=home)
+    assert trusted.returncode == 0, trusted.stderr
+    assert (project / "hook-ran").exists()
+    assert "ignoring" not in trusted.stderr

@@ -103,3 +103,40 @@ def test_execute_and_edit_summaries_count_what_the_user_cares_about() -> None:
     edit = ("Edited calc.py: 1 replacement.\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n"
             "-    return a - b\n+    return a + b\n")
     assert summarize_result("edit_file", edit) == "Edited calc.py: 1 replacement. (+1 -1)"
+
+
+def test_an_edit_that_cannot_apply_has_no_diff_preview(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    args = {"file_path": "a.py", "old_string": "not in the file", "new_string": "y"}
+    assert preview_edit("edit_file", args, tmp_path) is None  # the question then shows the arguments
+
+
+def test_sub_agent_tool_calls_are_indented_under_their_task() -> None:
+    from agentica_cli.agent.events import ToolCallFinished, ToolCallStarted
+
+    screen = _render([
+        ToolCallStarted("t1", "task", {"description": "inspect calc"}),
+        ToolCallStarted("r1", "read_file", {"file_path": "calc.py"}, source="task:t1"),
+        ToolCallFinished("r1", "read_file", "     1\tx = 1\n", elapsed=0.01, source="task:t1"),
+        ToolCallFinished("t1", "task", "calc.py sets x.", elapsed=0.5),
+    ])
+    lines = screen.splitlines()
+    assert lines[0] == "  │ ● read_file calc.py"
+    assert lines[1] == "  │   ⎿ 1 line read (0.0s)"
+    assert lines[2] == "● task inspect calc"
+    assert lines[3].startswith("  ⎿ calc.py sets x.")
+
+
+def test_cancelling_leaves_a_line_for_each_running_tool() -> None:
+    import io
+
+    from rich.console import Console
+
+    from agentica_cli.agent.events import ToolCallStarted
+    from agentica_cli.cli.render import EventRenderer
+
+    out = io.StringIO()
+    renderer = EventRenderer(Console(file=out, width=80, force_terminal=False), Path("."), markdown=False)
+    renderer.handle(ToolCallStarted("x1", "execute", {"command": "sleep 30"}))
+    renderer.cancel()
+    assert out.getvalue().splitlines()[-2:] == ["● execute sleep 30", "  ⎿ cancelled (0.0s)"]

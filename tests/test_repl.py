@@ -154,6 +154,7 @@ def test_ctrl_c_during_a_long_execute_returns_to_the_prompt(start_repl) -> None:
         time.sleep(0.5)  # the command is running
         started = time.monotonic()
         repl.child.sendcontrol("c")
+        repl.expect(r"⎿ cancelled \(\d+\.\ds\)", timeout=10)  # the stopped tool leaves a line
         repl.expect(r"\(interrupted\)", timeout=10)
         repl.expect_prompt(timeout=10)
         assert time.monotonic() - started < 8
@@ -496,4 +497,60 @@ def test_escape_enter_adds_a_newline(start_repl) -> None:
         repl.expect("Two lines received.")
         repl.expect_prompt()
         assert server.requests[0]["messages"][-1]["content"] == "line one\nline two"
+        assert repl.exit() == 0
+
+
+def test_always_answer_stops_asking_for_that_tool_and_the_question_shows_the_whole_command(
+    start_repl, project: Path
+) -> None:
+    long_command = "sleep 1.2; echo " + " ".join(f"word{i}" for i in range(40)) + " > first.txt"
+    script = [
+        turns.tool_calls(turns.call("execute", {"command": long_command}, id="x1")),
+        turns.tool_calls(turns.call("execute", {"command": "echo second > second.txt"}, id="x2")),
+        turns.text("Both ran."),
+    ]
+    with ScriptedModelServer(script) as server:
+        repl = start_repl(server)
+        repl.send_line("run them")
+        screen = repl.expect(r"Allow\?")
+        assert "execute" in screen and "wants to run" in screen
+        assert "word39 > first.txt" in screen  # longer than the terminal: wrapped, never cut
+        assert "timeout=120" in screen  # the other arguments are shown too
+        repl.send_line("a")
+        repl.expect(r"execute sleep 1\.2; echo word0[^\n]*  \d\.\ds")  # the spinner runs again after the answer
+        after = repl.expect("Both ran.")
+        assert "Allow?" not in after  # the second execute was not asked about
+        repl.expect_prompt()
+        assert (project / "first.txt").exists() and (project / "second.txt").read_text() == "second\n"
+        repl.send_line("/permissions")
+        repl.expect("allowed without asking this session: execute")
+        repl.expect_prompt()
+        assert repl.exit() == 0
+
+
+def test_model_tools_and_clear_commands(start_repl) -> None:
+    with ScriptedModelServer([turns.text("First answer."), turns.text("Fresh answer.")]) as server:
+        repl = start_repl(server)
+        repl.send_line("/tools")
+        screen = repl.expect(r"write_file[^\n]*\[asks\]")
+        assert re.search(r"read_file .*\[read-only\]", screen)
+        repl.expect_prompt()
+        repl.send_line("/model")
+        repl.expect(r"model: scripted-model \(provider openai\)")
+        repl.expect_prompt()
+        repl.send_line("/model other-model")
+        repl.expect("Switched to other-model.")
+        repl.expect_prompt()
+        repl.send_line("remember this")
+        repl.expect("First answer.")
+        repl.expect_prompt()
+        repl.send_line("/clear")
+        repl.expect("Started a new conversation.")
+        repl.expect_prompt()
+        repl.send_line("hello again")
+        repl.expect("Fresh answer.")
+        repl.expect_prompt()
+        assert [r["model"] for r in server.requests] == ["other-model", "other-model"]
+        history = [m for m in server.requests[1]["messages"] if m["role"] != "system"]
+        assert history == [{"role": "user", "content": "hello again"}]
         assert repl.exit() == 0

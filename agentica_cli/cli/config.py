@@ -331,8 +331,10 @@ def env_layer(environ: dict[str, str] | os._Environ[str]) -> dict[str, Any]:
     for var, dotted in ENV_VARS.items():
         value = environ.get(var)
         if value:
-            set_key(layer, dotted, value)
-    return validate(layer, "environment (AGENTICA_* variables)")
+            single: dict[str, Any] = {}
+            set_key(single, dotted, value)
+            layer = merge(layer, validate(single, f"environment variable {var}"))  # the error names the variable
+    return layer
 
 
 def load_settings(
