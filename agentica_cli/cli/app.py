@@ -29,7 +29,8 @@ examples:
 
 permission modes (--permission-mode, config permissions.mode, /permissions):
   default       ask before any destructive tool (edits, commands)
-  accept-edits  file edits inside the work dir run without asking; commands still ask
+  accept-edits  file edits inside the work dir (and --add-dir folders) run without
+                asking; edits elsewhere and commands still ask
   auto          never ask (same as --yes)
   plan          read-only; destructive tools are refused and the model presents a plan
   Without a terminal to ask (-p, pipes, CI), a call that needs asking is refused and the
