@@ -283,6 +283,16 @@ def test_reasoning_of_a_tool_call_turn_is_sent_back(scripted):
     assert server.requests[2]["messages"][3] == {"role": "assistant", "content": "Cold."}
 
 
+def test_an_empty_answer_is_kept_as_empty_text_not_null(scripted):
+    # A reasoning-only reply: null content without tool calls would make the next request invalid.
+    server = scripted(turns.text("", reasoning="thought only"), turns.text("ok"))
+    agent = Agent(scripted_model(server))
+    assert agent.run_sync("x").content == ""
+    agent.run_sync("y")
+    assert server.requests[1]["messages"] == [{"role": "user", "content": "x"}, {"role": "assistant", "content": ""},
+                                              {"role": "user", "content": "y"}]
+
+
 def test_concurrent_runs_on_one_agent_are_refused(scripted):
     server = scripted(turns.text("slow", delay=0.3), turns.text("x"))
     agent = Agent(scripted_model(server))

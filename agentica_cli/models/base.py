@@ -45,7 +45,9 @@ class ModelResponse:
 
     def to_message(self) -> dict[str, Any]:
         """The assistant message for the history, in chat completions format."""
-        message: dict[str, Any] = {"role": "assistant", "content": self.content or None}
+        # null content is only valid beside tool calls; an empty answer (a reasoning-only
+        # turn, an answer cut at max_tokens) is "" or the next request is rejected.
+        message: dict[str, Any] = {"role": "assistant", "content": self.content or (None if self.tool_calls else "")}
         if self.tool_calls:
             message["tool_calls"] = [tc.to_dict() for tc in self.tool_calls]
             if self.reasoning:
