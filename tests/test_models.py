@@ -234,6 +234,8 @@ def test_retry_policy_and_retry_after_parsing():
 
 def test_importing_the_package_and_agent_does_not_import_openai():
     code = ("import sys, agentica_cli, agentica_cli.agent, agentica_cli.models, agentica_cli.testing;"
+            "from agentica_cli import Agent, DeepSeek, OpenAIChat, ToolConfig;"
+            "from agentica_cli.agent import events;"
             "print(sorted(m for m in ('openai', 'httpx', 'rich') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stderr
