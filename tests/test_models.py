@@ -159,6 +159,20 @@ def test_stream_ending_without_finish_is_retried():
         assert events[-1].content == "whole" and len(server.requests) == 2
 
 
+def test_a_stream_cut_after_its_finish_reason_keeps_the_complete_answer():
+    # chunks: role, content, finish, usage -> the cut loses only the usage chunk and [DONE]
+    call = turns.call("write", {"path": "a.txt"}, id="w")
+    with ScriptedModelServer([turns.cut(turns.text("whole"), after=3),
+                              turns.cut(turns.tool_calls(call), after=6)]) as server:
+        model = model_for(server)
+        events = collect(model)
+        assert [type(e).__name__ for e in events] == ["ModelTextDelta", "ModelResponse"]
+        assert (events[-1].content, events[-1].finish_reason, events[-1].usage) == ("whole", "stop", None)
+        final = collect(model)[-1]
+        assert [(c.id, c.arguments) for c in final.tool_calls] == [("w", '{"path": "a.txt"}')]
+        assert len(server.requests) == 2
+
+
 def test_connection_refused_is_retried_then_reported():
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))

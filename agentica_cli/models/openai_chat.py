@@ -267,7 +267,11 @@ class OpenAIChat(Model):
                 if choice.get("finish_reason"):
                     acc.finish_reason = choice["finish_reason"]
         except Exception as exc:
-            raise _classify(exc) from exc
+            failure = _classify(exc)
+            if not (isinstance(failure, _Retryable) and acc.finish_reason is not None):
+                raise failure from exc
+            # The answer was complete (its finish_reason came); only the trailer (usage,
+            # [DONE]) was lost. Asking again would redo the work and show the text twice.
         finally:
             if stream is not None:
                 await stream.close()
