@@ -411,6 +411,8 @@ class Repl:
         try:
             await self.turn_task
         except asyncio.CancelledError:
+            if sys.stdout.isatty():
+                sys.stdout.write("\r\x1b[K")  # over the terminal's own "^C" echo
             self.renderer.cancel()
             self.console.print("[yellow](interrupted)[/yellow]")
         except Exception as exc:
@@ -420,6 +422,7 @@ class Repl:
             self.on_interrupt = None
             self.turn_task = None
             self.renderer.finish()
+            self.console.print()  # a blank line between one turn and the next prompt
 
     async def run_shell(self, command: str) -> None:
         """`!cmd`: run it here, show the output, keep it for the next message."""
