@@ -315,6 +315,27 @@ def test_tool_call_deltas_without_index_are_joined_by_id():
                                                                       ("b", "ls", "{}")]
 
 
+def test_a_server_that_ignores_stream_true_is_read_as_one_completion():
+    completion = {"choices": [{"index": 0, "finish_reason": "stop",
+                               "message": {"role": "assistant", "content": "whole answer"}}],
+                  "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}
+    server = _RawServer(json.dumps(completion).encode(), "application/json")
+    with server as base_url:
+        events = collect(OpenAIChat(id="m", api_key="k", base_url=base_url))
+    assert [type(e).__name__ for e in events] == ["ModelTextDelta", "ModelResponse"]
+    assert (events[-1].content, events[-1].usage.total_tokens) == ("whole answer", 5)
+    assert server.hits == 1
+
+
+def test_a_web_page_instead_of_a_stream_is_an_error_at_once():
+    server = _RawServer(b"<html><body>Welcome</body></html>", "text/html; charset=utf-8")
+    with server as base_url, pytest.raises(ModelError) as err:
+        collect(OpenAIChat(id="m", api_key="k", base_url=base_url, retry_base_delay=0.01))
+    assert err.value.message == ("the server answered with a web page (text/html; charset=utf-8), not a chat "
+                                 "completion stream; check that the base URL points at an OpenAI-compatible API")
+    assert server.hits == 1
+
+
 @pytest.mark.parametrize("body,content_type,stream,cause", [
     (b"data: [1, 2]\n\ndata: [DONE]\n\n", "text/event-stream", True, "AttributeError"),
     (b"data: {not json\n\ndata: [DONE]\n\n", "text/event-stream", True, "JSONDecodeError"),

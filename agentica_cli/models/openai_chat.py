@@ -222,13 +222,8 @@ class OpenAIChat(Model):
                     async for event in self._streamed_attempt(client, params):
                         yield event
                 else:
-                    response = await self._plain_attempt(client, params)
-                    # One delta each, so a UI that renders deltas shows unstreamed answers too.
-                    if response.reasoning:
-                        yield ModelReasoningDelta(response.reasoning)
-                    if response.content:
-                        yield ModelTextDelta(response.content)
-                    yield response
+                    for event in _whole_answer_events(await self._plain_attempt(client, params)):
+                        yield event
                 return
             except _Retryable as failure:
                 if attempt > self.retry.max_retries:
@@ -247,6 +242,14 @@ class OpenAIChat(Model):
         stream = None
         try:
             stream = await _post(client, params)
+            content_type = stream.response.headers.get("content-type", "")
+            if "json" in content_type:  # the server ignored stream=true and sent one completion
+                for event in _whole_answer_events(_completion_of(json.loads(await stream.response.aread()))):
+                    yield event
+                return
+            if "html" in content_type:
+                raise ModelError(f"the server answered with a web page ({content_type}), not a chat completion "
+                                 "stream; check that the base URL points at an OpenAI-compatible API")
             async for chunk in stream:
                 if chunk.get("usage"):
                     acc.usage = _usage(chunk["usage"])
@@ -285,10 +288,8 @@ class OpenAIChat(Model):
             completion = await _post(client, params)
         except Exception as exc:
             raise _classify(exc) from exc
-        if not isinstance(completion, dict) or not completion.get("choices"):
-            raise _Retryable("the response had no choices")
         try:
-            return _parse_completion(completion)
+            return _completion_of(completion)
         except Exception as exc:
             raise _classify(exc) from exc
 
@@ -299,7 +300,20 @@ class OpenAIChat(Model):
             await client.close()
 
 
-def _parse_completion(completion: dict[str, Any]) -> ModelResponse:
+def _whole_answer_events(response: ModelResponse) -> list[ModelStreamEvent]:
+    """One delta each, then the answer: a UI that renders deltas shows unstreamed answers too."""
+    events: list[ModelStreamEvent] = []
+    if response.reasoning:
+        events.append(ModelReasoningDelta(response.reasoning))
+    if response.content:
+        events.append(ModelTextDelta(response.content))
+    return [*events, response]
+
+
+def _completion_of(completion: Any) -> ModelResponse:
+    """A ModelResponse from a whole `chat.completion` object."""
+    if not isinstance(completion, dict) or not completion.get("choices"):
+        raise _Retryable("the response had no choices")
     choice = completion["choices"][0]
     message = choice.get("message") or {}
     calls = [
