@@ -16,7 +16,14 @@ import base64
 import os
 import sys
 import time
-from typing import Any
+
+from mcp.server.mcpserver import Image, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import EmbeddedResource, TextContent, TextResourceContents, ToolAnnotations
+
+READ_ONLY = ToolAnnotations(read_only_hint=True)
+ADDITIVE = ToolAnnotations(read_only_hint=False, destructive_hint=False)
+DESTRUCTIVE = ToolAnnotations(destructive_hint=True)
 
 # A 1x1 transparent PNG.
 PIXEL_PNG = base64.b64decode(
@@ -24,43 +31,33 @@ PIXEL_PNG = base64.b64decode(
 )
 
 
-def build_server() -> Any:
-    # The SDK takes ~0.7 s of CPU to import: imported here, so the --fail-start options
-    # fail at once (as a real misconfigured server would) instead of after the import.
-    from mcp.server.mcpserver import Image, MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
-    from mcp_types import EmbeddedResource, TextContent, TextResourceContents, ToolAnnotations
-
-    read_only = ToolAnnotations(read_only_hint=True)
-    additive = ToolAnnotations(read_only_hint=False, destructive_hint=False)
-    destructive = ToolAnnotations(destructive_hint=True)
-
+def build_server() -> MCPServer:
     server = MCPServer("demo", instructions="Demo server for the agentica tests.")
     state = {"count": 0, "notes": []}
 
-    @server.tool(annotations=read_only)
+    @server.tool(annotations=READ_ONLY)
     def echo(text: str) -> str:
         """Return the text unchanged."""
         return text
 
-    @server.tool(annotations=read_only)
+    @server.tool(annotations=READ_ONLY)
     def add(a: int, b: int) -> str:
         """Add two integers."""
         return str(a + b)
 
-    @server.tool(annotations=read_only)
+    @server.tool(annotations=READ_ONLY)
     async def slow_read(seconds: float, label: str = "") -> str:
         """Sleep, then answer: stands for a slow read-only lookup."""
         await asyncio.sleep(seconds)
         return f"slept {seconds} {label}".strip()
 
-    @server.tool(annotations=additive)
+    @server.tool(annotations=ADDITIVE)
     def increment() -> str:
         """Add one to a counter kept by this server process and return it."""
         state["count"] += 1
         return str(state["count"])
 
-    @server.tool(annotations=destructive)
+    @server.tool(annotations=DESTRUCTIVE)
     def delete_notes() -> str:
         """Delete every note."""
         removed = len(state["notes"])
@@ -73,38 +70,38 @@ def build_server() -> Any:
         state["notes"].append(text)
         return f"{len(state['notes'])} notes"
 
-    @server.tool(annotations=read_only)
+    @server.tool(annotations=READ_ONLY)
     def fail(message: str) -> str:
         """Always fails with the given message."""
         raise ToolError(message)
 
-    @server.tool(annotations=read_only)
+    @server.tool(annotations=READ_ONLY)
     def pid() -> str:
         """The server's process id."""
         return str(os.getpid())
 
-    @server.tool(annotations=read_only)
+    @server.tool(annotations=READ_ONLY)
     def getenv(name: str) -> str:
         """One environment variable of the server process, or <unset>."""
         return os.environ.get(name, "<unset>")
 
-    @server.tool(annotations=read_only)
+    @server.tool(annotations=READ_ONLY)
     def cwd() -> str:
         """The server's working directory."""
         return os.getcwd()
 
-    @server.tool(annotations=read_only)
+    @server.tool(annotations=READ_ONLY)
     def log(message: str) -> str:
         """Write a line to the server's stderr."""
         print(message, file=sys.stderr, flush=True)
         return "logged"
 
-    @server.tool(annotations=read_only)
+    @server.tool(annotations=READ_ONLY)
     def picture() -> list:
         """A caption and a tiny PNG."""
         return ["a pixel", Image(data=PIXEL_PNG, format="png")]
 
-    @server.tool(annotations=read_only)
+    @server.tool(annotations=READ_ONLY)
     def document() -> list:
         """A text resource embedded in the result."""
         return [
@@ -115,18 +112,18 @@ def build_server() -> Any:
             ),
         ]
 
-    @server.tool(annotations=destructive)
+    @server.tool(annotations=DESTRUCTIVE)
     def crash() -> str:
         """Exit the server process at once, mid-call."""
         os._exit(3)
 
-    @server.tool(annotations=read_only)
+    @server.tool(annotations=READ_ONLY)
     async def hang() -> str:
         """Never return, while the server itself keeps answering other requests."""
         await asyncio.Event().wait()
         return "unreachable"
 
-    @server.tool(annotations=read_only)
+    @server.tool(annotations=READ_ONLY)
     async def freeze() -> str:
         """Block the server's event loop forever: a hung server that answers nothing."""
         while True:
@@ -136,6 +133,9 @@ def build_server() -> Any:
 
 
 def main(argv: list[str]) -> None:
+    # The failure options act after the SDK import (module top), like a real server that
+    # fails on its configuration: a failed start takes about as long as a good one, which
+    # the CLI test of /mcp relies on (it lists a ready server once the failure is shown).
     if "--fail-start" in argv:
         print(argv[argv.index("--fail-start") + 1], file=sys.stderr, flush=True)
         sys.exit(2)
