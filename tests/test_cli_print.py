@@ -200,6 +200,16 @@ def test_plan_mode_refuses_and_asks_for_a_plan(home: Path, project: Path) -> Non
     assert not (project / "out.txt").exists()
     assert "Plan mode is on" in tool_results(requests[1])["w1"]
     assert "plan mode is read-only" in proc.stderr
+    system = requests[0]["messages"][0]
+    assert system["role"] == "system" and "Plan mode is on" in system["content"]  # told before it tries
+
+
+def test_other_modes_do_not_mention_plan_mode(home: Path, project: Path) -> None:
+    with ScriptedModelServer([turns.text("ok")]) as server:
+        proc = run_cli(["-p", "hi", "--permission-mode", "accept-edits", *model_args(server)], cwd=project, home=home)
+        system = server.requests[0]["messages"][0]
+    assert proc.returncode == 0, proc.stderr
+    assert system["role"] == "system" and "Plan mode" not in system["content"]
 
 
 def test_accept_edits_runs_edits_in_the_work_dir_but_not_commands(home: Path, project: Path) -> None:

@@ -319,6 +319,7 @@ def test_shell_escape_mentions_and_multiline_input(start_repl, project: Path) ->
         assert message.startswith("I ran `echo shell-$((40 + 2))` in the shell (exit code 0). Output:\n")
         assert "shell-42" in message
         assert "first line\nlook at @calc.py" in message
+        assert "Plan mode" not in server.requests[0]["messages"][0]["content"]
         assert '<file path="calc.py">\ndef add(a, b):\n    return a + b\n\n</file>' in message
         assert repl.exit() == 0
 
@@ -336,7 +337,7 @@ def test_ctrl_c_twice_at_an_empty_prompt_exits(start_repl) -> None:
 
 def test_tab_completes_slash_commands_and_paths(start_repl, project: Path) -> None:
     (project / "calculator.py").write_text("x = 1\n")
-    with ScriptedModelServer([turns.text("Seen.")]) as server:
+    with ScriptedModelServer([turns.text("Seen."), turns.text("Back to normal.")]) as server:
         repl = start_repl(server)
         repl.child.send("/permi\t")
         repl.child.send(" plan\r")
@@ -348,6 +349,14 @@ def test_tab_completes_slash_commands_and_paths(start_repl, project: Path) -> No
         repl.expect("Seen.")
         repl.expect_prompt()
         assert server.requests[0]["messages"][-1]["content"].startswith("check @calculator.py\n\n<file")
+        assert "Plan mode is on" in server.requests[0]["messages"][0]["content"]  # /permissions plan reached the model
+        repl.send_line("/permissions default")
+        repl.expect("Permission mode: default.")
+        repl.expect_prompt()
+        repl.send_line("go on")
+        repl.expect("Back to normal.")
+        repl.expect_prompt()
+        assert "Plan mode" not in server.requests[1]["messages"][0]["content"]
         assert repl.exit() == 0
 
 

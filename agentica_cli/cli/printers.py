@@ -168,7 +168,7 @@ class PrintRun:
 
     def build_agent(self, extra_tools: list[Any]) -> Any:
         from agentica_cli.cli.approvals import PermissionPolicy
-        from agentica_cli.cli.runtime import build_agent
+        from agentica_cli.cli.runtime import PermissionModePrompt, build_agent
 
         policy = PermissionPolicy(
             self.settings.permission_mode,
@@ -178,7 +178,7 @@ class PrintRun:
             ask=None,
             on_refusal=self.on_refusal,
         )
-        return build_agent(
+        agent = build_agent(
             self.settings,
             self.work_dir,
             model=self.model,
@@ -190,6 +190,8 @@ class PrintRun:
             extra_tools=extra_tools,
             report=lambda text: self.progress.line(f"agentica: {text}"),
         )
+        PermissionModePrompt(agent).apply(policy.mode)
+        return agent
 
     def record(self, event: Any) -> None:
         kind = event.type

@@ -83,6 +83,7 @@ class Repl:
         self.preloader: threading.Thread | None = None
         self.mcp: Any = None
         self.mcp_error: str | None = None
+        self.mode_prompt: Any = None  # runtime.PermissionModePrompt, once the agent exists
         self.on_interrupt: Any = None  # what Ctrl-C (SIGINT) does right now
         self.pending_interrupt = False
         self.commands = SlashCommands(self)
@@ -254,7 +255,7 @@ class Repl:
         if self.agent is None:
             if self.preloader is not None:
                 await asyncio.to_thread(self.preloader.join)
-            from agentica_cli.cli.runtime import build_agent
+            from agentica_cli.cli.runtime import PermissionModePrompt, build_agent
 
             extra_tools = await self.mcp_tools()
             self.agent = build_agent(
@@ -269,6 +270,7 @@ class Repl:
                 extra_tools=extra_tools,
                 report=lambda text: plain(text, "33"),
             )
+            self.mode_prompt = PermissionModePrompt(self.agent)
         return self.agent
 
     def enabled_mcp_servers(self) -> dict[str, Any]:
@@ -395,6 +397,7 @@ class Repl:
             return
         self.ensure_renderer()
         self.sync_mcp_tools()
+        self.mode_prompt.apply(self.policy.mode)  # /permissions may have changed it since the last turn
         if self.pending_context:
             text = "\n\n".join([*self.pending_context, text])
             self.pending_context.clear()

@@ -97,6 +97,25 @@ def tool_config(settings: Settings) -> Any:
     return ToolConfig(**kwargs)
 
 
+PLAN_MODE_NOTE = (
+    "Plan mode is on: the user wants a plan before any change. Read and search as much as you need, but do not "
+    "edit files or run commands (those calls are refused). Finish by presenting your plan: the files, and the "
+    "edits or commands you would make, for the user to approve."
+)
+
+
+class PermissionModePrompt:
+    """Keeps the agent's instructions in step with the permission mode: in plan mode the
+    model is told up front (not only when its first edit is refused) to present a plan."""
+
+    def __init__(self, agent: Any):
+        self.agent = agent
+        self.base = agent.instructions
+
+    def apply(self, mode: str) -> None:
+        self.agent.instructions = f"{self.base}\n\n{PLAN_MODE_NOTE}" if mode == "plan" else self.base
+
+
 def build_instructions(settings: Settings, work_dir: Path) -> str | None:
     from agentica_cli.cli.instructions import load_project_instructions
 
