@@ -563,3 +563,17 @@ def test_model_tools_and_clear_commands(start_repl) -> None:
         history = [m for m in server.requests[1]["messages"] if m["role"] != "system"]
         assert history == [{"role": "user", "content": "hello again"}]
         assert repl.exit() == 0
+
+
+def test_shell_escape_streams_its_output_and_ctrl_c_stops_it(start_repl) -> None:
+    with ScriptedModelServer([]) as server:
+        repl = start_repl(server)
+        repl.send_line("!echo started-$((1 + 1)); sleep 30; echo never")
+        repl.expect("started-2")  # on screen while the command still runs
+        started = time.monotonic()
+        repl.child.sendcontrol("c")
+        repl.expect(r"\(interrupted; the output goes with your next message\)", timeout=10)
+        repl.expect_prompt()
+        assert time.monotonic() - started < 5
+        assert "never" not in repl.child.before
+        assert repl.exit() == 0

@@ -428,9 +428,11 @@ class Repl:
             self.console.print()  # a blank line between one turn and the next prompt
 
     async def run_shell(self, command: str) -> None:
-        """`!cmd`: run it here, show the output, keep it for the next message."""
+        """`!cmd`: run it here, show its output as it comes, keep it for the next message."""
         if not command.strip():
             return
+        import codecs
+
         proc = await asyncio.create_subprocess_shell(
             command,
             cwd=self.work_dir,
@@ -439,23 +441,40 @@ class Repl:
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
         )
+        interrupted = False
+
         def stop() -> None:
+            nonlocal interrupted
+            interrupted = True
             try:
                 os.killpg(proc.pid, signal.SIGINT)
             except ProcessLookupError:
                 pass
 
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        parts: list[str] = []
         self.on_interrupt = stop
         try:
-            out, _ = await proc.communicate()
+            assert proc.stdout is not None
+            while chunk := await proc.stdout.read(65536):  # streamed: a long `!pytest` shows progress
+                text = decoder.decode(chunk)
+                parts.append(text)
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            await proc.wait()
         finally:
             self.on_interrupt = None
-        output = out.decode("utf-8", errors="replace")
-        sys.stdout.write(output if output.endswith("\n") or not output else output + "\n")
-        plain(f"(exit code {proc.returncode}; the output goes with your next message)", "2")
+        parts.append(decoder.decode(b"", final=True))
+        output = "".join(parts)
+        if output and not output.endswith("\n"):
+            sys.stdout.write("\n")
+        elif interrupted and sys.stdout.isatty():
+            sys.stdout.write("\r\x1b[K")  # over the terminal's own "^C" echo, alone on its line
+        code = proc.returncode
+        status = "interrupted" if interrupted else f"exit code {code}"
+        plain(f"({status}; the output goes with your next message)", "2")
         self.pending_context.append(
-            f"I ran `{command}` in the shell (exit code {proc.returncode}). Output:\n<output>\n"
-            f"{output[-20000:]}\n</output>"
+            f"I ran `{command}` in the shell ({status}). Output:\n<output>\n{output[-20000:]}\n</output>"
         )
 
     # -- the loop ---------------------------------------------------------------------------
