@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -83,6 +87,32 @@ def test_file_over_256kb_must_be_paged_and_pages_work(tool: BuiltinFileTool, tmp
     assert last[-1] == "(end of file: lines 19,999-20,000 of 20,000 shown)"
     # limit alone (offset defaults to 1) is also paging
     assert len(ok(call_tool(tool, "read_file", file_path="big.log", limit=5)).splitlines()) == 6
+
+
+def test_a_deep_page_of_a_big_file_is_read_without_loading_the_file(tmp_path: Path) -> None:
+    """48 MB, 600,000 lines: the page at line 500,000 costs a few MB of memory, not the file."""
+    line = b"x" * 79 + b"\n"
+    (tmp_path / "small.txt").write_bytes(line * 10)
+    with open(tmp_path / "big.log", "wb") as f:
+        for _ in range(600):
+            f.write(line * 1000)
+    script = textwrap.dedent(f"""
+        import asyncio, json, resource, sys
+        sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
+        from builtin_tools import BuiltinFileTool
+        tool = BuiltinFileTool({str(tmp_path)!r})
+        tool.read_file("small.txt")  # warm up imports and code paths, not the big file
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        page = tool.read_file("big.log", offset=500_000, limit=2000)
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        print(json.dumps([after - before, page.splitlines()[0][:8], page.splitlines()[-1]]))
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    growth_kb, first, footer = json.loads(proc.stdout)
+    assert first == "500000\tx"
+    assert footer == "(lines 500,000-501,999 of 600,000 shown; next page: offset=502000)"
+    assert growth_kb < 12 * 1024, f"peak RSS grew by {growth_kb} KB reading one page of a 48 MB file"
 
 
 def test_paging_across_chunk_boundaries_matches_splitlines(tool: BuiltinFileTool, tmp_path: Path) -> None:
