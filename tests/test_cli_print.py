@@ -461,3 +461,20 @@ def test_untrusted_project_hooks_do_not_run_until_trusted(home: Path, project: P
     assert trusted.returncode == 0, trusted.stderr
     assert (project / "hook-ran").exists()
     assert "ignoring" not in trusted.stderr
+
+
+def test_text_progress_names_the_tool_of_a_result_that_is_not_under_its_call(home: Path, project: Path) -> None:
+    script = [
+        turns.tool_calls(
+            turns.call("read_file", {"file_path": "notes.txt"}, id="r1"),
+            turns.call("grep", {"pattern": "hello"}, id="g1"),
+        ),
+        turns.text("ok"),
+    ]
+    with ScriptedModelServer(script) as server:
+        proc = run_cli(["-p", "look", *model_args(server)], cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert lines[:2] == ["> read_file notes.txt", "> grep hello"]  # run together (both read-only)
+    results = sorted(line.split(" (")[0] for line in lines[2:4])
+    assert results == ["  grep: 1 line of matches", "  read_file: 1 line read"]

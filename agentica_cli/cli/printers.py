@@ -52,21 +52,25 @@ class StderrProgress:
     def __init__(self, stream: TextIO):
         self.stream = stream
         self.color = stream.isatty() and not os.environ.get("NO_COLOR")
+        self.under = ""  # the call whose "> name args" line is the last line printed
 
     def _paint(self, code: str, text: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
 
-    def line(self, text: str) -> None:
+    def line(self, text: str, call_id: str = "") -> None:
         self.stream.write(text + "\n")
         self.stream.flush()
+        self.under = call_id
 
     def handle(self, event: Any) -> None:
         indent = "    " if getattr(event, "source", "") else ""
         kind = event.type
         if kind == "tool_call_started":
-            self.line(indent + self._paint("36", "> " + summarize_call(event.name, event.args)))
+            self.line(indent + self._paint("36", "> " + summarize_call(event.name, event.args)), event.call_id)
         elif kind == "tool_call_finished":
             summary = summarize_result(event.name, event.result, event.status, event.error)
+            if event.call_id != self.under:  # not right under its own line (calls run together)
+                summary = f"{event.name}: {summary}"
             bad = event.status != "ok" or event.error
             self.line(indent + self._paint("31" if bad else "2", f"  {summary} ({format_elapsed(event.elapsed)})"))
         elif kind == "notice":
