@@ -440,8 +440,9 @@ def test_help_documents_every_exit_code(home: Path, project: Path) -> None:
     assert proc.returncode == 0
     documented = proc.stdout[proc.stdout.index("exit codes:") :]
     codes = {int(line.split()[0]) for line in documented.splitlines()[1:] if line.strip()}
-    returned = {exitcodes.OK, exitcodes.MODEL_ERROR, exitcodes.USAGE_ERROR, exitcodes.INCOMPLETE, exitcodes.INTERRUPTED}
-    assert codes == returned == {0, 1, 2, 3, 130}
+    returned = {exitcodes.OK, exitcodes.MODEL_ERROR, exitcodes.USAGE_ERROR, exitcodes.INCOMPLETE,
+                exitcodes.INTERRUPTED, exitcodes.OUTPUT_CLOSED}  # each one is returned by a test in this file
+    assert codes == returned == {0, 1, 2, 3, 130, 141}
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     for code in codes:
         assert f"\n| {code} | " in readme
@@ -478,3 +479,15 @@ def test_text_progress_names_the_tool_of_a_result_that_is_not_under_its_call(hom
     assert lines[:2] == ["> read_file notes.txt", "> grep hello"]  # run together (both read-only)
     results = sorted(line.split(" (")[0] for line in lines[2:4])
     assert results == ["  grep: 1 line of matches", "  read_file: 1 line read"]
+
+
+def test_closed_stdout_stops_the_run_quietly_with_141(home: Path, project: Path) -> None:
+    with ScriptedModelServer([turns.text("word " * 100, chunk_delay=0.01)]) as server:
+        cmd = [*AGENTICA, "-p", "hi", "--output-format", "stream-json", *model_args(server)]
+        proc = subprocess.Popen(cmd, cwd=project, env=cli_env(home), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert proc.stdout is not None and json.loads(proc.stdout.readline())["type"] == "session"
+        proc.stdout.close()  # like `| head -1`
+        _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 141, err
+    assert err == ""  # no traceback, no error line: a closed pipe is the reader's choice

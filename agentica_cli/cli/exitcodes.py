@@ -7,6 +7,7 @@ MODEL_ERROR = 1  # the model/API failed for good (after retries), or the run end
 USAGE_ERROR = 2  # a wrong flag, a bad config file, or no API key configured
 INCOMPLETE = 3  # the run stopped at a limit (max turns) before the model finished
 INTERRUPTED = 130  # Ctrl-C / SIGINT
+OUTPUT_CLOSED = 141  # stdout's reader went away (`| head`): 128 + SIGPIPE, as shells report it
 
 HELP_TEXT = """\
 exit codes:
@@ -14,4 +15,5 @@ exit codes:
   1    model or API failure (after retries)
   2    usage or config error (wrong flag, bad config, no API key)
   3    stopped at a limit (max turns) before the model finished
-  130  interrupted (Ctrl-C)"""
+  130  interrupted (Ctrl-C)
+  141  stdout was closed by its reader (e.g. piped into head)"""

@@ -39,6 +39,10 @@ def compose_prompt(prompt: str, piped: str) -> str:
     return f"{prompt}\n\n<stdin>\n{piped}\n</stdin>"
 
 
+class OutputClosed(Exception):
+    """stdout's reader closed the pipe; the run stops."""
+
+
 @dataclass
 class RunFailure:
     """An exception that ended the run outside the loop's own Error events."""
@@ -161,8 +165,23 @@ class PrintRun:
         self.mcp: Any = None
 
     def emit_json(self, payload: dict[str, Any]) -> None:
-        self.out.write(json.dumps(payload, ensure_ascii=False, default=str) + "\n")
-        self.out.flush()
+        self.write_out(json.dumps(payload, ensure_ascii=False, default=str) + "\n")
+
+    def write_out(self, text: str) -> None:
+        try:
+            self.out.write(text)
+            self.out.flush()
+        except BrokenPipeError:  # `agentica -p ... | head -1`: nobody reads any more
+            raise OutputClosed from None
+
+    def output_closed(self) -> int:
+        """Stop quietly when the reader of stdout went away, as a shell pipeline expects."""
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.out.fileno())  # the interpreter's last flush must not fail too
+        except (OSError, ValueError):
+            pass
+        return exitcodes.OUTPUT_CLOSED
 
     def on_refusal(self, name: str, mode: str) -> None:
         from agentica_cli.cli.approvals import refusal_hint
@@ -323,17 +342,21 @@ class PrintRun:
             asyncio.run(self.main(prompt))
         except KeyboardInterrupt:
             self.interrupted = True
+        except OutputClosed:
+            return self.output_closed()
         except Exception as exc:  # a bug or an unexpected failure: say so, no traceback wall
             self.error = RunFailure(f"{type(exc).__name__}: {exc}")
             sys.stderr.write(f"agentica: error: {self.error.message}\n")
         code = self.exit_code()
-        if self.format in ("json", "stream-json"):
-            self.emit_json(self.result_object())
-        else:
-            if self.final is not None and self.final.content:
+        try:
+            if self.format in ("json", "stream-json"):
+                self.emit_json(self.result_object())
+            elif self.final is not None and self.final.content:
                 text = self.final.content
-                self.out.write(text if text.endswith("\n") else text + "\n")
-                self.out.flush()
+                self.write_out(text if text.endswith("\n") else text + "\n")
+        except OutputClosed:
+            return self.output_closed()
+        if self.format == "text":
             if self.interrupted:
                 sys.stderr.write("agentica: interrupted\n")
             elif code == exitcodes.INCOMPLETE:
