@@ -109,3 +109,17 @@ def test_an_mcp_server_that_cannot_start_costs_its_tools_not_the_run(scripted, t
     assert notices[0].message.endswith("continuing without its tools.")
     assert events[-1].type == "turn_finished" and events[-1].content == "answered without MCP"
     assert "tools" not in server.requests[0]
+
+
+def test_work_dir_and_allowed_dirs_expand_the_home_folder(scripted, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "lib").mkdir()
+    server = scripted(turns.text("ok"))
+    agent = DeepAgent(scripted_model(server), work_dir="~/proj", allowed_dirs=["~/lib"], exclude_tools=("task",))
+    assert agent.work_dir == (tmp_path / "proj").resolve()
+    assert agent.allowed_dirs == ((tmp_path / "lib").resolve(),)
+    agent.run_sync("hi")
+    system = server.requests[0]["messages"][0]["content"]
+    assert f"Working directory: {(tmp_path / 'proj').resolve()} " in system
+    assert str((tmp_path / "lib").resolve()) in system

@@ -42,8 +42,8 @@ class DeepAgent(Agent):
     ):
         from builtin_tools import get_builtin_tools  # the tool set is heavy; only DeepAgent needs it
 
-        self.work_dir = Path(work_dir).resolve()
-        self.allowed_dirs = tuple(Path(p).resolve() for p in allowed_dirs)
+        self.work_dir = Path(work_dir).expanduser().resolve()
+        self.allowed_dirs = tuple(Path(p).expanduser().resolve() for p in allowed_dirs)
         builtins = get_builtin_tools(self.work_dir, allowed_dirs=self.allowed_dirs, exclude=tuple(exclude_tools),
                                      **(builtin_options or {}))
         prompt = CODING_AGENT_PROMPT + (f"\n\n{instructions.strip()}" if instructions and instructions.strip() else "")
