@@ -140,3 +140,11 @@ def test_cancelling_leaves_a_line_for_each_running_tool() -> None:
     renderer.handle(ToolCallStarted("x1", "execute", {"command": "sleep 30"}))
     renderer.cancel()
     assert out.getvalue().splitlines()[-2:] == ["● execute sleep 30", "  ⎿ cancelled (0.0s)"]
+
+
+def test_blocks_printed_one_by_one_keep_the_blank_line_between_them() -> None:
+    from agentica_cli.agent.events import ModelRequestStarted, TextDelta, TurnFinished
+
+    screen = _render([ModelRequestStarted(1), TextDelta("One.\n\nTw"), TextDelta("o.\n\n"), TextDelta("Three."),
+                      TurnFinished("One.\n\nTwo.\n\nThree.")])
+    assert screen.splitlines() == ["One.", "", "Two.", "", "Three."]

@@ -577,3 +577,20 @@ def test_shell_escape_streams_its_output_and_ctrl_c_stops_it(start_repl) -> None
         assert time.monotonic() - started < 5
         assert "never" not in repl.child.before
         assert repl.exit() == 0
+
+
+def test_keys_typed_during_a_turn_are_not_echoed_but_wait_for_the_next_prompt(start_repl) -> None:
+    answer = "Part one.\n\nPart two, " + "slowly " * 20 + "done."
+    with ScriptedModelServer([turns.text(answer, chunk_delay=0.05), turns.text("Got the typed-ahead line.")]) as server:
+        repl = start_repl(server)
+        repl.send_line("go")
+        repl.expect("Part one.")
+        repl.child.send("typed ahead")  # while the answer still streams
+        during = repl.expect("done.")
+        assert "typed ahead" not in during  # the terminal did not echo it into the live area
+        repl.expect(r"❯ [^\n]*typed ahead")  # it is the next prompt's input
+        repl.child.send("\r")
+        repl.expect("Got the typed-ahead line.")
+        repl.expect_prompt()
+        assert server.requests[1]["messages"][-1] == {"role": "user", "content": "typed ahead"}
+        assert repl.exit() == 0

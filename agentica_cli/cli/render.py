@@ -85,6 +85,7 @@ class EventRenderer:
         self.todos: list[dict[str, Any]] | None = None
         self.usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
         self.printed_this_request = False  # a block of the current request's text was printed for good
+        self.text_printed = False  # a block of this turn's text is on screen (the next one gets a blank line)
 
     # -- the live area --------------------------------------------------------------------
 
@@ -93,6 +94,8 @@ class EventRenderer:
         if self.reasoning and self.show_reasoning:
             parts.append(Text(self.reasoning[-400:], style="dim italic"))
         if self.text:
+            if self.text_printed:
+                parts.append(Text(""))  # the blank line it will have once printed for good
             parts.append(Markdown(self.text) if self.markdown else Text(self.text))
         parts.extend(self.running.values())
         return Group(*parts)
@@ -137,6 +140,7 @@ class EventRenderer:
         self._flush_text(all_of_it=True)
         self.running.clear()
         self.pause()
+        self.text_printed = False
 
     def cancel(self) -> None:
         """The turn was interrupted: tools still running leave a permanent 'cancelled' line."""
@@ -157,7 +161,10 @@ class EventRenderer:
     def _print_text(self, chunk: str) -> None:
         if not chunk.strip():
             return
+        if self.text_printed:  # blocks printed one by one: keep the blank line between them
+            self.console.print()
         self.console.print(Markdown(chunk) if self.markdown else Text(chunk.rstrip("\n")))
+        self.text_printed = True
 
     def _flush_text(self, all_of_it: bool = False) -> None:
         if self.reasoning and self.show_reasoning:

@@ -30,7 +30,7 @@ from agentica_cli.cli.config import (
 from agentica_cli.cli.prompt_input import attach_mentions, make_session
 from agentica_cli.cli.sessions import SessionStore
 from agentica_cli.cli.slash import COMMANDS, SlashCommands
-from agentica_cli.cli.terminal import home_relative, plain
+from agentica_cli.cli.terminal import home_relative, keys_not_echoed, plain
 
 
 def _preload(with_mcp: bool) -> None:
@@ -412,10 +412,9 @@ class Repl:
         self.turn_task = asyncio.create_task(consume())
         self.on_interrupt = self.turn_task.cancel
         try:
-            await self.turn_task
+            with keys_not_echoed():
+                await self.turn_task
         except asyncio.CancelledError:
-            if sys.stdout.isatty():
-                sys.stdout.write("\r\x1b[K")  # over the terminal's own "^C" echo
             self.renderer.cancel()
             self.console.print("[yellow](interrupted)[/yellow]")
         except Exception as exc:
