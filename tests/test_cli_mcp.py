@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import re
 import sys
 import time
 from pathlib import Path
@@ -98,3 +100,53 @@ def test_repl_lists_servers_with_mcp_command(home: Path, project: Path) -> None:
         finally:
             child.close(force=True)
         assert child.exitstatus == 0
+
+
+def test_repl_server_that_crashes_mid_session_is_offered_again_and_restarted(home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "crashy"
+    (project / ".agentica").mkdir(parents=True)
+    (project / ".agentica" / "config.toml").write_text(
+        f'[mcp_servers.demo]\ncommand = "{sys.executable}"\nargs = ["{DEMO}"]\n')
+    script = [
+        turns.tool_calls(turns.call("demo__crash", {}, id="c1")),
+        turns.text("It crashed."),
+        turns.tool_calls(turns.call("demo__increment", {}, id="c2")),
+        turns.text("Counter is back."),
+    ]
+    with ScriptedModelServer(script) as server:
+        child = pexpect.spawn(
+            AGENTICA[0],
+            [*AGENTICA[1:], *model_args(server), "--trust", "--yes"],
+            cwd=str(project),
+            env=cli_env(home, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color"),
+            encoding="utf-8",
+            dimensions=(40, 160),
+            timeout=20,
+        )
+        try:
+            child.expect("❯")
+            for _ in range(40):  # wait until the server is ready, so the first turn offers its tools
+                child.send("/mcp\r")
+                if child.expect([r"demo\s+ready\s+stdio", r"demo\s+(?:idle|starting)\s+stdio"]) == 0:
+                    break
+                child.expect("❯")
+                time.sleep(0.25)
+            else:
+                pytest.fail("the demo server never became ready")
+            child.expect("❯")
+            screen = io.StringIO()
+            child.logfile_read = screen
+            child.send("crash it\r")
+            child.expect("It crashed.")
+            child.expect("❯")
+            # Told once, during or right after the turn (whichever notices the dead server first).
+            assert len(re.findall(r"MCP server 'demo' stopped: .*its next call restarts it", screen.getvalue())) == 1
+            child.send("count\r")
+            child.expect("Counter is back.")
+            child.expect("❯")
+            child.sendcontrol("d")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)
+        assert "demo__increment" in offered(server.requests[2])  # still offered after the crash
+        assert tool_results(server.requests[3])["c2"] == "1"  # a fresh server process answered

@@ -254,7 +254,7 @@ class PrintRun:
         self.mcp.start()
         await self.mcp.wait_ready()
         for failed in self.mcp.new_failures():
-            sys.stderr.write(f"agentica: MCP server '{failed.name}' failed to start: {failed.error}\n")
+            sys.stderr.write(f"agentica: {failed.failure_message()}\n")
         return self.mcp.ready_tools()  # a failed server is left out, not retried mid-run
 
     async def drive(self, prompt: str) -> None:

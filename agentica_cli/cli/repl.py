@@ -305,7 +305,7 @@ class Repl:
 
         def show() -> None:
             for failed in failures:
-                plain(f"MCP server '{failed.name}' failed to start: {failed.error} (see /mcp)", "31")
+                plain(f"{failed.failure_message()} (see /mcp)", "31")
 
         try:
             run_in_terminal(show)
@@ -318,11 +318,12 @@ class Repl:
         return []  # added by sync_mcp_tools as each server becomes ready
 
     def sync_mcp_tools(self) -> None:
-        """Offer the tools of ready MCP servers only: a server still starting must not hold
-        up a turn, and a failed one must not break it (the agent would try to connect it)."""
+        """Offer the tools of usable MCP servers: ready ones, and ones that stopped after
+        starting (their next call restarts them). A server still starting must not hold up a
+        turn, and one that failed to start must not break it (the agent would try to connect it)."""
         if self.mcp is None or self.agent is None:
             return
-        ready = self.mcp.ready_tools()
+        ready = self.mcp.usable_tools()
         managed = {id(t) for t in self.mcp.tools}
         ready_ids = {id(t) for t in ready}
         kept = [t for t in self.agent.tools if id(t) not in managed or id(t) in ready_ids]
@@ -425,6 +426,9 @@ class Repl:
             self.turn_task = None
             self.renderer.finish()
             self.console.print()  # a blank line between one turn and the next prompt
+        # A server that died during the turn is noticed when its state is read: read it now,
+        # so the user hears of it at the end of this turn rather than during the next one.
+        self.sync_mcp_tools()
 
     async def run_shell(self, command: str) -> None:
         """`!cmd`: run it here, show its output as it comes, keep it for the next message."""

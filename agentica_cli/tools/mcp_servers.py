@@ -171,6 +171,15 @@ class McpServerStatus:
     log_path: Path | None = None
     restarts: int = 0
     ever_ready: bool = False  # so a "failed" server crashed or hung after it had started
+    restart_pending: bool = False  # it stopped after starting; its next call restarts it
+
+    def failure_message(self) -> str:
+        """One line for the user about a failed server: a failed start, or a stop later on."""
+        if not self.ever_ready:
+            return f"MCP server '{self.name}' failed to start: {self.error}"
+        if self.restart_pending:
+            return f"MCP server '{self.name}' stopped: {self.error}; its next call restarts it"
+        return f"MCP server '{self.name}' stopped and could not be restarted: {self.error}"
 
 
 class _Entry:
@@ -262,6 +271,7 @@ class McpServerSet:
             log_path=tool.log_path if tool.transport == "stdio" else None,
             restarts=tool.restarts,
             ever_ready=tool.ever_ready,
+            restart_pending=tool.restart_pending,
         )
 
     def statuses(self) -> list[McpServerStatus]:
