@@ -3,23 +3,13 @@ server (OPENAI_BASE_URL points the examples' OpenAIChat at it)."""
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
+from readme_support import README, python_blocks
 
 from agentica_cli.testing import ScriptedModelServer, tool_call_problems, turns
 
-README = Path(__file__).resolve().parent.parent / "README.md"
-
-
-def section(title: str) -> str:
-    text = README.read_text(encoding="utf-8")
-    start = text.index(f"## {title}\n")
-    end = text.find("\n## ", start + 1)
-    return text[start : end if end != -1 else len(text)]
-
 
 def test_library_examples_run(monkeypatch, tmp_path, capsys):
-    blocks = re.findall(r"```python\n(.*?)```", section("Using agentica as a library"), flags=re.DOTALL)
+    blocks = python_blocks("Using agentica as a library")
     assert len(blocks) == 8
     script = [
         turns.tool_calls(turns.call("get_weather", {"city": "Shanghai"}, id="w1")),

@@ -71,12 +71,9 @@ def test_whole_default_prompt_stays_under_16kb(tmp_path: Path) -> None:
 
 
 def test_readme_builtin_tools_example_runs(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import re
+    from readme_support import python_blocks
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    start = readme.index("## Builtin tools\n")
-    section = readme[start : readme.find("\n## ", start + 1)]
-    block = re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)[0]
+    block = python_blocks("Builtin tools")[0]
     monkeypatch.setenv("OPENAI_API_KEY", "sk-readme-example")
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {}

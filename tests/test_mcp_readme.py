@@ -4,24 +4,15 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import sys
-from pathlib import Path
+
+from readme_support import README, python_blocks
 
 from agentica_cli.testing import turns
 
-README = Path(__file__).resolve().parent.parent / "README.md"
-
-
-def mcp_blocks() -> list[str]:
-    text = README.read_text(encoding="utf-8")
-    start = text.index("## MCP servers\n")
-    section = text[start : text.index("\n## ", start + 1)]
-    return re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
-
 
 def test_readme_mcp_example_runs(tmp_path, monkeypatch, scripted, capsys):
-    server_code, client_code, *_ = mcp_blocks()
+    server_code, client_code, *_ = python_blocks("MCP servers")
     assert server_code.startswith("# weather_server.py\n")
     (tmp_path / "weather_server.py").write_text(server_code)
     model = scripted(
