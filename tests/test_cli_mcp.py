@@ -70,28 +70,36 @@ def test_bad_mcp_table_is_a_config_error(home: Path, project: Path) -> None:
     assert proc.stderr.startswith(f"agentica: config error: {home / 'config.toml'}: mcp_servers.x.args applies to")
 
 
+def spawn_repl(home: Path, project: Path, server: ScriptedModelServer, *flags: str) -> pexpect.spawn:
+    return pexpect.spawn(
+        AGENTICA[0],
+        [*AGENTICA[1:], *model_args(server), "--trust", *flags],
+        cwd=str(project),
+        env=cli_env(home, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color"),
+        encoding="utf-8",
+        dimensions=(40, 160),
+        timeout=20,
+    )
+
+
+def wait_until_demo_is_ready(child: pexpect.spawn) -> None:
+    """Ask `/mcp` until the demo server says ready (it may still be idle or starting)."""
+    for _ in range(40):
+        child.send("/mcp\r")
+        if child.expect([r"demo\s+ready\s+stdio", r"demo\s+(?:idle|starting)\s+stdio"]) == 0:
+            return
+        child.expect("❯")
+        time.sleep(0.25)
+    pytest.fail("the demo server never became ready")
+
+
 def test_repl_lists_servers_with_mcp_command(home: Path, project: Path) -> None:
     with ScriptedModelServer([]) as server:
-        child = pexpect.spawn(
-            AGENTICA[0],
-            [*AGENTICA[1:], *model_args(server), "--trust"],
-            cwd=str(project),
-            env=cli_env(home, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color"),
-            encoding="utf-8",
-            dimensions=(40, 160),
-            timeout=20,
-        )
+        child = spawn_repl(home, project, server)
         try:
             child.expect("❯")
             child.expect(r"MCP server 'broken' failed to start: .*no database")
-            for _ in range(40):  # 'broken' may fail before 'demo' is ready: ask again until it is
-                child.send("/mcp\r")
-                if child.expect([r"demo\s+ready\s+stdio", r"demo\s+starting\s+stdio"]) == 0:
-                    break
-                child.expect("❯")
-                time.sleep(0.25)
-            else:
-                pytest.fail("the demo server never became ready")
+            wait_until_demo_is_ready(child)  # 'broken' may fail before 'demo' is ready
             child.expect(r"tools: .*demo__add")
             child.expect(r"broken\s+failed")
             child.expect("❯")
@@ -114,25 +122,10 @@ def test_repl_server_that_crashes_mid_session_is_offered_again_and_restarted(hom
         turns.text("Counter is back."),
     ]
     with ScriptedModelServer(script) as server:
-        child = pexpect.spawn(
-            AGENTICA[0],
-            [*AGENTICA[1:], *model_args(server), "--trust", "--yes"],
-            cwd=str(project),
-            env=cli_env(home, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color"),
-            encoding="utf-8",
-            dimensions=(40, 160),
-            timeout=20,
-        )
+        child = spawn_repl(home, project, server, "--yes")
         try:
             child.expect("❯")
-            for _ in range(40):  # wait until the server is ready, so the first turn offers its tools
-                child.send("/mcp\r")
-                if child.expect([r"demo\s+ready\s+stdio", r"demo\s+(?:idle|starting)\s+stdio"]) == 0:
-                    break
-                child.expect("❯")
-                time.sleep(0.25)
-            else:
-                pytest.fail("the demo server never became ready")
+            wait_until_demo_is_ready(child)  # so the first turn offers its tools
             child.expect("❯")
             screen = io.StringIO()
             child.logfile_read = screen
