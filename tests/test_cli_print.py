@@ -168,8 +168,8 @@ def test_destructive_call_is_refused_without_a_terminal(home: Path, project: Pat
     assert (project / "notes.txt").read_text() == "hello from the notes\n"
     told = tool_results(requests[1])["w1"]
     assert "'write_file' was not run" in told
-    assert "no terminal to ask" in told
-    assert "agentica: refused 'write_file': no terminal to ask for permission; re-run with" in proc.stderr
+    assert "needs the user's permission and this run cannot ask (agentica -p, permission mode 'default')" in told
+    assert "agentica: refused 'write_file': -p runs never ask for permission; re-run with" in proc.stderr
     assert "--yes" in proc.stderr and "--permission-mode accept-edits" in proc.stderr
     assert proc.stdout == "I would have overwritten notes.txt; re-run with --yes.\n"
 
@@ -231,7 +231,7 @@ def test_accept_edits_runs_edits_in_the_work_dir_but_not_commands(home: Path, pr
     results = tool_results(requests[1])
     assert "'execute' was not run" in results["x1"]
     assert "not run" not in results["w1"]
-    hint = "agentica: refused 'execute': no terminal to ask for permission; re-run with --yes to allow it"
+    hint = "agentica: refused 'execute': -p runs never ask for permission; re-run with --yes to allow it"
     assert hint in proc.stderr
 
 

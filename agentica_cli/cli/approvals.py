@@ -123,8 +123,8 @@ class PermissionPolicy:
             if self.on_refusal is not None:
                 self.on_refusal(name, self.mode)
             return Decision.deny(
-                f"'{name}' was not run: it needs the user's permission and there is no terminal to ask "
-                f"(non-interactive run, permission mode '{self.mode}'). Do not retry it; tell the user "
+                f"'{name}' was not run: it needs the user's permission and this run cannot ask "
+                f"(agentica -p, permission mode '{self.mode}'). Do not retry it; tell the user "
                 "what you would have done, and that they can allow it with --yes or --permission-mode."
             )
         answer = self.ask(call)
@@ -147,7 +147,7 @@ def refusal_hint(name: str, mode: str) -> str:
     allow = "--permission-mode accept-edits (edits inside the work dir) or --yes" if edit else "--yes"
     if mode == "plan":
         return f"agentica: refused '{name}' (plan mode is read-only); run without --permission-mode plan to allow it"
-    return f"agentica: refused '{name}': no terminal to ask for permission; re-run with {allow} to allow it"
+    return f"agentica: refused '{name}': -p runs never ask for permission; re-run with {allow} to allow it"
 
 
 # -- what the question shows ---------------------------------------------------------------
