@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentica_cli.tools.mcp_keys import CONFIG_KEYS as MCP_CONFIG_KEYS
+from agentica_cli.tools.mcp_keys import TRANSPORTS as MCP_TRANSPORTS
+
 PERMISSION_MODES = ("default", "accept-edits", "auto", "plan")
 PROVIDERS = (
     "openai",
@@ -44,6 +47,15 @@ def agentica_home() -> Path:
 # a one-element list [schema] is an array of tables.
 
 HOOK_SCHEMA: dict[str, Any] = {
+    "command": "str",
+    "tools": "list[str]",
+    "timeout": "float",
+}
+
+# The transport is checked here as one of its values; the rest as the MCP layer types them.
+MCP_SERVER_SCHEMA: dict[str, Any] = {**MCP_CONFIG_KEYS, "transport": MCP_TRANSPORTS}
+
+SCHEMA: dict[str, Any] = {
     "command": "str",
     "tools": "list[str]",
     "timeout": "float",

@@ -23,25 +23,10 @@ from typing import Any, Literal
 
 from agentica_cli.tools.mcp import DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, McpTool
 from agentica_cli.tools.mcp_connection import McpServerError
+from agentica_cli.tools.mcp_keys import CONFIG_KEYS, TRANSPORTS
 
 ServerState = Literal["disabled", "idle", "starting", "ready", "failed", "closed"]
 
-# The keys of a `[mcp_servers.NAME]` table and the type each must have.
-CONFIG_KEYS: dict[str, str] = {
-    "command": "str",
-    "args": "list[str]",
-    "env": "dict[str,str]",
-    "cwd": "str",
-    "url": "str",
-    "headers": "dict[str,str]",
-    "transport": "str",
-    "enabled": "bool",
-    "timeout": "float",
-    "connect_timeout": "float",
-    "include_tools": "list[str]",
-    "exclude_tools": "list[str]",
-}
-TRANSPORTS = ("stdio", "sse", "streamable-http", "http")
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 

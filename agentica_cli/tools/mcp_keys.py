@@ -1,0 +1,23 @@
+"""The keys of a `[mcp_servers.NAME]` config table and the type each must have.
+
+One list for both readers: `McpServerConfig.from_dict` and the CLI's config check. Kept
+apart from `mcp_servers` so the config check need not import the MCP machinery.
+"""
+
+from __future__ import annotations
+
+CONFIG_KEYS: dict[str, str] = {
+    "command": "str",
+    "args": "list[str]",
+    "env": "dict[str,str]",
+    "cwd": "str",
+    "url": "str",
+    "headers": "dict[str,str]",
+    "transport": "str",
+    "enabled": "bool",
+    "timeout": "float",
+    "connect_timeout": "float",
+    "include_tools": "list[str]",
+    "exclude_tools": "list[str]",
+}
+TRANSPORTS = ("stdio", "sse", "streamable-http", "http")
