@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentica_cli.cli.approvals import preview_edit
+from agentica_cli.cli.diff_preview import preview_edit
 from agentica_cli.cli.printers import compose_prompt
 from agentica_cli.cli.render import split_markdown
 from agentica_cli.cli.summaries import summarize_call, summarize_result

@@ -20,7 +20,7 @@ from rich.spinner import Spinner
 from rich.syntax import Syntax
 from rich.text import Text
 
-from agentica_cli.cli.approvals import preview_edit
+from agentica_cli.cli.diff_preview import preview_edit
 from agentica_cli.cli.summaries import format_elapsed, shorten, summarize_call, summarize_result
 
 TODO_TOOLS = ("write_todos", "todo_write", "update_todos", "todos")

@@ -19,7 +19,7 @@ from typing import Any
 from prompt_toolkit.formatted_text import FormattedText
 
 from agentica_cli.cli import exitcodes
-from agentica_cli.cli.approvals import Answer, PermissionPolicy, call_args, preview_edit
+from agentica_cli.cli.approvals import Answer, PermissionPolicy, call_args
 from agentica_cli.cli.config import (
     ConfigError,
     Settings,
@@ -27,6 +27,7 @@ from agentica_cli.cli.config import (
     load_settings,
     save_user_setting,
 )
+from agentica_cli.cli.diff_preview import preview_edit
 from agentica_cli.cli.prompt_input import attach_mentions, make_session
 from agentica_cli.cli.sessions import SessionStore
 from agentica_cli.cli.slash import COMMANDS, SlashCommands
