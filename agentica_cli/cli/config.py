@@ -56,27 +56,6 @@ HOOK_SCHEMA: dict[str, Any] = {
 MCP_SERVER_SCHEMA: dict[str, Any] = {**MCP_CONFIG_KEYS, "transport": MCP_TRANSPORTS}
 
 SCHEMA: dict[str, Any] = {
-    "command": "str",
-    "tools": "list[str]",
-    "timeout": "float",
-}
-
-MCP_SERVER_SCHEMA: dict[str, Any] = {
-    "command": "str",
-    "args": "list[str]",
-    "env": "dict[str,str]",
-    "cwd": "str",
-    "url": "str",
-    "headers": "dict[str,str]",
-    "transport": ("stdio", "sse", "streamable-http", "http"),
-    "enabled": "bool",
-    "timeout": "float",
-    "connect_timeout": "float",
-    "include_tools": "list[str]",
-    "exclude_tools": "list[str]",
-}
-
-SCHEMA: dict[str, Any] = {
     "model": {
         "provider": "provider",
         "name": "str",
