@@ -10,7 +10,7 @@ from pathlib import Path
 
 from agentica_cli.tools.base import Tool
 from agentica_cli.tools.context import ToolContext
-from builtin_tools.output_capture import OutputCapture
+from builtin_tools.output_capture import LiveOutput, OutputCapture
 from builtin_tools.process_group import run_in_group
 
 DEFAULT_TIMEOUT_S = 120
@@ -54,6 +54,19 @@ def _model_secrets(ctx: ToolContext | None) -> tuple[list[str], list[str]]:
     env_name = getattr(model, "api_key_env", None)
     names = [env_name] if isinstance(env_name, str) and env_name else []
     return names, [key] if isinstance(key, str) and key else []
+
+
+def _live_output(ctx: ToolContext | None) -> LiveOutput | None:
+    """The command's output as ToolOutput events while it runs, when an agent runs the call
+    (a UI shows its last lines live)."""
+    emit = getattr(ctx, "emit", None)
+    if emit is None or ctx is None:
+        return None
+    # The one event type this tool emits; the agent package is loaded whenever `emit` is set.
+    from agentica_cli.agent.events import ToolOutput
+
+    call_id = ctx.call_id
+    return LiveOutput(lambda text: emit(ToolOutput(call_id, text)))
 
 
 class BuiltinExecuteTool(Tool):
@@ -110,9 +123,15 @@ class BuiltinExecuteTool(Tool):
             raise ValueError("command is empty.")
         seconds = max(1, min(int(timeout), MAX_TIMEOUT_S))
         started = time.monotonic()
-        outcome = await run_in_group(
-            [self.shell, "-c", command], cwd=str(self.work_dir), env=self.environment(ctx), timeout=seconds
-        )
+        live = _live_output(ctx)
+        try:
+            outcome = await run_in_group(
+                [self.shell, "-c", command], cwd=str(self.work_dir), env=self.environment(ctx), timeout=seconds,
+                on_output=live.feed if live is not None else None,
+            )
+        finally:
+            if live is not None:
+                live.close()
         elapsed = time.monotonic() - started
         code = outcome.returncode if outcome.returncode is not None else -1
         if outcome.timed_out:

@@ -1,12 +1,16 @@
 """Bounded capture of a command's output: the first and last bytes, and how much was skipped.
 
 Whatever a command prints, at most HEAD_BYTES + TAIL_BYTES (+ one chunk) are held, so
-`yes | head -c 50000000` costs kilobytes, not 50 MB.
+`yes | head -c 50000000` costs kilobytes, not 50 MB. `LiveOutput` forwards the output as it
+comes, throttled, for a UI that shows it live.
 """
 
 from __future__ import annotations
 
+import asyncio
+import codecs
 from collections import deque
+from collections.abc import Callable
 
 HEAD_BYTES = 64 * 1024
 TAIL_BYTES = 64 * 1024
@@ -91,3 +95,65 @@ class OutputCapture:
         if not head_text.endswith("\n"):
             marker = "\n" + marker
         return f"{head_text}{marker}\n{tail_text}"
+
+
+class LiveOutput:
+    """Passes what a command prints, while it prints it, to `send(text)` for a live view.
+
+    A flood of output must not slow the command: chunks are decoded and collected, and
+    `send` runs at most once per `interval` with the text since its previous call (only
+    the last `keep` characters of it when more came). Both streams share one view, in the
+    order the chunks arrived. Runs on the event loop (the pipe protocols' thread)."""
+
+    def __init__(self, send: Callable[[str], None], *, interval: float = 0.1, keep: int = 4000):
+        self.send = send
+        self.interval = interval
+        self.keep = keep
+        self.pending: list[str] = []
+        self.pending_chars = 0
+        self.last_sent = 0.0
+        self.timer: asyncio.TimerHandle | None = None
+        self.decoders = [codecs.getincrementaldecoder("utf-8")(errors="replace") for _ in range(2)]
+
+    def feed(self, stream: int, data: bytes) -> None:
+        """`stream` 0 is stdout, 1 is stderr (each has its own decoder: a character may be
+        split across chunks)."""
+        text = self.decoders[stream].decode(data)
+        if not text:
+            return
+        self.pending.append(text)
+        self.pending_chars += len(text)
+        if self.pending_chars > 4 * self.keep:  # a flood between two sends: keep only its end
+            self.pending = ["".join(self.pending)[-self.keep:]]
+            self.pending_chars = self.keep
+        if self.timer is not None:
+            return
+        loop = asyncio.get_running_loop()
+        wait = self.last_sent + self.interval - loop.time()
+        if wait <= 0:
+            self.flush()
+        else:
+            self.timer = loop.call_later(wait, self.flush)
+
+    def flush(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if not self.pending:
+            return
+        text = "".join(self.pending)[-self.keep:]
+        self.pending.clear()
+        self.pending_chars = 0
+        self.last_sent = asyncio.get_running_loop().time()
+        try:
+            self.send(text)
+        except Exception:  # a broken live view must never break the command
+            pass
+
+    def close(self) -> None:
+        """The command ended: send what is left (and any half-decoded character)."""
+        for decoder in self.decoders:
+            rest = decoder.decode(b"", final=True)
+            if rest:
+                self.pending.append(rest)
+        self.flush()

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import signal
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from builtin_tools.output_capture import OutputCapture
@@ -57,12 +58,16 @@ def kill_pipe_holders(inodes: Iterable[int]) -> int:
 
 
 class _CaptureProtocol(asyncio.Protocol):
-    def __init__(self, capture: OutputCapture, closed: asyncio.Future[None]):
+    def __init__(self, capture: OutputCapture, closed: asyncio.Future[None],
+                 on_data: Callable[[bytes], None] | None = None):
         self.capture = capture
         self.closed = closed
+        self.on_data = on_data
 
     def data_received(self, data: bytes) -> None:
         self.capture.feed(data)
+        if self.on_data is not None:
+            self.on_data(data)
 
     def eof_received(self) -> bool:
         return False
@@ -81,9 +86,11 @@ class CommandOutcome:
     pipes_left_open: bool = False  # background processes still held the output at the end
 
 
-async def run_in_group(argv: list[str], *, cwd: str, env: dict[str, str], timeout: float) -> CommandOutcome:
+async def run_in_group(argv: list[str], *, cwd: str, env: dict[str, str], timeout: float,
+                       on_output: Callable[[int, bytes], None] | None = None) -> CommandOutcome:
     """Run `argv` with stdin from /dev/null in a new session; kill the whole group on
-    timeout or cancellation. Output is captured in bounded memory."""
+    timeout or cancellation. Output is captured in bounded memory; `on_output(stream, data)`
+    (0 stdout, 1 stderr) also sees each chunk as it arrives, for a live view."""
     loop = asyncio.get_running_loop()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -109,9 +116,13 @@ async def run_in_group(argv: list[str], *, cwd: str, env: dict[str, str], timeou
     try:
         # Everything after the start is inside this try: a cancellation at any await (also
         # while the pipes are being connected) must still kill the group.
-        for pipe, capture, closed in ((pipes[0], outcome.stdout, out_closed), (pipes[1], outcome.stderr, err_closed)):
+        for stream, (pipe, capture, closed) in enumerate(
+            ((pipes[0], outcome.stdout, out_closed), (pipes[1], outcome.stderr, err_closed))
+        ):
+            on_data = None if on_output is None else functools.partial(on_output, stream)
             transport, _ = await loop.connect_read_pipe(
-                lambda capture=capture, closed=closed: _CaptureProtocol(capture, closed), pipe
+                lambda capture=capture, closed=closed, on_data=on_data: _CaptureProtocol(capture, closed, on_data),
+                pipe,
             )
             transports.append(transport)
         try:

@@ -93,6 +93,19 @@ class ToolCallFinished(Event):
 
 
 @dataclass
+class ToolOutput(Event):
+    """What a running tool printed since its previous ToolOutput (e.g. `execute`'s command
+    output), for showing it live. At most ~10 a second per call; when more came in between,
+    `text` is its last few thousand characters. The result the model gets is unaffected.
+    Pushed by the tool through its context, so `source` is `task:<call_id>` like any event
+    a tool emits; `call_id` names the call it belongs to."""
+
+    call_id: str
+    text: str
+    type: str = field(init=False, default="tool_output")
+
+
+@dataclass
 class Usage(Event):
     """Token usage of one model request, as the API reported it (or estimated)."""
 
@@ -142,6 +155,7 @@ AgentEvent = (
     | ToolCallStarted
     | ApprovalRequested
     | ToolCallFinished
+    | ToolOutput
     | Usage
     | Notice
     | TurnFinished
