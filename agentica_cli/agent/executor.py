@@ -2,8 +2,9 @@
 
 Consecutive concurrency-safe calls run together (asyncio.gather); any other call runs alone,
 in order. Per call: limit, unknown tool, arguments, input guardrails, before-hooks, approval
-(destructive tools), execution, output guardrails, after-hooks. Results keep the model's
-order, also when the run is cancelled half-way (unfinished calls are recorded as cancelled).
+(destructive tools, and any the approve hook's `needs_review` names), execution, output
+guardrails, after-hooks. Results keep the model's order, also when the run is cancelled
+half-way (unfinished calls are recorded as cancelled).
 """
 
 from __future__ import annotations
@@ -135,7 +136,7 @@ class ToolExecutor:
             call.fail(blocked)
             self._finish(record, "blocked")
             return
-        if call.function.is_destructive and self.agent.approve is not None:
+        if self._needs_approval(call):
             decision = await self._ask_approval(call)
             if not decision.allowed:
                 call.fail(decision.message or f"Permission denied: the user did not allow '{call.name}' to run.")
@@ -170,6 +171,23 @@ class ToolExecutor:
                 reason = verdict if isinstance(verdict, str) else "a before_tool_call hook"
                 return f"Blocked: the call to '{call.name}' was not run ({reason})."
         return None
+
+    def _needs_approval(self, call: FunctionCall) -> bool:
+        """Destructive calls go to the approve hook; other calls too when the hook has a
+        `needs_review(call)` that says so (a permission policy with deny rules or a
+        read-only mode must see them). A failing check counts as "needs it"."""
+        approve = self.agent.approve
+        if approve is None:
+            return False
+        if call.function.is_destructive:
+            return True
+        review = getattr(approve, "needs_review", None)
+        if review is None:
+            return False
+        try:
+            return bool(review(call))
+        except Exception:
+            return True
 
     async def _ask_approval(self, call: FunctionCall) -> Decision:
         self.run.emit(ApprovalRequested(call.call_id, call.name, call.args or {}))

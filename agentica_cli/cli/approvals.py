@@ -1,13 +1,20 @@
-"""Who may run a destructive tool call: the permission mode, and the terminal question.
+"""Who may run a tool call: rules, the permission mode, grants, and the terminal question.
 
 Modes:
   default       ask before any destructive call
   accept-edits  file edits inside the work dir (and --add-dir folders) run; the rest asks
   auto          never ask (--yes)
-  plan          read-only: destructive calls are refused, the model presents a plan
+  plan          only read-only tools run (and the todo list); the model presents a plan
 
-`PermissionPolicy` is the agent's `approve` hook. It asks through `ask` when one is given
-(the REPL's terminal prompt); without it (a -p run, a pipe, CI) a call that needs asking is
+Order of decision: a deny rule refuses (every mode); plan mode refuses anything not
+read-only; a write to a sensitive place (agentica's or git's config and hooks, shell start-up
+files) asks in every mode but an explicit --yes; an ask rule asks; auto allows; an allow
+rule or a session grant allows; a call that is not destructive runs; accept-edits allows
+edits inside the folders; anything else asks.
+
+`PermissionPolicy` is the agent's `approve` hook (and its `needs_review` tells the loop
+which non-destructive calls it must see). It asks through `ask` when one is given (the
+REPL's terminal question); without it (a -p run, a pipe, CI) a call that needs asking is
 refused at once, the model is told why, and `on_refusal` reports the flag that allows it.
 """
 
@@ -26,6 +33,7 @@ if TYPE_CHECKING:  # imported when a call is decided: agentica_cli.agent is too 
 EDIT_TOOLS = frozenset({"write_file", "edit_file", "multi_edit", "multi_edit_file", "create_file", "str_replace"})
 PATH_KEYS = ("file_path", "path", "filename", "file")
 COMMAND_KEYS = ("command", "cmd")
+COMMAND_TOOL_NAMES = frozenset({"execute", "shell", "bash", "run_command"})
 
 
 @dataclass(frozen=True)
@@ -75,7 +83,46 @@ def is_inside(path: Path, folders: list[Path]) -> bool:
     return any(real == f or f in real.parents for f in folders)
 
 
+@dataclass(frozen=True)
+class Grant:
+    """A "yes, and don't ask again" answer: a tool, or for commands a prefix of words
+    (`pytest`, `git status`) or one exact command."""
+
+    tool: str
+    words: tuple[str, ...] = ()
+    exact: bool = False
+
+    def describe(self) -> str:
+        if not self.words:
+            return f"{self.tool} (every call)"
+        from agentica_cli.cli.shell_parts import display_words
+
+        shown = display_words(list(self.words))
+        return f"{self.tool}: exactly `{shown}`" if self.exact else f"{self.tool}: `{shown}` commands"
+
+    def covers(self, words: list[str]) -> bool:
+        from agentica_cli.cli.shell_parts import starts_with
+
+        return list(self.words) == words if self.exact else starts_with(words, list(self.words))
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the policy decided before asking anyone: allow, deny or ask (and why)."""
+
+    kind: str  # "allow", "deny" or "ask"
+    message: str = ""  # for deny: what the model reads
+    why: str = ""  # for deny/ask: "plan", "rule", "sensitive", "outside", "" (the plain case)
+    note: str = ""  # for ask: a line the question shows (a sensitive path, the rule that asks)
+
+
+PLAN_MODE_TOOLS = frozenset({"write_todos", "todo_write", "update_todos", "todos", "task", "ask_user"})
+
+
 class PermissionPolicy:
+    """Decides each tool call: deny rules, sensitive files, plan mode, ask rules, the mode,
+    allow rules and this session's grants, in that order; then asks or refuses."""
+
     def __init__(
         self,
         mode: str,
@@ -83,16 +130,94 @@ class PermissionPolicy:
         *,
         allowed_dirs: tuple[Path, ...] | list[Path] = (),
         always_allow: tuple[str, ...] | list[str] = (),
+        rules: list[Any] | None = None,
+        explicit_auto: bool = False,
         ask: AskUser | None = None,
-        on_refusal: Callable[[str, str], None] | None = None,
+        on_refusal: Callable[..., None] | None = None,
     ):
+        from agentica_cli.cli.permission_rules import PermissionRule
+
         self.mode = mode
+        self.explicit_auto = explicit_auto  # --yes / --permission-mode auto: even sensitive writes run
         self.work_dir = work_dir
         self.folders = [Path(os.path.realpath(p)) for p in (work_dir, *allowed_dirs)]
-        self.session_allowed: set[str] = set(always_allow)  # "yes for this tool this session"
+        self.rules: list[PermissionRule] = list(rules or [])
+        self.rules += [PermissionRule.parse("allow", text, "") for text in always_allow]
+        self.grants: list[Grant] = []  # this session's "always" answers, in order
         self.ask = ask
         self.on_refusal = on_refusal
         self.refusals: list[str] = []
+
+    # -- mode and grants ----------------------------------------------------------------
+
+    def set_mode(self, mode: str, *, explicit: bool = False) -> None:
+        self.mode = mode
+        self.explicit_auto = mode == "auto" and explicit
+
+    @property
+    def session_allowed(self) -> set[str]:  # kept for callers that list tool-wide grants
+        return {g.tool for g in self.grants if not g.words}
+
+    def revoke(self, index: int) -> Grant:
+        return self.grants.pop(index)
+
+    def clear_grants(self) -> None:
+        self.grants.clear()
+
+    def grant_for(self, call: Any) -> Grant | None:
+        """What "always" would grant for this call, or None when no grant can cover it
+        (a compound command: the user is asked each time)."""
+        name = _call_name(call)
+        args = call_args(call)
+        if name in EDIT_TOOLS:
+            return Grant(name)  # answered by switching to accept-edits (see `remember`)
+        command = _command_of(args)
+        if command is None:
+            return Grant(name)
+        from agentica_cli.cli.sensitive_paths import command_touches_sensitive
+        from agentica_cli.cli.shell_parts import _WRAPPERS, grant_prefix, parse_command
+
+        parsed = parse_command(command)
+        if not parsed.grantable or len(parsed.parts) != 1 or command_touches_sensitive(command):
+            return None
+        words = parsed.parts[0]
+        prefix = grant_prefix(words)
+        exact = prefix == words and words[0].rsplit("/", 1)[-1] in _WRAPPERS
+        return Grant(name, tuple(prefix), exact=exact)
+
+    def remember(self, call: Any) -> str:
+        """Record an "always" answer; returns what it now allows, for the user."""
+        name = _call_name(call)
+        if name in EDIT_TOOLS:
+            if self.mode == "default":
+                self.mode = "accept-edits"
+                return "file edits inside the work folder, for this session (mode accept-edits)"
+            return "this edit"
+        grant = self.grant_for(call)
+        if grant is None:
+            return "this call only (a compound command is asked each time)"
+        if grant not in self.grants:
+            self.grants.append(grant)
+        return grant.describe()
+
+    def _granted(self, name: str, args: dict[str, Any]) -> bool:
+        grants = [g for g in self.grants if g.tool == name]
+        if not grants:
+            return False
+        if any(not g.words for g in grants):
+            return True
+        command = _command_of(args)
+        if command is None:
+            return False
+        from agentica_cli.cli.sensitive_paths import command_touches_sensitive
+        from agentica_cli.cli.shell_parts import parse_command
+
+        parsed = parse_command(command)
+        if not parsed.grantable or command_touches_sensitive(command):
+            return False
+        return all(any(g.covers(words) for g in grants if g.words) for words in parsed.parts)
+
+    # -- deciding -------------------------------------------------------------------------
 
     def _edit_inside_work_dir(self, name: str, args: dict[str, Any]) -> bool:
         path = edit_path(name, args)
@@ -100,37 +225,107 @@ class PermissionPolicy:
             return False
         return is_inside(resolve_edit_path(path, self.work_dir), self.folders)
 
+    def _rule(self, kind: str, name: str, args: dict[str, Any]) -> Any:
+        return next((r for r in self.rules if r.kind == kind and r.matches(name, args, self.work_dir)), None)
+
+    def _sensitive(self, name: str, args: dict[str, Any]) -> str | None:
+        from agentica_cli.cli.sensitive_paths import command_touches_sensitive, sensitive_reason
+
+        path = edit_path(name, args)
+        if path is not None:
+            reason = sensitive_reason(path, self.work_dir)
+            return f"{path}: {reason}" if reason else None
+        command = _command_of(args)
+        if command is not None:
+            return command_touches_sensitive(command)
+        return None
+
+    def evaluate(self, call: Any) -> Verdict:
+        """The decision that needs no one: allow, deny, or ask (when someone can be asked)."""
+        name = _call_name(call)
+        args = call_args(call)
+        function = getattr(call, "function", None)
+        destructive = bool(getattr(function, "is_destructive", True))
+        read_only = bool(getattr(function, "is_read_only", False))
+        rule = self._rule("deny", name, args)
+        if rule is not None:
+            where = f" ({rule.source})" if rule.source else ""
+            return Verdict("deny", f"'{name}' was not run: a permission rule denies it: {rule.text}{where}. "
+                                   "Do not try to get around the rule; tell the user if you need it.", "rule")
+        if self.mode == "plan" and not (read_only or name in PLAN_MODE_TOOLS):
+            return Verdict(
+                "deny",
+                f"Plan mode is on: '{name}' is not a read-only tool, so it was not run. Do not try other ways to "
+                "make changes; finish by presenting your plan (the files and the edits or commands you would "
+                "make) for the user to approve.",
+                "plan",
+            )
+        sensitive = self._sensitive(name, args) if (destructive or name in EDIT_TOOLS) else None
+        if sensitive and not (self.mode == "auto" and self.explicit_auto):
+            return Verdict("ask", why="sensitive", note=f"sensitive: {sensitive}")
+        rule = self._rule("ask", name, args)
+        if rule is not None and not (self.mode == "auto" and self.explicit_auto):
+            return Verdict("ask", why="rule", note=f"a permission rule asks: {rule.text}")
+        if self.mode == "auto":
+            return Verdict("allow")
+        if self._rule("allow", name, args) is not None or self._granted(name, args):
+            return Verdict("allow")
+        if not destructive:
+            return Verdict("allow")
+        if self.mode == "accept-edits" and self._edit_inside_work_dir(name, args):
+            return Verdict("allow")
+        outside = self.mode == "accept-edits" and edit_path(name, args) is not None
+        return Verdict("ask", why="outside" if outside else "")
+
+    def describe_tool(self, function: Any) -> str:
+        """What happens to a call of this tool in the current mode, for /tools."""
+        name = getattr(function, "name", "")
+        destructive = bool(getattr(function, "is_destructive", False))
+        read_only = bool(getattr(function, "is_read_only", False))
+        covering = [r for r in self.rules if r.covers_tool(name)]
+        if any(r.kind == "deny" and r.pattern is None for r in covering):
+            return "denied by a rule"
+        if self.mode == "plan" and not (read_only or name in PLAN_MODE_TOOLS):
+            return "refused in plan mode"
+        some = " (some calls: rules)" if covering else ""
+        if self.mode == "auto" or not destructive:
+            sensitive = " (sensitive files ask)" if name in EDIT_TOOLS or name in COMMAND_TOOL_NAMES else ""
+            return ("runs" + (sensitive if self.mode == "auto" and not self.explicit_auto else "")) + some
+        if any(g.tool == name and not g.words for g in self.grants) or any(
+            r.kind == "allow" and r.pattern is None for r in covering
+        ):
+            return "runs (allowed this session)"
+        granted = [g for g in self.grants if g.tool == name]
+        if granted:
+            some = f" ({len(granted)} command prefix(es) granted)" + some
+        if self.mode == "accept-edits" and name in EDIT_TOOLS:
+            return "runs inside the work folders, asks elsewhere" + some
+        return "asks" + some
+
+    def needs_review(self, call: Any) -> bool:
+        """Whether a call the loop would run without asking (not destructive) needs this
+        policy's decision: a deny or ask rule names it, or plan mode refuses it."""
+        return self.evaluate(call).kind != "allow"
+
     async def __call__(self, call: Any) -> Decision:
         from agentica_cli.agent.approval import Decision
 
-        name = getattr(call, "name", "") or getattr(getattr(call, "function", None), "name", "")
-        args = call_args(call)
-        if self.mode == "plan":
-            if self.on_refusal is not None:
-                self.on_refusal(name, self.mode)
-            return Decision.deny(
-                f"Plan mode is on: '{name}' changes things, so it was not run. Do not try other ways to "
-                "make changes; finish by presenting your plan (the files and the edits or commands you "
-                "would make) for the user to approve."
-            )
-        if self.mode == "auto" or name in self.session_allowed:
+        name = _call_name(call)
+        verdict = self.evaluate(call)
+        if verdict.kind == "allow":
             return Decision.allow()
-        if self.mode == "accept-edits" and self._edit_inside_work_dir(name, args):
-            return Decision.allow()
+        if verdict.kind == "deny":
+            self._refused(name, verdict.why)
+            return Decision.deny(verdict.message)
         if self.ask is None:
-            self.refusals.append(name)
-            if self.on_refusal is not None:
-                self.on_refusal(name, self.mode)
-            return Decision.deny(
-                f"'{name}' was not run: it needs the user's permission and this run cannot ask "
-                f"(agentica -p, permission mode '{self.mode}'). Do not retry it; tell the user "
-                "what you would have done, and that they can allow it with --yes or --permission-mode."
-            )
-        answer = self.ask(call)
+            self._refused(name, verdict.why)
+            return Decision.deny(self._cannot_ask_message(name, verdict))
+        answer = self.ask(call, verdict) if _takes_verdict(self.ask) else self.ask(call)
         if inspect.isawaitable(answer):
             answer = await answer
         if answer.choice == "always":
-            self.session_allowed.add(name)
+            if verdict.why not in ("sensitive", "rule"):
+                self.remember(call)
             return Decision.allow()
         if answer.choice == "once":
             return Decision.allow()
@@ -139,11 +334,84 @@ class PermissionPolicy:
             reason += f" They said: {answer.message}"
         return Decision.deny(reason)
 
+    def _refused(self, name: str, why: str) -> None:
+        self.refusals.append(name)
+        if self.on_refusal is not None:
+            try:
+                self.on_refusal(name, self.mode, why)
+            except TypeError:  # an older two-argument callback
+                self.on_refusal(name, self.mode)
 
-def refusal_hint(name: str, mode: str) -> str:
+    def _cannot_ask_message(self, name: str, verdict: Verdict) -> str:
+        if verdict.why == "sensitive":
+            what = verdict.note.removeprefix("sensitive: ")
+            return (f"'{name}' was not run: it changes a sensitive file or setting ({what}), which always "
+                    "needs the user's confirmation, and this run cannot ask. Do not retry it or "
+                    "try another way; tell the user what you would have changed.")
+        if verdict.why == "outside":
+            return (f"'{name}' was not run: it edits a file outside the work folder, and this run cannot ask. "
+                    "Do not retry it; tell the user, who can allow that folder with --add-dir.")
+        return (f"'{name}' was not run: it needs the user's permission and this run cannot ask "
+                f"(agentica -p, permission mode '{self.mode}'). Do not retry it; tell the user "
+                "what you would have done, and that they can allow it with --yes or --permission-mode.")
+
+
+def _call_name(call: Any) -> str:
+    return getattr(call, "name", "") or getattr(getattr(call, "function", None), "name", "") or ""
+
+
+def _command_of(args: dict[str, Any]) -> str | None:
+    for key in COMMAND_KEYS:
+        if isinstance(args.get(key), str):
+            return args[key]
+    return None
+
+
+def _takes_verdict(ask: Any) -> bool:
+    try:
+        params = inspect.signature(ask).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in params)
+
+
+def refusal_hint(name: str, mode: str, why: str = "") -> str:
     """What stderr says when a -p run refused a call."""
-    edit = name in EDIT_TOOLS
-    allow = "--permission-mode accept-edits (edits inside the work dir) or --yes" if edit else "--yes"
-    if mode == "plan":
+    if why == "rule":
+        return f"agentica: refused '{name}': a deny rule in [permissions] matches it"
+    if mode == "plan" or why == "plan":
         return f"agentica: refused '{name}' (plan mode is read-only); run without --permission-mode plan to allow it"
+    if why == "sensitive":
+        return (f"agentica: refused '{name}': it changes agentica's or git's config, hooks or a shell start-up "
+                "file, which always asks; only an explicit --yes allows it")
+    if why == "outside":
+        return f"agentica: refused '{name}': the file is outside the work folder; allow its folder with --add-dir"
+    edit = name in EDIT_TOOLS
+    if edit and mode == "accept-edits":
+        return f"agentica: refused '{name}': re-run with --add-dir for that folder, or --yes"
+    allow = "--permission-mode accept-edits (edits inside the work dir) or --yes" if edit else "--yes"
     return f"agentica: refused '{name}': -p runs never ask for permission; re-run with {allow} to allow it"
+
+
+def policy_from_settings(
+    settings: Any,
+    work_dir: Path,
+    *,
+    allowed_dirs: list[Path] | tuple[Path, ...] = (),
+    ask: AskUser | None = None,
+    on_refusal: Callable[..., None] | None = None,
+) -> PermissionPolicy:
+    """The policy for a run: the mode, every layer's [permissions] rules (a project's only
+    once trusted: config holds them back before), and who to ask."""
+    from agentica_cli.cli.permission_rules import parse_rules
+
+    return PermissionPolicy(
+        settings.permission_mode,
+        work_dir,
+        allowed_dirs=allowed_dirs,
+        rules=parse_rules(list(settings.permission_rules)),
+        explicit_auto=settings.explicit_auto,
+        ask=ask,
+        on_refusal=on_refusal,
+    )

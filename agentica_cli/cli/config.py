@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentica_cli.private_files import agentica_home, open_private
 from agentica_cli.tools.mcp_keys import CONFIG_KEYS as MCP_CONFIG_KEYS
 from agentica_cli.tools.mcp_keys import TRANSPORTS as MCP_TRANSPORTS
 
@@ -33,12 +34,6 @@ PROVIDERS = (
 
 class ConfigError(Exception):
     """A bad setting; the message names the key and where it came from."""
-
-
-def agentica_home() -> Path:
-    """~/.agentica, or $AGENTICA_HOME (tests point it at a temporary folder)."""
-    override = os.environ.get("AGENTICA_HOME")
-    return Path(override).expanduser() if override else Path.home() / ".agentica"
 
 
 # -- schema ----------------------------------------------------------------------------
@@ -65,6 +60,8 @@ SCHEMA: dict[str, Any] = {
     "permissions": {
         "mode": PERMISSION_MODES,
         "allow": "list[str]",
+        "deny": "list[str]",
+        "ask": "list[str]",
     },
     "tools": {
         "tool_call_limit": "int",
@@ -88,14 +85,19 @@ SCHEMA: dict[str, Any] = {
 }
 
 # Keys a project config may only set once the user trusts the project: they start programs
-# (MCP servers, hooks), send the key elsewhere (base_url/api_key) or stop agentica asking.
+# (MCP servers, hooks), decide where the user's API key is sent (provider, base_url; any
+# header or proxy key added to [model] belongs here too), bring a key of their own, or stop
+# agentica asking.
 UNTRUSTED_PROJECT_KEYS = (
     "mcp_servers",
     "hooks",
+    "model.provider",
     "model.base_url",
     "model.api_key",
     "permissions.mode",
     "permissions.allow",
+    "permissions.deny",
+    "permissions.ask",
 )
 
 ENV_VARS: dict[str, str] = {
@@ -190,6 +192,10 @@ def load_toml(path: Path) -> dict[str, Any]:
             data = tomllib.load(fh)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: not valid TOML: {err}") from None
+    except UnicodeDecodeError as err:  # TOML is UTF-8; a file saved as Latin-1/GBK/UTF-16 lands here
+        raise ConfigError(
+            f"{path}: not UTF-8 text (byte 0x{err.object[err.start]:02x} at offset {err.start}); save it as UTF-8"
+        ) from None
     except OSError as err:
         raise ConfigError(f"{path}: cannot read: {err.strerror or err}") from None
     return validate(data, str(path))
@@ -275,6 +281,10 @@ class Settings:
     user_file: Path | None = None
     project_file: Path | None = None
     held_back: dict[str, Any] = field(default_factory=dict)  # untrusted project keys not applied
+    unsent_key: str | None = None  # why a configured api_key is not sent (set for another provider)
+    # [permissions] allow/deny/ask of every layer (they add up; a later layer does not replace
+    # an earlier one's rules): (kind, rule, where it came from)
+    permission_rules: list[tuple[str, str, str]] = field(default_factory=list)
 
     def get(self, dotted: str, default: Any = None) -> Any:
         value = get_key(self.data, dotted)
@@ -301,6 +311,15 @@ class Settings:
         return self.get("permissions.mode", "default")
 
     @property
+    def explicit_auto(self) -> bool:
+        """auto mode chosen by the person running the command (--yes, the flag, or the
+        environment), not by a config file: only then do sensitive writes run unasked."""
+        return self.permission_mode == "auto" and self.sources.get("permissions.mode") in (
+            "command line",
+            "environment",
+        )
+
+    @property
     def mcp_servers(self) -> dict[str, dict[str, Any]]:
         return self.get("mcp_servers", {})
 
@@ -315,6 +334,21 @@ def _record_sources(data: dict[str, Any], where: str, sources: dict[str, str], p
             _record_sources(value, where, sources, dotted + ".")
         else:
             sources[dotted] = where
+
+
+def _collect_rules(layer: dict[str, Any], where: str, rules: list[tuple[str, str, str]]) -> None:
+    table = layer.get("permissions")
+    if not isinstance(table, dict):
+        return
+    from agentica_cli.cli.permission_rules import PermissionRule, RuleError
+
+    for kind in ("deny", "ask", "allow"):
+        for text in table.get(kind) or []:
+            try:
+                PermissionRule.parse(kind, text, where)
+            except RuleError as err:
+                raise ConfigError(f"{where}: 'permissions.{kind}': {err}") from None
+            rules.append((kind, text, where))
 
 
 def env_layer(environ: dict[str, str] | os._Environ[str]) -> dict[str, Any]:
@@ -341,11 +375,14 @@ def load_settings(
     sources: dict[str, str] = {}
     user_file = agentica_home() / "config.toml"
     settings = Settings(data)
+    key_for: str | None = None  # the provider a config file's api_key was set for
     if user_file.is_file():
         layer = load_toml(user_file)
         settings.user_file = user_file
         _record_sources(layer, str(user_file), sources)
+        _collect_rules(layer, str(user_file), settings.permission_rules)
         data = merge(data, layer)
+        key_for = _key_provider(layer, data, key_for)
     project_file = project_config_path(work_dir)
     if project_file is not None:
         layer = load_toml(project_file)
@@ -356,10 +393,13 @@ def load_settings(
                 if value is not None:
                     settings.held_back[dotted] = value
         _record_sources(layer, str(project_file), sources)
+        _collect_rules(layer, str(project_file), settings.permission_rules)
         data = merge(data, layer)
+        key_for = _key_provider(layer, data, key_for)
     layer = env_layer(environ)
     _record_sources(layer, "environment", sources)
     data = merge(data, layer)
+    key_for = None if get_key(layer, "model.api_key") else key_for
     flag_layer: dict[str, Any] = {}
     for dotted, value in flags.items():
         if value is not None:
@@ -367,9 +407,46 @@ def load_settings(
     flag_layer = validate(flag_layer, "command line")
     _record_sources(flag_layer, "command line", sources)
     data = merge(data, flag_layer)
+    key_for = None if get_key(flag_layer, "model.api_key") else key_for
     settings.data = data
     settings.sources = sources
+    settings.unsent_key = _keep_key_with_its_provider(data, sources, key_for)
     return settings
+
+
+# -- which provider a key is for ----------------------------------------------------------
+# A key in a config file goes only to the provider in force in that file (its own
+# `provider`, else the user config's, else openai): a layer above that switches provider
+# (a project, AGENTICA_PROVIDER, --provider) does not take the user's OpenAI key along to
+# another company or a local server. A key from the environment or the command line
+# (AGENTICA_API_KEY, --api-key) is for the provider this run uses: the user chose both.
+
+
+def _key_provider(layer: dict[str, Any], merged: dict[str, Any], key_for: str | None) -> str | None:
+    """After a config file's layer is merged: the provider its api_key (if it sets one) is for."""
+    if get_key(layer, "model.api_key") is None:
+        return key_for
+    return get_key(merged, "model.provider") or "openai"
+
+
+def _same_provider(a: str, b: str) -> bool:
+    from agentica_cli.models.presets import provider_class  # validation imported it already
+
+    return provider_class(a) is provider_class(b)
+
+
+def _keep_key_with_its_provider(data: dict[str, Any], sources: dict[str, str], key_for: str | None) -> str | None:
+    """Drop the api_key from `data` when it was set for another provider; say why."""
+    if key_for is None or get_key(data, "model.api_key") is None:
+        return None
+    provider = get_key(data, "model.provider") or "openai"
+    if _same_provider(key_for, provider):
+        return None
+    pop_key(data, "model.api_key")
+    where = sources.pop("model.api_key", "config")
+    by = sources.get("model.provider", "config")
+    by = f"the {by}" if by in ("command line", "environment") else by
+    return f"the api_key in {where} is for '{key_for}'; it is not sent to '{provider}', chosen by {by}"
 
 
 # -- writing the key the REPL asked for ---------------------------------------------------
@@ -383,7 +460,6 @@ def _toml_string(value: str) -> str:
 def save_user_setting(table: str, key: str, value: str) -> Path:
     """Set `[table] key = "value"` in the user config, keeping the rest of the file as is."""
     path = agentica_home() / "config.toml"
-    path.parent.mkdir(parents=True, exist_ok=True)
     lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
     line = f"{key} = {_toml_string(value)}"
     header = f"[{table}]"
@@ -401,11 +477,8 @@ def save_user_setting(table: str, key: str, value: str) -> Path:
             lines.insert(start + 1, line)
         else:
             lines[existing] = line
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    try:
-        path.chmod(0o600)  # it may hold an API key
-    except OSError:
-        pass
+    with open_private(path, "w", encoding="utf-8") as fh:  # it may hold an API key
+        fh.write("\n".join(lines) + "\n")
     load_toml(path)  # never leave a file we cannot read back
     return path
 

@@ -95,6 +95,12 @@ def _read_stdin() -> str:
     return data
 
 
+def _say_fork(session: Any) -> Any:
+    if session.notice:  # another agentica is writing the session asked for: this run forked it
+        sys.stderr.write(f"agentica: {session.notice}\n")
+    return session
+
+
 def open_session(args: argparse.Namespace, work_dir: Path, model_label: str) -> tuple[Any, str | None]:
     """The session to append to (new, --continue or --resume) and an error message."""
     from agentica_cli.cli.sessions import SessionStore
@@ -102,13 +108,13 @@ def open_session(args: argparse.Namespace, work_dir: Path, model_label: str) -> 
     store = SessionStore()
     if args.resume:
         try:
-            return store.open(args.resume), None
+            return _say_fork(store.open(args.resume)), None
         except FileNotFoundError:
             return None, f"no session '{args.resume}' (see ~/.agentica/sessions or /resume in the REPL)"
     if args.continue_:
         latest = store.latest(work_dir)
         if latest is not None:
-            return store.open(latest.id), None
+            return _say_fork(store.open(latest.id)), None
         sys.stderr.write("agentica: no earlier session in this folder; starting a new one\n")
     if args.no_session:
         return None, None
@@ -183,22 +189,20 @@ class PrintRun:
             pass
         return exitcodes.OUTPUT_CLOSED
 
-    def on_refusal(self, name: str, mode: str) -> None:
+    def on_refusal(self, name: str, mode: str, why: str = "") -> None:
         from agentica_cli.cli.approvals import refusal_hint
 
-        sys.stderr.write(refusal_hint(name, mode) + "\n")
+        sys.stderr.write(refusal_hint(name, mode, why) + "\n")
         sys.stderr.flush()
 
     def build_agent(self, extra_tools: list[Any]) -> Any:
-        from agentica_cli.cli.approvals import PermissionPolicy
+        from agentica_cli.cli.approvals import policy_from_settings
         from agentica_cli.cli.runtime import PermissionModePrompt, build_agent
 
-        policy = PermissionPolicy(
-            self.settings.permission_mode,
+        policy = policy_from_settings(
+            self.settings,
             self.work_dir,
             allowed_dirs=[Path(p).expanduser() for p in self.args.add_dir],
-            always_allow=self.settings.get("permissions.allow", []),
-            ask=None,
             on_refusal=self.on_refusal,
         )
         agent = build_agent(

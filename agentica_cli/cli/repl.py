@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import signal
 import sys
@@ -19,7 +18,7 @@ from typing import Any
 from prompt_toolkit.formatted_text import FormattedText
 
 from agentica_cli.cli import exitcodes
-from agentica_cli.cli.approvals import Answer, PermissionPolicy, call_args
+from agentica_cli.cli.approvals import Answer, call_args, policy_from_settings
 from agentica_cli.cli.config import (
     ConfigError,
     Settings,
@@ -70,13 +69,7 @@ class Repl:
         self.turn_task: asyncio.Task[Any] | None = None
         self.pending_context: list[str] = []
         self.approval_lock = asyncio.Lock()
-        self.policy = PermissionPolicy(
-            settings.permission_mode,
-            work_dir,
-            allowed_dirs=self.allowed_dirs,
-            always_allow=settings.get("permissions.allow", []),
-            ask=self.ask_approval,
-        )
+        self.policy = policy_from_settings(settings, work_dir, allowed_dirs=self.allowed_dirs, ask=self.ask_approval)
         self.usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
         history = None if not settings.get("ui.history", True) else self._history_path()
         self.prompt = make_session(history, COMMANDS, work_dir)
@@ -129,7 +122,11 @@ class Repl:
             return
         keys = ", ".join(sorted(self.settings.held_back))
         plain(f"{self.settings.project_file} sets {keys}.", "33")
-        plain("These can start programs or skip confirmations, so they are off until you trust this project.", "33")
+        plain(
+            "These can start programs, send your API key elsewhere or skip confirmations, "
+            "so they are off until you trust this project.",
+            "33",
+        )
         try:
             reply = await self.ask_line("Trust this project? [y/N] ")
         except (KeyboardInterrupt, EOFError):
@@ -140,7 +137,10 @@ class Repl:
 
             trust(self.work_dir)
             self.settings = load_settings(self.work_dir, flag_settings(self.args), trusted=True)
-            self.policy.mode = self.settings.permission_mode
+            # the project's [permissions] rules and mode apply from now on
+            self.policy = policy_from_settings(
+                self.settings, self.work_dir, allowed_dirs=self.allowed_dirs, ask=self.ask_approval
+            )
             plain("Trusted. (Remembered in ~/.agentica/trusted_projects.json.)", "32")
         else:
             plain("Not trusted: those settings are ignored this time.", "2")
@@ -170,8 +170,8 @@ class Repl:
                     save = "n"
                 if save.strip().lower() in ("", "y", "yes"):
                     path = save_user_setting("model", "api_key", key)
-                    if self.settings.provider is None:
-                        save_user_setting("model", "provider", provider_name(self.settings))
+                    # Always beside it: a key in a config file goes only to the provider named there.
+                    save_user_setting("model", "provider", provider_name(self.settings))
                     plain(f"Saved to {path} (readable only by you).", "32")
 
     def welcome(self) -> None:
@@ -213,6 +213,8 @@ class Repl:
                     self.session = self.store.open(latest.id)
             except FileNotFoundError:
                 return f"no session '{self.args.resume}'"
+            if self.session.notice:  # another agentica is writing it: this one forked it
+                plain(self.session.notice, "33")
             self.resume_messages = list(self.session.messages)
         return None
 
@@ -333,61 +335,90 @@ class Repl:
 
     # -- approvals --------------------------------------------------------------------------
 
-    def show_request(self, call: Any) -> None:
-        from rich.console import Group
-        from rich.panel import Panel
-        from rich.syntax import Syntax
-        from rich.text import Text
+    def show_request(self, call: Any, verdict: Any = None) -> None:
+        from agentica_cli.cli.approval_prompt import request_renderable
 
         name = getattr(call, "name", "?")
         args = call_args(call)
         diff = preview_edit(name, args, self.work_dir)
-        body: Any
-        if diff:
-            body = Syntax(diff.rstrip("\n"), "diff", theme="ansi_dark", background_color="default")
-        elif isinstance(args.get("command"), str):
-            command = Syntax(args["command"], "bash", theme="ansi_dark", background_color="default", word_wrap=True)
-            others = {k: v for k, v in args.items() if k != "command"}  # e.g. a timeout: the user sees it all
-            extra = Text("  ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in others.items()), "dim")
-            body = Group(command, extra) if others else command
-        else:
-            body = Text(json.dumps(args, indent=2, ensure_ascii=False))
-        self.console.print(Panel(body, title=f"[bold]{name}[/bold] wants to run", border_style="yellow"))
+        note = getattr(verdict, "note", "") if verdict is not None else ""
+        self.console.print(request_renderable(name, args, diff, note))
 
-    async def ask_approval(self, call: Any) -> Answer:
+    def always_scope(self, call: Any, verdict: Any) -> str | None:
+        """What an "always" answer would allow, for the question; None when it cannot be offered."""
+        if verdict is not None and getattr(verdict, "why", "") in ("sensitive", "rule"):
+            return None  # sensitive files and ask rules are asked every time
+        from agentica_cli.cli.approvals import EDIT_TOOLS
+        from agentica_cli.cli.safe_text import safe_text
+
+        name = getattr(call, "name", "?")
+        if name in EDIT_TOOLS:
+            return "file edits in this folder (accept-edits)" if self.policy.mode == "default" else None
+        grant = self.policy.grant_for(call)
+        if grant is None:
+            return None
+        if not grant.words:
+            return safe_text(name)
+        from agentica_cli.cli.shell_parts import display_words
+
+        shown = safe_text(display_words(list(grant.words)))
+        return f"exactly `{shown}`" if grant.exact else f"`{shown}` commands"
+
+    async def ask_approval(self, call: Any, verdict: Any = None) -> Answer:
         async with self.approval_lock:
             self.ensure_renderer()
             self.renderer.pause()
-            self.show_request(call)
+            self.show_request(call, verdict)
             self.renderer.forget_preview(getattr(call, "call_id", ""))
-            answer = await self.read_answer(call)
+            answer = await self.read_answer(call, verdict)
             if answer.choice != "no":  # it runs now: its spinner and clock start from here
                 self.renderer.resume_tool(getattr(call, "call_id", ""))
             return answer
 
-    async def read_answer(self, call: Any) -> Answer:
-        """y / a / n, or any other text: no, and the model reads the text as the reason."""
-        name = getattr(call, "name", "?")
-        question = f"Allow? [y] yes  [a] yes, and don't ask again for {name}  [n] no (or type what to do instead) "
-        while True:
+    async def read_answer(self, call: Any, verdict: Any = None) -> Answer:
+        """One key: y once, a always (scoped), n no, e no with a reason, Esc/Ctrl-C no and stop."""
+        from rich.text import Text
+
+        from agentica_cli.cli.approval_prompt import choices_for, choices_text, read_choice
+
+        choices = choices_for(self.always_scope(call, verdict))
+        self.console.print(choices_text(choices))
+        self.notify_waiting()
+        choice = await read_choice(choices)
+        label = next((c.label for c in choices if c.answer == choice), choice)
+        self.console.print(Text(f"  → {label}", style="dim"))
+        if choice == "once":
+            return Answer("once")
+        if choice == "always":
+            granted = self.policy.remember(call)
+            self.console.print(Text(f"  (allowed from now on: {granted}; /permissions to review or revoke)",
+                                    style="dim"))
+            return Answer("once")  # remembered above, with its scope
+        if choice == "reason":
             try:
-                reply = (await self.ask_line(question)).strip()
+                reason = (await self.ask_line("What should it do instead? ")).strip()
             except (KeyboardInterrupt, EOFError):
-                if self.turn_task is not None:
-                    self.turn_task.cancel()
-                    # Hold the loop here: answering would let it send another request
-                    # before the cancellation reaches it. The cancel arrives at this await.
-                    await asyncio.Event().wait()
-                return Answer("no", "The user interrupted.")
-            lowered = reply.lower()
-            if lowered in ("y", "yes"):
-                return Answer("once")
-            if lowered in ("a", "always"):
-                return Answer("always")
-            if lowered in ("n", "no"):
-                return Answer("no")
-            if reply:
-                return Answer("no", reply)
+                reason = ""
+            return Answer("no", reason)
+        if choice == "stop":
+            if self.turn_task is not None:
+                self.turn_task.cancel()
+                # Hold the loop here: answering would let it send another request
+                # before the cancellation reaches it. The cancel arrives at this await.
+                await asyncio.Event().wait()
+            return Answer("no", "The user interrupted.")
+        return Answer("no")
+
+    def notify_waiting(self) -> None:
+        """Tell a user looking elsewhere that a question waits (bell / OSC 9, per config)."""
+        try:
+            from agentica_cli.cli.notify import notify
+        except ImportError:
+            return
+        try:
+            notify("a tool call waits for your answer", self.settings)
+        except Exception:
+            pass
 
     # -- one turn -----------------------------------------------------------------------------
 

@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentica_cli.cli.config import PERMISSION_MODES
 from agentica_cli.cli.sessions import describe
-from agentica_cli.cli.terminal import plain
+from agentica_cli.cli.terminal import home_relative, plain
 
 if TYPE_CHECKING:
     from agentica_cli.cli.repl import Repl
@@ -21,7 +22,7 @@ COMMANDS: dict[str, str] = {
     "todos": "show the agent's todo list",
     "cost": "tokens used this session",
     "resume": "list earlier sessions here, or /resume ID|N",
-    "permissions": "show or set the mode: /permissions default|accept-edits|auto|plan",
+    "permissions": "mode, rules and grants: /permissions MODE | revoke N|all",
     "mcp": "MCP servers, their state and tools; /mcp restart NAME",
     "exit": "leave (also Ctrl-D)",
 }
@@ -70,6 +71,7 @@ class SlashCommands:
             repl.session.close()
         repl.session = None
         repl.pending_context.clear()
+        repl.policy.clear_grants()  # "always" answers belong to the conversation they were given in
         plain("Started a new conversation.", "2")
 
     async def cmd_compact(self, rest: str) -> None:
@@ -111,15 +113,16 @@ class SlashCommands:
     async def cmd_tools(self, rest: str) -> None:
         repl = self.repl
         agent = await repl.ensure_agent()
+        from agentica_cli.cli.safe_text import safe_text
+
+        plain(f"tools, and what a call does in mode {repl.policy.mode}:", "2")
         for name, function in agent.functions.items():
-            flags = []
-            if getattr(function, "is_destructive", False):
-                flags.append("asks")
+            flags = [repl.policy.describe_tool(function)]
             if getattr(function, "is_read_only", False):
                 flags.append("read-only")
             description = (function.description or "").strip().splitlines()
-            summary = description[0] if description else ""
-            plain(f"  {name:<22} {summary[:70]}" + (f"  [{', '.join(flags)}]" if flags else ""))
+            summary = safe_text(description[0] if description else "", keep_newlines=False)  # MCP servers write these
+            plain(f"  {safe_text(name):<22} {summary[:70]}  [{', '.join(flags)}]")
 
     async def cmd_todos(self, rest: str) -> None:
         repl = self.repl
@@ -147,16 +150,47 @@ class SlashCommands:
         )
 
     async def cmd_permissions(self, rest: str) -> None:
-        repl = self.repl
+        """/permissions: the mode, the rules and this session's grants; /permissions MODE;
+        /permissions revoke N|all."""
+        from agentica_cli.cli.safe_text import safe_text
+
+        policy = self.repl.policy
         if not rest:
-            allowed = ", ".join(sorted(repl.policy.session_allowed)) or "none"
-            plain(f"mode: {repl.policy.mode}   (modes: {', '.join(PERMISSION_MODES)})")
-            plain(f"allowed without asking this session: {allowed}")
+            plain(f"mode: {policy.mode}   (modes: {', '.join(PERMISSION_MODES)}; Shift+Tab cycles)")
+            rules = [r for r in policy.rules]
+            if rules:
+                plain("rules (deny wins, then ask, then allow):")
+                for rule in sorted(rules, key=lambda r: ("deny", "ask", "allow").index(r.kind)):
+                    where = f"  ({home_relative(Path(rule.source))})" if rule.source else ""
+                    plain(f"  {rule.kind:<5} {safe_text(rule.text)}{where}")
+            else:
+                plain("rules: none ([permissions] allow/deny/ask in config.toml)", "2")
+            if policy.grants:
+                plain("allowed without asking this session:")
+                for number, grant in enumerate(policy.grants, 1):
+                    plain(f"  {number}. {safe_text(grant.describe())}")
+                plain("Revoke one with /permissions revoke N (or revoke all).", "2")
+            else:
+                plain("allowed without asking this session: nothing", "2")
+            return
+        words = rest.split()
+        if words[0] == "revoke":
+            target = words[1] if len(words) > 1 else ""
+            if target == "all":
+                count = len(policy.grants)
+                policy.clear_grants()
+                plain(f"Revoked {count} grant(s); those calls ask again.", "2")
+                return
+            if target.isdigit() and 1 <= int(target) <= len(policy.grants):
+                grant = policy.revoke(int(target) - 1)
+                plain(f"Revoked: {safe_text(grant.describe())}. It asks again.", "2")
+                return
+            plain(f"No grant {target!r}; /permissions lists them with their numbers.", "33")
             return
         if rest not in PERMISSION_MODES:
-            plain(f"Unknown mode {rest!r}; choose one of {', '.join(PERMISSION_MODES)}.", "33")
+            plain(f"Unknown mode {rest!r}; choose one of {', '.join(PERMISSION_MODES)}, or revoke N.", "33")
             return
-        repl.policy.mode = rest
+        policy.set_mode(rest, explicit=True)  # typed by the user: as explicit as --yes
         plain(f"Permission mode: {rest}.", "2")
 
     async def cmd_resume(self, rest: str) -> None:
@@ -182,6 +216,8 @@ class SlashCommands:
             repl.session.close()
         repl.session = session
         repl.resume_messages = list(session.messages)
+        if session.notice:  # another agentica is writing it: this one forked it
+            plain(session.notice, "33")
         if repl.agent is not None:
             repl.agent.reset()
             repl.agent.messages.extend(repl.resume_messages)

@@ -1,0 +1,168 @@
+"""Permission rules from config, in the form Claude Code users know.
+
+    [permissions]
+    allow = ["execute(pytest *)", "execute(git diff *)", "read_file"]
+    deny  = ["execute(rm -rf *)", "read_file(.env)", "mcp__git__git_push"]
+    ask   = ["execute(git push *)"]
+
+A rule is a tool name (a `*` glob allowed: `mcp__git__*`), optionally with a pattern in
+parentheses. For `execute` the pattern matches each simple command of the command line
+(`*` is the only wildcard; `pytest *` also matches a bare `pytest`; Claude Code's
+`npm run test:*` prefix form works too). For file tools it matches the path relative to the
+work folder with .gitignore rules (`.env` anywhere, `src/**`, `*.key`; an absolute pattern
+matches the absolute path). For other tools it matches the call's main argument.
+
+Claude Code's tool names are understood (`Bash`, `Read`, `Edit`, `Write`, `MultiEdit`,
+`Grep`, `Glob`, `WebFetch`, `WebSearch`), and MCP tools may be named `mcp__server__tool`
+or by their function name here (`server__tool`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentica_cli.cli.shell_parts import parse_command
+
+RULE_KINDS = ("deny", "ask", "allow")
+COMMAND_TOOLS = frozenset({"execute", "shell", "bash", "run_command"})
+PATH_ARGS = ("file_path", "path", "filename", "file")
+MAIN_ARGS = ("command", "file_path", "path", "pattern", "query", "url", "name")
+CLAUDE_NAMES: dict[str, tuple[str, ...]] = {
+    "Bash": ("execute",),
+    "Read": ("read_file",),
+    "Edit": ("edit_file", "multi_edit_file"),
+    "MultiEdit": ("multi_edit_file",),
+    "Write": ("write_file",),
+    "Grep": ("grep",),
+    "Glob": ("glob",),
+    "LS": ("ls",),
+    "WebFetch": ("fetch_url",),
+    "WebSearch": ("web_search",),
+    "Task": ("task",),
+    "TodoWrite": ("write_todos",),
+}
+_RULE = re.compile(r"^\s*([A-Za-z0-9_.*:\-]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+
+
+class RuleError(ValueError):
+    """A rule that cannot be read; the message names it."""
+
+
+def _wildcard(pattern: str) -> re.Pattern[str]:
+    """`*` matches anything; every other character is literal."""
+    return re.compile("".join(".*" if part == "*" else re.escape(part) for part in re.split(r"(\*)", pattern)),
+                      re.DOTALL)
+
+
+@dataclass(frozen=True)
+class PermissionRule:
+    kind: str  # deny, ask or allow
+    text: str  # as written, for /permissions
+    tools: tuple[str, ...]  # tool-name globs this rule covers
+    pattern: str | None  # what is inside the parentheses
+    source: str = ""
+
+    @classmethod
+    def parse(cls, kind: str, text: str, source: str = "") -> PermissionRule:
+        match = _RULE.match(text)
+        if not match:
+            raise RuleError(f"permission rule {text!r} is not 'tool' or 'tool(pattern)'")
+        name, pattern = match.group(1), match.group(2)
+        if name.startswith("mcp__"):
+            tools: tuple[str, ...] = (name, name[len("mcp__"):])
+        else:
+            tools = CLAUDE_NAMES.get(name, (name,))
+        pattern = pattern.strip() if pattern is not None else None
+        if pattern in ("", "*"):
+            pattern = None
+        return cls(kind, text.strip(), tools, pattern, source)
+
+    def covers_tool(self, tool: str) -> bool:
+        return any(_wildcard(glob).fullmatch(tool) for glob in self.tools)
+
+    def matches(self, tool: str, args: dict[str, Any], work_dir: Path) -> bool:
+        """Whether this rule applies to the call. For commands, an allow rule must match
+        every simple command (`all_parts`); deny and ask rules match if any part does."""
+        if not self.covers_tool(tool):
+            return False
+        if self.pattern is None:
+            return True
+        if tool in COMMAND_TOOLS and isinstance(args.get("command"), str):
+            return self._matches_command(args["command"])
+        path = next((args[k] for k in PATH_ARGS if isinstance(args.get(k), str)), None)
+        if path is not None:
+            return self._matches_path(path, work_dir)
+        main = next((args[k] for k in MAIN_ARGS if isinstance(args.get(k), str)), None)
+        return main is not None and bool(_wildcard(self.pattern).fullmatch(main))
+
+    # -- commands ------------------------------------------------------------------------
+
+    def command_pattern(self) -> re.Pattern[str]:
+        pattern = self.pattern or "*"
+        if pattern.endswith(":*"):  # Claude Code's prefix form: `npm run test:*`
+            pattern = pattern[:-2] + " *"
+        regex = _wildcard(pattern).pattern
+        if pattern.endswith(" *"):  # `pytest *` also matches a bare `pytest`
+            regex = _wildcard(pattern[:-2]).pattern + "(?: .*)?"
+        return re.compile(regex, re.DOTALL)
+
+    def matches_words(self, words: list[str]) -> bool:
+        return bool(self.command_pattern().fullmatch(" ".join(words)))
+
+    def _matches_command(self, command: str) -> bool:
+        parsed = parse_command(command)
+        if self.kind == "allow":
+            return parsed.grantable and all(self.matches_words(words) for words in parsed.parts)
+        return any(self.matches_words(words) for words in _all_parts(command))
+
+    # -- paths ---------------------------------------------------------------------------
+
+    def _matches_path(self, path: str, work_dir: Path) -> bool:
+        pattern = os.path.expanduser(self.pattern or "")
+        full = Path(os.path.expanduser(path))
+        if not full.is_absolute():
+            full = work_dir / full
+        real = Path(os.path.realpath(full))
+        candidates = {str(real), os.path.normpath(str(full))}
+        if pattern.startswith("//"):  # Claude Code's absolute form
+            pattern = pattern[1:]
+        if os.path.isabs(pattern):
+            return any(_wildcard(pattern).fullmatch(c) for c in candidates)
+        import pathspec
+
+        spec = pathspec.PathSpec.from_lines("gitwildmatch", [pattern.removeprefix("./")])
+        roots = {Path(os.path.realpath(work_dir)), work_dir}
+        for candidate in candidates:
+            for root in roots:
+                try:
+                    relative = Path(candidate).relative_to(root)
+                except ValueError:
+                    continue
+                if spec.match_file(relative.as_posix()):
+                    return True
+        return False
+
+
+def _all_parts(command: str, depth: int = 0) -> list[list[str]]:
+    """Every simple command, also those inside substitutions (what a deny rule must see)."""
+    parsed = parse_command(command)
+    parts = list(parsed.parts)
+    if depth < 4:
+        for body in parsed.nested:
+            parts += _all_parts(body, depth + 1)
+    return parts
+
+
+def parse_rules(tables: list[tuple[str, str, str]]) -> list[PermissionRule]:
+    """(kind, rule text, source) triples -> rules; a bad one raises RuleError naming its source."""
+    rules = []
+    for kind, text, source in tables:
+        try:
+            rules.append(PermissionRule.parse(kind, text, source))
+        except RuleError as err:
+            raise RuleError(f"{source}: permissions.{kind}: {err}") from None
+    return rules
