@@ -50,7 +50,7 @@ def test_edit_preview_is_a_unified_diff(tmp_path: Path) -> None:
     diff = preview_edit("edit_file", {"file_path": "a.py", "old_string": "y = 2", "new_string": "y = 3"}, tmp_path)
     assert diff == "--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n x = 1\n-y = 2\n+y = 3\n"
     new_file = preview_edit("write_file", {"file_path": "b.py", "content": "z = 0\n"}, tmp_path)
-    assert new_file == "--- a/b.py\n+++ b/b.py\n@@ -0,0 +1 @@\n+z = 0\n"
+    assert new_file == "--- /dev/null\n+++ b/b.py\n@@ -0,0 +1 @@\n+z = 0\n"  # a new file comes from nowhere
     edits = [{"old_string": "x = 1", "new_string": "x = 10"}, {"old_string": "y = 2", "new_string": "y = 20"}]
     multi = preview_edit("multi_edit_file", {"file_path": "a.py", "edits": edits}, tmp_path)
     assert multi is not None and "+x = 10\n" in multi and "+y = 20\n" in multi
@@ -111,7 +111,7 @@ def test_an_edit_that_cannot_apply_has_no_diff_preview(tmp_path: Path) -> None:
     assert preview_edit("edit_file", args, tmp_path) is None  # the question then shows the arguments
 
 
-def test_sub_agent_tool_calls_are_indented_under_their_task() -> None:
+def test_a_sub_agent_header_comes_first_and_its_steps_are_indented_under_it() -> None:
     from agentica_cli.agent.events import ToolCallFinished, ToolCallStarted
 
     screen = _render([
@@ -120,11 +120,36 @@ def test_sub_agent_tool_calls_are_indented_under_their_task() -> None:
         ToolCallFinished("r1", "read_file", "     1\tx = 1\n", elapsed=0.01, source="task:t1"),
         ToolCallFinished("t1", "task", "calc.py sets x.", elapsed=0.5),
     ])
-    lines = screen.splitlines()
-    assert lines[0] == "  │ ● read_file calc.py"
-    assert lines[1] == "  │   ⎿ 1 line read (0.0s)"
-    assert lines[2] == "● task inspect calc"
-    assert lines[3].startswith("  ⎿ calc.py sets x.")
+    assert screen.splitlines() == [
+        "● task inspect calc",
+        "  │ ● read_file calc.py",
+        "  │   ⎿ 1 line read (0.0s)",
+        "  ⎿ calc.py sets x. (0.5s)",
+    ]
+
+
+def test_side_by_side_sub_agents_repeat_their_header_when_their_lines_interleave() -> None:
+    from agentica_cli.agent.events import ToolCallFinished, ToolCallStarted
+
+    screen = _render([
+        ToolCallStarted("t1", "task", {"description": "inspect calc"}),
+        ToolCallStarted("t2", "task", {"description": "inspect util"}),
+        ToolCallStarted("r1", "read_file", {"file_path": "calc.py"}, source="task:t1"),
+        ToolCallFinished("r1", "read_file", "     1\tx = 1\n", elapsed=0.01, source="task:t1"),
+        ToolCallFinished("t2", "task", "util is empty.", elapsed=0.4),
+        ToolCallFinished("t1", "task", "calc.py sets x.", elapsed=0.5),
+    ])
+    assert screen.splitlines() == [
+        "● task inspect calc",
+        "● task inspect util",
+        "● task inspect calc",  # again: the line below is t1's, not t2's
+        "  │ ● read_file calc.py",
+        "  │   ⎿ 1 line read (0.0s)",
+        "● task inspect util",
+        "  ⎿ util is empty. (0.4s)",
+        "● task inspect calc",
+        "  ⎿ calc.py sets x. (0.5s)",
+    ]
 
 
 def test_cancelling_leaves_a_line_for_each_running_tool() -> None:
