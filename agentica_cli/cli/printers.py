@@ -24,6 +24,7 @@ from typing import Any, TextIO
 
 from agentica_cli.cli import exitcodes
 from agentica_cli.cli.config import Settings
+from agentica_cli.cli.safe_text import safe_text
 from agentica_cli.cli.summaries import format_elapsed, summarize_call, summarize_result
 
 STDIN_LIMIT = 2_000_000  # characters of piped input attached to the prompt
@@ -51,7 +52,9 @@ class RunFailure:
 
 
 class StderrProgress:
-    """Tool activity for a text-format run, on stderr."""
+    """Tool activity for a text-format run, on stderr. The model and tools control the
+    names, arguments, results and messages shown: all of it goes through `safe_text` (the
+    summaries do it themselves), so no escape sequence reaches the terminal."""
 
     def __init__(self, stream: TextIO):
         self.stream = stream
@@ -74,13 +77,13 @@ class StderrProgress:
         elif kind == "tool_call_finished":
             summary = summarize_result(event.name, event.result, event.status, event.error)
             if event.call_id != self.under:  # not right under its own line (calls run together)
-                summary = f"{event.name}: {summary}"
+                summary = f"{safe_text(event.name, keep_newlines=False)}: {summary}"
             bad = event.status != "ok" or event.error
             self.line(indent + self._paint("31" if bad else "2", f"  {summary} ({format_elapsed(event.elapsed)})"))
         elif kind == "notice":
-            self.line(indent + self._paint("33", f"note: {event.message}"))
+            self.line(indent + self._paint("33", f"note: {safe_text(event.message)}"))
         elif kind == "error":
-            self.line(self._paint("31", f"agentica: error: {event.message}"))
+            self.line(self._paint("31", f"agentica: error: {safe_text(event.message)}"))
 
 
 def _read_stdin() -> str:
@@ -215,7 +218,7 @@ class PrintRun:
             on_message=self.session.append if self.session is not None else None,
             on_history_replaced=self.session.replace_history if self.session is not None else None,
             extra_tools=extra_tools,
-            report=lambda text: self.progress.line(f"agentica: {text}"),
+            report=lambda text: self.progress.line(f"agentica: {safe_text(text)}"),
         )
         PermissionModePrompt(agent).apply(policy.mode)
         return agent
@@ -258,7 +261,7 @@ class PrintRun:
         self.mcp.start()
         await self.mcp.wait_ready()
         for failed in self.mcp.new_failures():
-            sys.stderr.write(f"agentica: {failed.failure_message()}\n")
+            sys.stderr.write(f"agentica: {safe_text(failed.failure_message())}\n")
         return self.mcp.ready_tools()  # a failed server is left out, not retried mid-run
 
     async def drive(self, prompt: str) -> None:
@@ -350,13 +353,15 @@ class PrintRun:
             return self.output_closed()
         except Exception as exc:  # a bug or an unexpected failure: say so, no traceback wall
             self.error = RunFailure(f"{type(exc).__name__}: {exc}")
-            sys.stderr.write(f"agentica: error: {self.error.message}\n")
+            sys.stderr.write(f"agentica: error: {safe_text(self.error.message)}\n")
         code = self.exit_code()
         try:
             if self.format in ("json", "stream-json"):
                 self.emit_json(self.result_object())
             elif self.final is not None and self.final.content:
                 text = self.final.content
+                if self.out.isatty():  # a terminal obeys escape sequences; a pipe or file gets the text as is
+                    text = safe_text(text)
                 self.write_out(text if text.endswith("\n") else text + "\n")
         except OutputClosed:
             return self.output_closed()
