@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "model": "show or switch the model: /model NAME",
     "tools": "list the tools the agent can use",
     "todos": "show the agent's todo list",
+    "expand": "show the whole output of the last tool call",
     "cost": "tokens used this session",
     "resume": "list earlier sessions here, or /resume ID|N",
     "permissions": "mode, rules and grants: /permissions MODE | revoke N|all",
@@ -141,6 +142,11 @@ class SlashCommands:
                 if items:
                     return [t if isinstance(t, dict) else getattr(t, "__dict__", t) for t in items]
         return list(repl.renderer.todos or []) if repl.renderer is not None else []
+
+    async def cmd_expand(self, rest: str) -> None:
+        repl = self.repl
+        if repl.renderer is None or not repl.renderer.expand_last():
+            plain("No tool call has finished yet.", "2")
 
     async def cmd_cost(self, rest: str) -> None:
         repl = self.repl
