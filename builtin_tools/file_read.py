@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import BinaryIO
 
+from builtin_tools.safe_open import changed_error, lstat_at
 from builtin_tools.text_format import BINARY_SNIFF_BYTES, UTF8_BOM, looks_binary
 
 CHUNK_BYTES = 1 << 20
@@ -48,101 +49,116 @@ def human_size(size: int) -> str:
     return f"{size} B"
 
 
-def check_readable_file(path: Path, shown: str) -> os.stat_result:
-    """Refuse what is not a regular text file before opening it (a FIFO would block)."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        raise FileReadError(f"{shown} does not exist.") from None
+def open_readable_file(dir_fd: int, name: str, shown: str) -> BinaryIO:
+    """Open `name` in the folder `dir_fd` for reading, refusing what is not a regular text file.
+
+    The entry is looked at before it is opened (a FIFO would block, a device may act on
+    open), is opened without following a symlink, and is checked again once open. The
+    caller closes the returned unbuffered file.
+    """
+    info = lstat_at(dir_fd, name)
+    if info is None:
+        raise FileReadError(f"{shown} does not exist.")
     if stat.S_ISDIR(info.st_mode):
         raise FileReadError(f"{shown} is a directory; use ls to list it.")
+    if stat.S_ISLNK(info.st_mode):  # resolved before, so it appeared since the path check
+        raise changed_error(shown)
     if not stat.S_ISREG(info.st_mode):
         raise FileReadError(f"{shown} is not a regular file (device, FIFO or socket); refusing to read it.")
-    with open(path, "rb") as f:
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    f = os.fdopen(fd, "rb", buffering=0)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise FileReadError(f"{shown} is not a regular file; refusing to read it.")
         if looks_binary(f.read(BINARY_SNIFF_BYTES)):
             raise FileReadError(f"{shown} is a binary file (NUL byte in the first 8 KB); refusing to read it.")
-    return info
+        f.seek(0)
+    except BaseException:
+        f.close()
+        raise
+    return f
 
 
-def read_page(path: Path, start: int, limit: int) -> Page:
-    """Lines start..start+limit-1 (1-based) and the file's line count, in bounded memory."""
+def read_page(f: BinaryIO, start: int, limit: int) -> Page:
+    """Lines start..start+limit-1 (1-based) of the open file `f` (read from its start) and
+    the file's line count, in bounded memory."""
     page = Page(start=start)
-    with open(path, "rb", buffering=0) as f:
-        chunk = f.read(CHUNK_BYTES)
-        pos = 0
-        line_no = 1
-        # Skip to the first wanted line, a chunk at a time.
-        while chunk and line_no < start:
-            need = start - line_no
-            in_chunk = chunk.count(b"\n", pos)
-            if in_chunk < need:
-                line_no += in_chunk
-                chunk, pos = f.read(CHUNK_BYTES), 0
-                continue
-            for _ in range(need):
-                pos = chunk.index(b"\n", pos) + 1
-            line_no = start
-        if line_no < start:
-            # EOF before the wanted line: line_no-1 complete lines, plus a final partial line.
-            page.total_lines = line_no if _ends_without_newline(f) else line_no - 1
-            return page
+    f.seek(0)
+    chunk = f.read(CHUNK_BYTES)
+    pos = 0
+    line_no = 1
+    # Skip to the first wanted line, a chunk at a time.
+    while chunk and line_no < start:
+        need = start - line_no
+        in_chunk = chunk.count(b"\n", pos)
+        if in_chunk < need:
+            line_no += in_chunk
+            chunk, pos = f.read(CHUNK_BYTES), 0
+            continue
+        for _ in range(need):
+            pos = chunk.index(b"\n", pos) + 1
+        line_no = start
+    if line_no < start:
+        # EOF before the wanted line: line_no-1 complete lines, plus a final partial line.
+        page.total_lines = line_no if _ends_without_newline(f) else line_no - 1
+        return page
 
-        # Collect the wanted lines, each capped at MAX_LINE_BYTES.
-        current = bytearray()
-        current_len = 0
-        output_chars = 0
-        while len(page.lines) < limit:
-            if pos >= len(chunk):
-                chunk, pos = f.read(CHUNK_BYTES), 0
-                if not chunk:
-                    break
-            nl = chunk.find(b"\n", pos)
-            end = nl if nl != -1 else len(chunk)
-            if len(current) < MAX_LINE_BYTES:
-                current += chunk[pos:min(end, pos + MAX_LINE_BYTES - len(current))]
-            current_len += end - pos
-            if nl == -1:
-                pos = len(chunk)
-                continue
-            pos = nl + 1
-            page.lines.append((bytes(current), current_len))
-            output_chars += min(current_len, MAX_LINE_CHARS) + 8
-            current, current_len = bytearray(), 0
-            if output_chars >= MAX_OUTPUT_CHARS and len(page.lines) < limit:
-                page.stopped_for_output = True
-                break
-        at_eof = not chunk
-        if at_eof and current_len:
-            page.lines.append((bytes(current), current_len))
-            current_len = 0
-        shown_until = start + len(page.lines) - 1
-
-        # Count what follows the page.
-        if at_eof:
-            page.total_lines = shown_until
-            return page
-        remaining_bytes = os.fstat(f.fileno()).st_size - (f.tell() - len(chunk) + pos)
-        if remaining_bytes > EXACT_COUNT_BYTES:
-            consumed = f.tell() - len(chunk) + pos
-            per_line = max(consumed / max(shown_until, 1), 1.0)
-            page.total_lines = shown_until + int(remaining_bytes / per_line)
-            page.total_estimated = True
-            return page
-        rest = chunk.count(b"\n", pos)
-        last = chunk[-1:] if len(chunk) > pos else b""
-        while True:
-            chunk = f.read(CHUNK_BYTES)
+    # Collect the wanted lines, each capped at MAX_LINE_BYTES.
+    current = bytearray()
+    current_len = 0
+    output_chars = 0
+    while len(page.lines) < limit:
+        if pos >= len(chunk):
+            chunk, pos = f.read(CHUNK_BYTES), 0
             if not chunk:
                 break
-            rest += chunk.count(b"\n")
-            last = chunk[-1:]
-        if last and last != b"\n":
-            rest += 1  # a final line without a newline
-        page.total_lines = shown_until + rest
+        nl = chunk.find(b"\n", pos)
+        end = nl if nl != -1 else len(chunk)
+        if len(current) < MAX_LINE_BYTES:
+            current += chunk[pos:min(end, pos + MAX_LINE_BYTES - len(current))]
+        current_len += end - pos
+        if nl == -1:
+            pos = len(chunk)
+            continue
+        pos = nl + 1
+        page.lines.append((bytes(current), current_len))
+        output_chars += min(current_len, MAX_LINE_CHARS) + 8
+        current, current_len = bytearray(), 0
+        if output_chars >= MAX_OUTPUT_CHARS and len(page.lines) < limit:
+            page.stopped_for_output = True
+            break
+    at_eof = not chunk
+    if at_eof and current_len:
+        page.lines.append((bytes(current), current_len))
+        current_len = 0
+    shown_until = start + len(page.lines) - 1
+
+    # Count what follows the page.
+    if at_eof:
+        page.total_lines = shown_until
+        return page
+    remaining_bytes = os.fstat(f.fileno()).st_size - (f.tell() - len(chunk) + pos)
+    if remaining_bytes > EXACT_COUNT_BYTES:
+        consumed = f.tell() - len(chunk) + pos
+        per_line = max(consumed / max(shown_until, 1), 1.0)
+        page.total_lines = shown_until + int(remaining_bytes / per_line)
+        page.total_estimated = True
+        return page
+    rest = chunk.count(b"\n", pos)
+    last = chunk[-1:] if len(chunk) > pos else b""
+    while True:
+        chunk = f.read(CHUNK_BYTES)
+        if not chunk:
+            break
+        rest += chunk.count(b"\n")
+        last = chunk[-1:]
+    if last and last != b"\n":
+        rest += 1  # a final line without a newline
+    page.total_lines = shown_until + rest
     return page
 
 
-def _ends_without_newline(f) -> bool:  # type: ignore[no-untyped-def]
+def _ends_without_newline(f: BinaryIO) -> bool:
     size = os.fstat(f.fileno()).st_size
     if size == 0:
         return False

@@ -12,25 +12,29 @@ from typing_extensions import NotRequired, TypedDict
 
 from agentica_cli.tools.base import Tool
 from builtin_tools import search
-from builtin_tools.atomic_write import atomic_write_bytes
+from builtin_tools.atomic_write import StaleTempCleaner, atomic_write_at
 from builtin_tools.file_edit import Edit, FileEditError, apply_edits, short_diff
 from builtin_tools.file_read import (
     DEFAULT_LIMIT,
     WHOLE_FILE_LIMIT,
     FileReadError,
-    check_readable_file,
     human_size,
+    open_readable_file,
     read_page,
     render_page,
 )
 from builtin_tools.glob_pattern import has_magic
 from builtin_tools.ignore_rules import IgnoreRules, root_for
 from builtin_tools.paths import PathSandbox
-from builtin_tools.read_tracker import ReadTracker
+from builtin_tools.read_tracker import HASH_LIMIT_BYTES, ReadTracker
+from builtin_tools.safe_open import changed_error, lstat_at
 from builtin_tools.text_format import decode_text
 
 MAX_LS_ENTRIES = 500
 MAX_GLOB_RESULTS = 200
+# edit_file/multi_edit_file hold a file several times in memory (bytes, text, edited text,
+# diff): a 190 MB file took 931 MB. Bigger files are refused before they are read.
+MAX_EDIT_BYTES = 20 * 1024 * 1024
 
 _AUTO = object()
 
@@ -58,10 +62,13 @@ class BuiltinFileTool(Tool):
         *,
         allowed_dirs: Iterable[str | os.PathLike[str]] = (),
         rg_path: str | object | None = _AUTO,
+        max_edit_bytes: int = MAX_EDIT_BYTES,
     ):
         super().__init__(name="files")
         self.sandbox = PathSandbox(work_dir, allowed_dirs)
         self.tracker = ReadTracker()
+        self.max_edit_bytes = max_edit_bytes
+        self.temp_cleaner = StaleTempCleaner()
         # rg_path=None forces the pure-Python search (also used when no rg binary is found).
         self.rg_path: str | None = search.find_rg() if rg_path is _AUTO else rg_path  # type: ignore[assignment]
         read_only = {"is_read_only": True, "concurrency_safe": True}
@@ -98,26 +105,41 @@ class BuiltinFileTool(Tool):
         """
         real = self.sandbox.resolve(path)
         shown = self.sandbox.display(real)
-        if not real.exists():
-            raise FileNotFoundError(f"{shown} does not exist.")
-        if not real.is_dir():
-            raise NotADirectoryError(f"{shown} is a file ({human_size(real.stat().st_size)}), not a directory.")
+        try:
+            dir_fd = self.sandbox.open_dir(real)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"{shown} does not exist.") from None
+        except NotADirectoryError:
+            parent_fd = self.sandbox.open_parent(real)
+            try:
+                info = lstat_at(parent_fd, real.name)
+            finally:
+                os.close(parent_fd)
+            size = human_size(info.st_size) if info else "?"
+            raise NotADirectoryError(f"{shown} is a file ({size}), not a directory.") from None
+        try:
+            return self._list(real, dir_fd)
+        finally:
+            os.close(dir_fd)
+
+    def _list(self, real: Path, dir_fd: int) -> str:
+        shown = self.sandbox.display(real)
         rules = IgnoreRules(root_for(real, self.sandbox.roots))
         filter_ignored = real == rules.root or not rules.is_ignored(real, True)
         dirs: list[str] = []
         files: list[str] = []
         hidden = 0
-        for entry in os.scandir(real):
+        for entry in os.scandir(dir_fd):
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
                 is_link = entry.is_symlink()
             except OSError:
                 continue
-            if entry.name == ".git" or (filter_ignored and rules.is_ignored(entry.path, is_dir)):
+            if entry.name == ".git" or (filter_ignored and rules.is_ignored(os.path.join(real, entry.name), is_dir)):
                 hidden += 1
                 continue
             if is_link:
-                files.append(f"{entry.name} -> {os.readlink(entry.path)}")
+                files.append(f"{entry.name} -> {os.readlink(entry.name, dir_fd=dir_fd)}")
             elif is_dir:
                 dirs.append(entry.name + "/")
             else:
@@ -154,35 +176,64 @@ class BuiltinFileTool(Tool):
         """
         real = self.sandbox.resolve(file_path)
         shown = self.sandbox.display(real)
-        info = check_readable_file(real, shown)
-        if offset is None and limit is None and info.st_size > WHOLE_FILE_LIMIT:
-            raise FileReadError(
-                f"{shown} is {human_size(info.st_size)}, over the {WHOLE_FILE_LIMIT // 1024} KB limit for "
-                "reading a whole file. Read it in pages: read_file(file_path, offset=1, limit=2000), then "
-                "offset=2001 and so on; or grep for the lines you need."
-            )
-        start = 1 if offset is None else offset
-        count = DEFAULT_LIMIT if limit is None else limit
-        if start < 1:
-            raise FileReadError(f"offset must be 1 or more (lines are numbered from 1), got {start}.")
-        if count < 1:
-            raise FileReadError(f"limit must be 1 or more, got {count}.")
-        page = read_page(real, start, min(count, DEFAULT_LIMIT))
-        self.tracker.record(real)
+        if self.sandbox.is_root(real):
+            raise FileReadError(f"{shown} is a directory; use ls to list it.")
+        try:
+            dir_fd = self.sandbox.open_parent(real)
+        except (FileNotFoundError, NotADirectoryError):
+            raise FileReadError(f"{shown} does not exist.") from None
+        try:
+            f = open_readable_file(dir_fd, real.name, shown)
+        finally:
+            os.close(dir_fd)
+        with f:
+            info = os.fstat(f.fileno())
+            if offset is None and limit is None and info.st_size > WHOLE_FILE_LIMIT:
+                raise FileReadError(
+                    f"{shown} is {human_size(info.st_size)}, over the {WHOLE_FILE_LIMIT // 1024} KB limit for "
+                    "reading a whole file. Read it in pages: read_file(file_path, offset=1, limit=2000), then "
+                    "offset=2001 and so on; or grep for the lines you need."
+                )
+            start = 1 if offset is None else offset
+            count = DEFAULT_LIMIT if limit is None else limit
+            if start < 1:
+                raise FileReadError(f"offset must be 1 or more (lines are numbered from 1), got {start}.")
+            if count < 1:
+                raise FileReadError(f"limit must be 1 or more, got {count}.")
+            page = read_page(f, start, min(count, DEFAULT_LIMIT))
+            if info.st_size <= HASH_LIMIT_BYTES:  # the tracker hashes what was read, from this descriptor
+                f.seek(0)
+                self.tracker.record(real, f.read(), info)
+            else:
+                self.tracker.record(real, None, info)
         return render_page(page, shown)
 
     # -- writing --------------------------------------------------------------------------
 
-    def _existing_regular(self, real: Path, shown: str) -> bool:
-        try:
-            info = os.stat(real)
-        except FileNotFoundError:
-            return False
+    def _existing_regular(self, dir_fd: int, name: str, shown: str) -> os.stat_result | None:
+        """The lstat of the file to be replaced, None if there is none; refuses what is not a
+        regular file (a symlink here appeared after the path was checked)."""
+        info = lstat_at(dir_fd, name)
+        if info is None:
+            return None
         if stat.S_ISDIR(info.st_mode):
             raise IsADirectoryError(f"{shown} is a directory.")
+        if stat.S_ISLNK(info.st_mode):
+            raise changed_error(shown)
         if not stat.S_ISREG(info.st_mode):
             raise PermissionError(f"{shown} is not a regular file; refusing to write it.")
-        return True
+        return info
+
+    @staticmethod
+    def _read_at(dir_fd: int, name: str) -> tuple[bytes, os.stat_result]:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+        with os.fdopen(fd, "rb") as f:
+            return f.read(), os.fstat(fd)
+
+    def _write_at(self, dir_fd: int, real: Path, new_data: bytes, existing: os.stat_result | None) -> None:
+        self.temp_cleaner.sweep_once(dir_fd)
+        written = atomic_write_at(dir_fd, real.name, new_data, existing)
+        self.tracker.record(real, new_data, written)
 
     def write_file(self, file_path: str, content: str) -> str:
         """Create a file, or overwrite one you have read in this session.
@@ -195,33 +246,53 @@ class BuiltinFileTool(Tool):
         """
         real = self.sandbox.resolve(file_path)
         shown = self.sandbox.display(real)
-        if self._existing_regular(real, shown):
-            data = real.read_bytes()
-            self.tracker.check_current(real, data, shown)
-            _, fmt = decode_text(data, shown)
-            new_data = fmt.encode(fmt.apply(content))
-            verb = "Overwrote"
-        else:
-            new_data = content.encode("utf-8")
-            verb = "Created"
-        atomic_write_bytes(real, new_data)
-        self.tracker.record(real, new_data)
+        created = content.encode("utf-8")  # text that cannot be encoded fails before any folder is made
+        dir_fd = self.sandbox.open_parent(real, create=True)
+        try:
+            existing = self._existing_regular(dir_fd, real.name, shown)
+            if existing is not None:
+                data, info = self._read_at(dir_fd, real.name)
+                self.tracker.check_current(real, data, shown, info)
+                _, fmt = decode_text(data, shown)
+                new_data = fmt.encode(fmt.apply(content))
+                verb = "Overwrote"
+            else:
+                new_data = created
+                verb = "Created"
+            self._write_at(dir_fd, real, new_data, existing)
+        finally:
+            os.close(dir_fd)
         lines = new_data.count(b"\n") + (0 if new_data.endswith(b"\n") or not new_data else 1)
         return f"{verb} {shown} ({lines} lines, {human_size(len(new_data))})."
 
     def _apply(self, file_path: str, edits: list[Edit]) -> str:
         real = self.sandbox.resolve(file_path)
         shown = self.sandbox.display(real)
-        if not self._existing_regular(real, shown):
-            raise FileNotFoundError(f"{shown} does not exist; use write_file to create it.")
-        data = real.read_bytes()
-        self.tracker.check_current(real, data, shown)
-        text, fmt = decode_text(data, shown)
-        new_text, replaced = apply_edits(text, fmt, edits)
-        new_text = fmt.keep_final_newline(new_text)
-        new_data = fmt.encode(new_text)
-        atomic_write_bytes(real, new_data)
-        self.tracker.record(real, new_data)
+        missing = f"{shown} does not exist; use write_file to create it."
+        try:
+            dir_fd = self.sandbox.open_parent(real)
+        except (FileNotFoundError, NotADirectoryError):
+            raise FileNotFoundError(missing) from None
+        try:
+            existing = self._existing_regular(dir_fd, real.name, shown)
+            if existing is None:
+                raise FileNotFoundError(missing)
+            if existing.st_size > self.max_edit_bytes:
+                raise FileEditError(
+                    f"{shown} is {human_size(existing.st_size)}, over the {human_size(self.max_edit_bytes)} "
+                    "limit for edit_file/multi_edit_file (an edit holds the whole file in memory several "
+                    "times). Change it with execute instead (e.g. sed -i 's/old/new/' FILE, or a short "
+                    "python script), or split it into smaller files."
+                )
+            data, info = self._read_at(dir_fd, real.name)
+            self.tracker.check_current(real, data, shown, info)
+            text, fmt = decode_text(data, shown)
+            new_text, replaced = apply_edits(text, fmt, edits)
+            new_text = fmt.keep_final_newline(new_text)
+            new_data = fmt.encode(new_text)
+            self._write_at(dir_fd, real, new_data, existing)
+        finally:
+            os.close(dir_fd)
         plural = "" if replaced == 1 else "s"
         return f"Edited {shown}: {replaced} replacement{plural}.\n{short_diff(text, new_text, shown)}"
 

@@ -28,8 +28,8 @@ class FileSnapshot:
     sha256: str | None
 
 
-def _snapshot(path: Path, data: bytes | None = None) -> FileSnapshot:
-    info = os.stat(path)
+def _snapshot(path: Path, data: bytes | None = None, info: os.stat_result | None = None) -> FileSnapshot:
+    info = info if info is not None else os.stat(path)
     digest = None
     if data is not None:
         digest = hashlib.sha256(data).hexdigest()
@@ -44,9 +44,10 @@ class ReadTracker:
         self._seen: dict[str, FileSnapshot] = {}
         self._lock = threading.Lock()
 
-    def record(self, path: Path, data: bytes | None = None) -> None:
-        """Remember the file as the model now knows it (after a read or our own write)."""
-        snapshot = _snapshot(path, data)
+    def record(self, path: Path, data: bytes | None = None, info: os.stat_result | None = None) -> None:
+        """Remember the file as the model now knows it (after a read or our own write).
+        `info`: its stat when the caller has it from an open descriptor (no lookup by path)."""
+        snapshot = _snapshot(path, data, info)
         with self._lock:
             self._seen[os.fspath(path)] = snapshot
 
@@ -54,7 +55,7 @@ class ReadTracker:
         with self._lock:
             return os.fspath(path) in self._seen
 
-    def check_current(self, path: Path, data: bytes, shown: str) -> None:
+    def check_current(self, path: Path, data: bytes, shown: str, info: os.stat_result | None = None) -> None:
         """Raise unless `path` was read and `data` (its current bytes) is what was read."""
         with self._lock:
             snapshot = self._seen.get(os.fspath(path))
@@ -65,7 +66,7 @@ class ReadTracker:
         if snapshot.sha256 is not None:
             unchanged = hashlib.sha256(data).hexdigest() == snapshot.sha256
         else:
-            info = os.stat(path)
+            info = info if info is not None else os.stat(path)
             unchanged = (info.st_mtime_ns, info.st_size) == (snapshot.mtime_ns, snapshot.size)
         if not unchanged:
             raise FileModifiedError(

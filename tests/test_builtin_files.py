@@ -198,7 +198,7 @@ def test_atomic_write_when_replace_fails_leaves_original_and_no_temp(
     path.write_text("original\n")
     ok(call_tool(tool, "read_file", file_path="keep.txt"))
 
-    def failing_replace(src: str, dst: str) -> None:
+    def failing_replace(src: str, dst: str, **dir_fds: int) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", failing_replace)
