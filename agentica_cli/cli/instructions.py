@@ -1,42 +1,129 @@
-"""Project instructions for the system prompt: AGENTS.md files the user keeps.
+"""Project instructions for the system prompt: AGENTS.md files.
 
-~/.agentica/AGENTS.md (personal, every project) comes first, then AGENTS.md from the git
-root down to the work dir, so the most specific file is read last and wins on conflicts.
+~/.agentica/AGENTS.md (the user's own, for every project) comes first, then AGENTS.md from
+the git root down to the work dir, so the most specific file is read last and wins on
+conflicts.
+
+A project's AGENTS.md belongs to whoever wrote the repository, and what it says goes to the
+model provider. A clone with `AGENTS.md -> /proc/self/environ` or `-> ../../.ssh/id_rsa`
+would send the user's keys along, so a project's file is read under the file tools' rule: its
+real path (after every symlink) must be inside the project, it is opened without following
+a symlink at its last step, and only a regular file is read (not /proc, a device or a FIFO).
+Each file is capped, and so is their total. A file left out is reported in one line.
 """
 
 from __future__ import annotations
 
+import os
+import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from agentica_cli.cli.config import agentica_home, find_git_root
+from agentica_cli.cli.safe_text import safe_text
 
 FILE_NAME = "AGENTS.md"
 MAX_BYTES = 64_000  # per file: a runaway file must not eat the whole context window
+MAX_TOTAL_BYTES = 128_000  # all of them together
+# Kernel pseudo-files look like regular files (/proc/self/environ is S_IFREG, size 0).
+PSEUDO_FILE_ROOTS = ("/proc", "/sys", "/dev")
+
+Report = Callable[[str], None]
 
 
-def instruction_files(work_dir: Path) -> list[Path]:
-    files: list[Path] = []
+class SkippedFile(Exception):
+    """An instruction file that is not read; str() says why."""
+
+
+def instruction_files(work_dir: Path) -> list[tuple[Path, bool]]:
+    """Candidate files in reading order, each with whether it is the user's own (personal)."""
+    files: list[tuple[Path, bool]] = []
     personal = agentica_home() / FILE_NAME
     if personal.is_file():
-        files.append(personal)
+        files.append((personal, True))
     root = find_git_root(work_dir)
     chain = [work_dir]
     if root is not None:
         chain += [p for p in work_dir.parents if p == root or root in p.parents]
     for folder in reversed(chain):
         candidate = folder / FILE_NAME
-        if candidate.is_file() and candidate.resolve() not in {f.resolve() for f in files}:
-            files.append(candidate)
+        if os.path.lexists(candidate):  # a dangling or outward symlink is still worth a word
+            files.append((candidate, False))
     return files
 
 
-def load_project_instructions(work_dir: Path) -> str:
+def _project_root(work_dir: Path) -> Path:
+    return Path(os.path.realpath(find_git_root(work_dir) or work_dir))
+
+
+def _checked_real_path(path: Path, project_root: Path | None) -> str:
+    """The real path to open; SkippedFile when it leads outside the project or to a pseudo-file."""
+    real = os.path.realpath(path)
+    if project_root is not None:
+        from builtin_tools.paths import PathSandbox  # the file tools' containment rule
+
+        if not PathSandbox(project_root).contains(real):
+            raise SkippedFile(f"it leads outside the project (to {real})")
+    if any(real == top or real.startswith(top + "/") for top in PSEUDO_FILE_ROOTS):
+        raise SkippedFile(f"it leads to a system pseudo-file ({real})")
+    return real
+
+
+def read_capped(real: str, limit: int) -> tuple[bytes, int]:
+    """Up to `limit` bytes of a regular file and its size; SkippedFile for anything else.
+    O_NOFOLLOW: a symlink swapped in after the check is refused, not followed.
+    O_NONBLOCK: a FIFO would block the open itself."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(real, flags)
+    except OSError as err:
+        raise SkippedFile(f"cannot open it: {err.strerror or err}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SkippedFile("it is not a regular file")
+        chunks: list[bytes] = []
+        remaining = limit
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 65536))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks), info.st_size
+    except OSError as err:
+        raise SkippedFile(f"cannot read it: {err.strerror or err}") from None
+    finally:
+        os.close(fd)
+
+
+def load_project_instructions(work_dir: Path, report: Report | None = None) -> str:
+    """The instruction files' text for the system prompt; `report` hears of each file left
+    out or cut, in one line."""
+    say = report or (lambda text: None)
+    project_root = _project_root(work_dir)
     parts: list[str] = []
-    for path in instruction_files(work_dir):
-        try:
-            text = path.read_bytes()[:MAX_BYTES].decode("utf-8", errors="replace").strip()
-        except OSError:
+    seen: set[str] = set()
+    budget = MAX_TOTAL_BYTES
+    for path, personal in instruction_files(work_dir):
+        shown = safe_text(str(path), keep_newlines=False)
+        if budget <= 0:
+            say(f"{shown} skipped: the instruction files before it already fill {MAX_TOTAL_BYTES:,} bytes")
             continue
+        try:
+            real = _checked_real_path(path, None if personal else project_root)
+            if real in seen:
+                continue
+            seen.add(real)
+            limit = min(MAX_BYTES, budget)
+            data, size = read_capped(real, limit)
+        except SkippedFile as why:
+            say(f"{shown} skipped: {safe_text(str(why), keep_newlines=False)}")
+            continue
+        if size > len(data):
+            say(f"{shown} is {size:,} bytes; only the first {len(data):,} are used")
+        budget -= len(data)
+        text = data.decode("utf-8", errors="replace").strip()
         if text:
             parts.append(f"Instructions from {path}:\n\n{text}")
     return "\n\n".join(parts)

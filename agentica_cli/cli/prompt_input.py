@@ -99,8 +99,9 @@ def make_session(history_path: Path | None, commands: dict[str, str], work_dir: 
     history = InMemoryHistory()
     if history_path is not None:
         try:
-            history_path.parent.mkdir(parents=True, exist_ok=True)
-            history = FileHistory(str(history_path))
+            from agentica_cli.private_files import private_file
+
+            history = FileHistory(str(private_file(history_path)))  # every prompt typed: 0600
         except OSError:
             pass
     return PromptSession(

@@ -75,7 +75,7 @@ def build_model(settings: Settings) -> Any:
         env_var = getattr(err, "env_var", None)
         if env_var:
             KEY_VARS[provider] = env_var
-        raise MissingKey(provider, "") from None
+        raise MissingKey(provider, settings.unsent_key or "") from None
     return model
 
 
@@ -116,10 +116,12 @@ class PermissionModePrompt:
         self.agent.instructions = f"{self.base}\n\n{PLAN_MODE_NOTE}" if mode == "plan" else self.base
 
 
-def build_instructions(settings: Settings, work_dir: Path) -> str | None:
+def build_instructions(
+    settings: Settings, work_dir: Path, report: Callable[[str], None] | None = None
+) -> str | None:
     from agentica_cli.cli.instructions import load_project_instructions
 
-    parts = [settings.get("instructions") or "", load_project_instructions(work_dir)]
+    parts = [settings.get("instructions") or "", load_project_instructions(work_dir, report)]
     text = "\n\n".join(p for p in parts if p.strip())
     return text or None
 
@@ -144,7 +146,7 @@ def build_agent(
         "work_dir": str(work_dir),
         "allowed_dirs": tuple(str(p) for p in allowed_dirs),
         "tools": extra_tools or None,
-        "instructions": build_instructions(settings, work_dir),
+        "instructions": build_instructions(settings, work_dir, report),
         "tool_config": tool_config(settings),
         "approve": approve,
         "messages": messages,

@@ -8,11 +8,19 @@
 A line is appended (and flushed) after every message, so a killed process loses at most
 the message in flight. Loading repairs what a kill can leave behind: a torn last line, and
 tool calls that never got a result (the API rejects those).
+
+One process at a time writes a session: it holds an exclusive lock (flock) on the file for
+as long as it has it open, and notes its pid in `<id>.pid` beside it. Another agentica that
+wants the same session (`--continue` in a second terminal) does not interleave its messages
+with the first one's: it forks, continuing in a new session that starts with a copy of the
+history (the first line names the session it was forked from), and says so. Sessions files
+are private (0600, in a 0700 folder).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import time
 from collections.abc import Iterator
@@ -20,7 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentica_cli.cli.config import agentica_home
+from agentica_cli.private_files import agentica_home, open_private, private_dir
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no locking
+    fcntl = None  # type: ignore[assignment]
 
 INTERRUPTED_TOOL_RESULT = "Error: interrupted: the session ended before this tool call finished."
 
@@ -34,28 +47,46 @@ class SessionInfo:
     updated: float
     title: str  # the first user message, shortened
     messages: int
+    model: str = ""
 
 
 def new_session_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
 
 
-class Session:
-    """An open session file that messages are appended to."""
+class SessionInUse(Exception):
+    """Another process holds the session's lock; `pid` is its process id when known."""
 
-    def __init__(self, store: SessionStore, session_id: str, path: Path, messages: list[dict[str, Any]]):
+    def __init__(self, pid: int | None):
+        super().__init__(f"in use by pid {pid}")
+        self.pid = pid
+
+
+class Session:
+    """An open session file that messages are appended to, locked while it is open."""
+
+    def __init__(
+        self,
+        store: SessionStore,
+        session_id: str,
+        path: Path,
+        messages: list[dict[str, Any]],
+        fh: Any = None,
+        notice: str | None = None,
+    ):
         self.store = store
         self.id = session_id
         self.path = path
         self.messages = messages  # what was loaded (for a resumed session)
-        self._fh: Any = None
+        self._fh: Any = fh  # open for appending, holding the lock
+        self.notice = notice  # what the user should hear about how it was opened (a fork)
 
     def append(self, message: dict[str, Any]) -> None:
         self._write({"type": "message", "message": message})
 
     def _write(self, entry: dict[str, Any]) -> None:
-        if self._fh is None:
-            self._fh = self.path.open("a", encoding="utf-8")
+        if self._fh is None:  # reopened after close(): take the lock again
+            self._fh = _open_locked(self.path)
         self._fh.write(json.dumps(entry, ensure_ascii=False, default=str) + "\n")
         self._fh.flush()
 
@@ -65,8 +96,43 @@ class Session:
 
     def close(self) -> None:
         if self._fh is not None:
-            self._fh.close()
+            try:
+                _pid_path(self.path).unlink()  # before the lock goes: the next holder writes its own
+            except OSError:
+                pass
+            self._fh.close()  # releases the lock
             self._fh = None
+
+
+def _pid_path(path: Path) -> Path:
+    return path.with_suffix(".pid")
+
+
+def _holder_pid(path: Path) -> int | None:
+    try:
+        return int(_pid_path(path).read_text(encoding="ascii").strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _open_locked(path: Path, *, new: bool = False) -> Any:
+    """The session file opened for appending (created when `new`), exclusively locked;
+    SessionInUse when another process holds it."""
+    fh = open_private(path, "a", exclusive=new, encoding="utf-8")
+    if fcntl is not None:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.close()
+            raise SessionInUse(_holder_pid(path)) from None
+        except OSError:
+            pass  # a filesystem without locks: carry on as before
+    try:
+        with open_private(_pid_path(path), "w", encoding="ascii") as pid_file:
+            pid_file.write(f"{os.getpid()}\n")
+    except OSError:
+        pass  # only used to name the holder in a message
+    return fh
 
 
 class SessionStore:
@@ -76,21 +142,25 @@ class SessionStore:
     def path_for(self, session_id: str) -> Path:
         return self.root / f"{session_id}.jsonl"
 
-    def create(self, cwd: Path, model: str = "") -> Session:
-        self.root.mkdir(parents=True, exist_ok=True)
+    def create(self, cwd: Path, model: str = "", *, forked_from: str | None = None) -> Session:
+        private_dir(self.root)
         session_id = new_session_id()
         path = self.path_for(session_id)
-        header = {"type": "session", "id": session_id, "cwd": str(cwd), "created": time.time(), "model": model}
-        with path.open("x", encoding="utf-8") as fh:
-            fh.write(json.dumps(header) + "\n")
-        try:
-            path.chmod(0o600)
-        except OSError:
-            pass
-        return Session(self, session_id, path, [])
+        header: dict[str, Any] = {
+            "type": "session", "id": session_id, "cwd": str(cwd), "created": time.time(), "model": model
+        }
+        if forked_from:
+            header["forked_from"] = forked_from
+        fh = _open_locked(path, new=True)
+        fh.write(json.dumps(header) + "\n")
+        fh.flush()
+        return Session(self, session_id, path, [], fh)
 
     def open(self, session_id: str) -> Session:
-        """Reopen a saved session to continue it; raises FileNotFoundError for an unknown id."""
+        """Reopen a saved session to continue it; raises FileNotFoundError for an unknown id.
+
+        When another process has it open, the result is a new session forked from it (with
+        a copy of its history), and `notice` says so."""
         path = self.path_for(session_id)
         if not path.is_file():
             matches = sorted(self.root.glob(f"{session_id}*.jsonl")) if self.root.is_dir() else []
@@ -98,7 +168,23 @@ class SessionStore:
                 raise FileNotFoundError(session_id)
             path = matches[0]
             session_id = path.stem
-        return Session(self, session_id, path, self.load_messages(path))
+        private_dir(self.root)  # folders made by an older version were 0755
+        try:
+            fh = _open_locked(path)
+        except SessionInUse as busy:
+            return self._fork(session_id, path, busy.pid)
+        return Session(self, session_id, path, self.load_messages(path), fh)
+
+    def _fork(self, session_id: str, path: Path, holder: int | None) -> Session:
+        messages = self.load_messages(path)  # what is on disk now; the holder goes on writing
+        info = self._info(path)
+        fork = self.create(Path(info.cwd) if info else Path.cwd(), info.model if info else "", forked_from=session_id)
+        if messages:
+            fork.replace_history(messages)
+        fork.messages = messages
+        by = f"another agentica (pid {holder})" if holder else "another agentica"
+        fork.notice = f"session {session_id} is in use by {by}; continuing in a new session {fork.id} forked from it"
+        return fork
 
     # -- reading -----------------------------------------------------------------------
 
@@ -151,10 +237,15 @@ class SessionStore:
                         return None
                     header = entry
                     continue
-                count += 1
-                message = entry.get("message") or {}
-                if not title and message.get("role") == "user" and isinstance(message.get("content"), str):
-                    title = " ".join(message["content"].split())[:70]
+                if entry.get("type") == "history" and isinstance(entry.get("messages"), list):
+                    replaced = [m for m in entry["messages"] if isinstance(m, dict)]  # a compaction or a fork
+                    count = len(replaced)
+                else:
+                    count += 1
+                    replaced = [entry.get("message") or {}]
+                for message in replaced:
+                    if not title and message.get("role") == "user" and isinstance(message.get("content"), str):
+                        title = " ".join(message["content"].split())[:70]
         except OSError:
             return None
         if header is None:
@@ -167,6 +258,7 @@ class SessionStore:
             updated=stat.st_mtime_ns / 1e9,
             title=title,
             messages=count,
+            model=str(header.get("model", "")),
         )
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentica_cli.cli.config import agentica_home, find_git_root
+from agentica_cli.cli.config import find_git_root
+from agentica_cli.private_files import agentica_home, open_private
 
 
 def project_root(work_dir: Path) -> Path:
@@ -40,8 +41,8 @@ def trust(work_dir: Path) -> Path:
     if root not in known:
         known.append(root)
         path = _store()
-        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"trusted": known}, indent=2) + "\n", encoding="utf-8")
+        with open_private(tmp, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps({"trusted": known}, indent=2) + "\n")
         tmp.replace(path)
     return project_root(work_dir)

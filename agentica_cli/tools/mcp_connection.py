@@ -451,8 +451,9 @@ class McpConnection:
         if target.transport == "stdio":
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._log = open(self.log_path, "a", encoding="utf-8", errors="replace")  # noqa: SIM115
+            from agentica_cli.private_files import open_private
+
+            self._log = open_private(self.log_path, "a", encoding="utf-8", errors="replace")  # 0600 in a 0700 folder
             stamp = time.strftime("%Y-%m-%d %H:%M:%S")
             self._log.write(f"\n--- {stamp} starting MCP server '{self.server_name}': {target.describe()}\n")
             self._log.flush()
