@@ -15,6 +15,12 @@ from test_cli_helpers import AGENTICA, cli_env, model_args, tool_results
 from agentica_cli.testing import ScriptedModelServer, turns
 
 PROMPT = "❯"
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+
+
+def flat(screen: str) -> str:
+    """Terminal output as plain words: escape codes gone, line breaks (wrapping) as spaces."""
+    return " ".join(ANSI.sub("", screen).split())
 
 
 @pytest.fixture
@@ -120,7 +126,7 @@ def test_edit_asks_and_yes_applies_it(start_repl, project: Path) -> None:
         assert "edit_file" in screen and "wants to run" in screen
         assert re.search(r"-hello", screen) and re.search(r"\+goodbye", screen)  # the diff is shown
         assert (project / "notes.txt").read_text() == "hello\nworld\n"  # nothing before the answer
-        repl.send_line("y")
+        repl.child.send("y")  # one key, no Enter
         repl.expect("Edited.")
         repl.expect_prompt()
         assert (project / "notes.txt").read_text() == "goodbye\nworld\n"
@@ -133,6 +139,8 @@ def test_edit_asks_and_no_leaves_the_file_untouched(start_repl, project: Path) -
         repl = start_repl(server)
         repl.send_line("change hello to goodbye")
         repl.expect(r"Allow\?")
+        repl.child.send("e")  # no, and say what to do instead
+        repl.expect("What should it do instead")
         repl.send_line("no, keep hello please")
         repl.expect("Left it alone.")
         repl.expect_prompt()
@@ -509,30 +517,40 @@ def test_escape_enter_adds_a_newline(start_repl) -> None:
         assert repl.exit() == 0
 
 
-def test_always_answer_stops_asking_for_that_tool_and_the_question_shows_the_whole_command(
+def test_always_answer_grants_a_command_prefix_and_the_question_shows_the_whole_command(
     start_repl, project: Path
 ) -> None:
-    long_command = "sleep 1.2; echo " + " ".join(f"word{i}" for i in range(40)) + " > first.txt"
+    long_command = "sleep 1.2 && echo " + " ".join(f"word{i}" for i in range(40))
     script = [
         turns.tool_calls(turns.call("execute", {"command": long_command}, id="x1")),
-        turns.tool_calls(turns.call("execute", {"command": "echo second > second.txt"}, id="x2")),
-        turns.text("Both ran."),
+        turns.tool_calls(turns.call("execute", {"command": "echo second"}, id="x2")),
+        turns.tool_calls(turns.call("execute", {"command": "sleep 0.1; touch third.txt"}, id="x3")),
+        turns.text("All ran."),
     ]
     with ScriptedModelServer(script) as server:
         repl = start_repl(server)
         repl.send_line("run them")
         screen = repl.expect(r"Allow\?")
         assert "execute" in screen and "wants to run" in screen
-        assert "word39 > first.txt" in screen  # longer than the terminal: wrapped, never cut
+        assert "word39" in screen  # longer than the terminal: wrapped, never cut
         assert "timeout=120" in screen  # the other arguments are shown too
-        repl.send_line("a")
-        repl.expect(r"execute sleep 1\.2; echo word0[^\n]*  \d\.\ds")  # the spinner runs again after the answer
-        after = repl.expect("Both ran.")
-        assert "Allow?" not in after  # the second execute was not asked about
+        assert "[a] yes, and don't ask again for" not in screen  # a compound command cannot be granted
+        repl.child.send("y")
+        screen = flat(repl.expect(r"Allow\?"))
+        assert "[a] yes, and don't ask again for `echo` commands" in screen
+        repl.child.send("a")
+        repl.expect(r"allowed from now on: execute: `echo` commands")
+        screen = repl.expect(r"Allow\?")  # `sleep ...; touch ...` is not covered by the `echo` grant
+        assert "touch third.txt" in screen
+        repl.child.send("y")
+        repl.expect("All ran.")
         repl.expect_prompt()
-        assert (project / "first.txt").exists() and (project / "second.txt").read_text() == "second\n"
+        assert (project / "third.txt").exists()
         repl.send_line("/permissions")
-        repl.expect("allowed without asking this session: execute")
+        repl.expect(r"1\. execute: `echo` commands")
+        repl.expect_prompt()
+        repl.send_line("/permissions revoke 1")
+        repl.expect(r"Revoked: execute: `echo` commands")
         repl.expect_prompt()
         assert repl.exit() == 0
 

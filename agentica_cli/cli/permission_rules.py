@@ -134,7 +134,7 @@ class PermissionRule:
             return any(_wildcard(pattern).fullmatch(c) for c in candidates)
         import pathspec
 
-        spec = pathspec.PathSpec.from_lines("gitwildmatch", [pattern.removeprefix("./")])
+        spec = pathspec.GitIgnoreSpec.from_lines([pattern.removeprefix("./")])
         roots = {Path(os.path.realpath(work_dir)), work_dir}
         for candidate in candidates:
             for root in roots:
