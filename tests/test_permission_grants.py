@@ -203,7 +203,7 @@ def test_untrusted_project_rules_are_ignored_and_bad_rules_are_config_errors(
     kinds = sorted((kind, text) for kind, text, _ in trusted.permission_rules)
     assert kinds == [("allow", "execute"), ("deny", "execute(git push *)"), ("deny", "read_file")]
     (home / "config.toml").write_text('[permissions]\nallow = ["execute(pytest"]\n')
-    with pytest.raises(ConfigError, match="permissions.allow"):
+    with pytest.raises(ConfigError, match=r"permissions\.allow"):
         load_settings(project, {}, trusted=False, environ={})
 
 
