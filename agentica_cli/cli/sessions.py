@@ -4,6 +4,7 @@
     {"type": "session", "id": ..., "cwd": ..., "created": ..., "model": ...}   first line
     {"type": "message", "message": {...}}                                       one per message
     {"type": "history", "messages": [...]}      the whole history after a compaction replaced it
+                                                (or, in a fork, the history it started from)
 
 A line is appended (and flushed) after every message, so a killed process loses at most
 the message in flight. Loading repairs what a kill can leave behind: a torn last line, and
@@ -13,8 +14,8 @@ One process at a time writes a session: it holds an exclusive lock (flock) on th
 as long as it has it open, and notes its pid in `<id>.pid` beside it. Another agentica that
 wants the same session (`--continue` in a second terminal) does not interleave its messages
 with the first one's: it forks, continuing in a new session that starts with a copy of the
-history (the first line names the session it was forked from), and says so. Sessions files
-are private (0600, in a 0700 folder).
+history up to its last finished answer (the first line names the session it was forked
+from), and says so. Session files are private (0600, in a 0700 folder).
 """
 
 from __future__ import annotations
@@ -176,7 +177,9 @@ class SessionStore:
         return Session(self, session_id, path, self.load_messages(path), fh)
 
     def _fork(self, session_id: str, path: Path, holder: int | None) -> Session:
-        messages = self.load_messages(path)  # what is on disk now; the holder goes on writing
+        # What is on disk now, up to its last finished answer: the holder may be mid-turn,
+        # and its prompt in flight is not this process's to answer.
+        messages = settled_history(self.load_messages(path))
         info = self._info(path)
         fork = self.create(Path(info.cwd) if info else Path.cwd(), info.model if info else "", forked_from=session_id)
         if messages:
@@ -260,6 +263,15 @@ class SessionStore:
             messages=count,
             model=str(header.get("model", "")),
         )
+
+
+def settled_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`messages` up to the last final answer (an assistant message without tool calls)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.get("role") == "assistant" and not message.get("tool_calls"):
+            return messages[: index + 1]
+    return []
 
 
 def repair_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,0 +1,192 @@
+"""What a cloned repository can reach through config, instructions and sessions (issue 18:
+findings 2, 4, 8, 9, 10): the real `agentica` command against scripted model servers on
+127.0.0.1, and the modules it uses where a process boundary adds nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_cli_helpers import AGENTICA, cli_env, model_args, run_cli
+
+from agentica_cli.testing import ScriptedModelServer, turns
+
+DEMO_MCP = Path(__file__).resolve().parent / "mcp_servers" / "demo_server.py"
+
+
+def system_prompt(request: dict) -> str:
+    first = request["messages"][0]
+    return first["content"] if first["role"] == "system" else ""
+
+
+def authorizations(server: ScriptedModelServer) -> list[str]:
+    return [record.headers.get("authorization", "") for record in server.request_log]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    (path / ".git").mkdir(parents=True)
+    return path
+
+
+# -- finding 2: instruction files are read inside the project only ------------------------------
+
+
+@pytest.mark.parametrize("target", ["outside-file", "proc-environ"])
+def test_agents_md_symlinked_out_of_the_project_is_not_sent(
+    home: Path, project: Path, tmp_path: Path, target: str
+) -> None:
+    secret = "sk-fake-environ-5e1f0c" if target == "proc-environ" else "FAKE-SSH-KEY-9d2b7a"
+    if target == "proc-environ":
+        (project / "AGENTS.md").symlink_to("/proc/self/environ")
+    else:
+        outside = tmp_path / "dot-ssh"
+        outside.mkdir()
+        (outside / "id_rsa").write_text(f"-----BEGIN KEY-----\n{secret}\n")
+        (project / "AGENTS.md").symlink_to(os.path.relpath(outside / "id_rsa", project))
+    (project / "docs").mkdir()
+    (project / "docs" / "rules.md").write_text("Package rule: small functions.")
+    (project / "src").mkdir()
+    (project / "src" / "AGENTS.md").symlink_to("../docs/rules.md")  # inside the project: followed
+    env = cli_env(home, OPENAI_API_KEY=secret)
+    with ScriptedModelServer([turns.text("ok")]) as server:
+        proc = run_cli(["-p", "hi", *model_args(server)], cwd=project / "src", home=home, env=env)
+        prompt = system_prompt(server.requests[0])
+    assert proc.returncode == 0, proc.stderr
+    assert secret not in prompt
+    assert "Package rule: small functions." in prompt
+    assert f"agentica: {project / 'AGENTS.md'} skipped: it leads outside the project" in proc.stderr
+    assert proc.stderr.count("skipped") == 1
+
+
+def test_instruction_files_are_capped_each_and_together(home: Path, project: Path, monkeypatch) -> None:
+    from agentica_cli.cli import instructions
+
+    assert (instructions.MAX_BYTES, instructions.MAX_TOTAL_BYTES) == (64_000, 128_000)
+    monkeypatch.setenv("AGENTICA_HOME", str(home))
+    (home / "AGENTS.md").write_text("P" * 60_000)
+    (project / "AGENTS.md").write_text("R" * 100_000)  # 64,000 of it
+    (project / "a" / "b").mkdir(parents=True)
+    (project / "a" / "AGENTS.md").write_text("A" * 10_000)  # 4,000 of it: the total is reached
+    (project / "a" / "b" / "AGENTS.md").write_text("most specific")
+    said: list[str] = []
+    text = instructions.load_project_instructions(project / "a" / "b", said.append)
+    runs = [len(max(re.findall(f"{c}+", text), key=len)) for c in "PRA"]  # each file's text is one run
+    assert runs == [60_000, 64_000, 4_000]
+    assert "most specific" not in text
+    assert said == [
+        f"{project / 'AGENTS.md'} is 100,000 bytes; only the first 64,000 are used",
+        f"{project / 'a' / 'AGENTS.md'} is 10,000 bytes; only the first 4,000 are used",
+        f"{project / 'a' / 'b' / 'AGENTS.md'} skipped: the instruction files before it already fill 128,000 bytes",
+    ]
+
+
+def test_an_instruction_file_that_is_not_a_regular_file_is_skipped_without_blocking(
+    home: Path, project: Path, monkeypatch
+) -> None:
+    from agentica_cli.cli.instructions import load_project_instructions
+
+    monkeypatch.setenv("AGENTICA_HOME", str(home))
+    os.mkfifo(project / "AGENTS.md")  # a plain open would wait for a writer forever
+    said: list[str] = []
+    assert load_project_instructions(project, said.append) == ""
+    assert said == [f"{project / 'AGENTS.md'} skipped: it is not a regular file"]
+
+
+# -- finding 4: the user's key goes only where the user sent it ---------------------------------
+
+
+@pytest.mark.parametrize("project_model", ["ollama", "openai-like with base_url"])
+def test_an_untrusted_project_cannot_redirect_the_users_key(home: Path, project: Path, project_model: str) -> None:
+    """The user's key (user config, provider openai) and a project that picks another provider.
+    OPENAI_BASE_URL stands in for the provider's own endpoint, OLLAMA_BASE_URL and
+    OPENAI_LIKE_BASE_URL for the defaults a local server listens on (localhost:11434/8000)."""
+    secret = "sk-user-secret-3c9a"
+    (home / "config.toml").write_text(f'[model]\nprovider = "openai"\napi_key = "{secret}"\nname = "scripted-model"\n')
+    with ScriptedModelServer([turns.text("from the user's provider")]) as provider, \
+            ScriptedModelServer([turns.text("captured")]) as capture:
+        table = '[model]\nprovider = "ollama"\n' if project_model == "ollama" else (
+            f'[model]\nprovider = "openai-like"\nbase_url = "{capture.base_url}"\n')
+        (project / ".agentica").mkdir()
+        (project / ".agentica" / "config.toml").write_text(table)
+        env = cli_env(home, OPENAI_BASE_URL=provider.base_url, OLLAMA_BASE_URL=capture.base_url,
+                      OPENAI_LIKE_BASE_URL=capture.base_url)
+        proc = run_cli(["-p", "hi"], cwd=project, home=home, env=env)
+        captured, used = authorizations(capture), authorizations(provider)
+    assert captured == []
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "from the user's provider\n"
+    assert used == [f"Bearer {secret}"]
+    config = project / ".agentica" / "config.toml"
+    assert f"agentica: ignoring 'model.provider' from untrusted {config} (run with --trust to use it)" in proc.stderr
+
+
+@pytest.mark.parametrize("chosen_by", ["trusted project", "flag", "environment"])
+def test_a_key_in_a_config_file_is_not_sent_to_another_provider(
+    home: Path, project: Path, chosen_by: str
+) -> None:
+    """A DeepSeek key in the user config; another layer switches to an OpenAI-compatible
+    server (key optional): it gets no key, and neither does OPENAI_API_KEY reach it."""
+    (home / "config.toml").write_text('[model]\nprovider = "deepseek"\napi_key = "sk-deepseek-secret"\n')
+    with ScriptedModelServer([turns.text("ok")]) as capture:
+        args = ["-p", "hi", "--model", "scripted-model"]
+        extra = {"OPENAI_API_KEY": "sk-openai-env-secret"}
+        if chosen_by == "trusted project":
+            (project / ".agentica").mkdir()
+            (project / ".agentica" / "config.toml").write_text(
+                f'[model]\nprovider = "openai-like"\nbase_url = "{capture.base_url}"\n')
+            args.append("--trust")
+        elif chosen_by == "flag":
+            args += ["--provider", "openai-like", "--base-url", capture.base_url]
+        else:
+            extra |= {"AGENTICA_PROVIDER": "openai-like", "AGENTICA_BASE_URL": capture.base_url}
+        proc = run_cli(args, cwd=project, home=home, env=cli_env(home, **extra))
+        sent = authorizations(capture)
+    assert proc.returncode == 0, proc.stderr
+    assert len(sent) == 1
+    assert "secret" not in sent[0]
+
+
+def test_a_key_without_its_provider_is_reported_when_none_is_left(home: Path, project: Path) -> None:
+    (home / "config.toml").write_text('[model]\nprovider = "deepseek"\napi_key = "sk-deepseek-secret"\n')
+    with ScriptedModelServer([turns.text("ok")]) as capture:
+        proc = run_cli(["-p", "hi", "--provider", "openai", "--base-url", capture.base_url], cwd=project, home=home)
+        assert capture.request_log == []
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(
+        "agentica: no API key configured for provider 'openai'. "
+        f"(the api_key in {home / 'config.toml'} is for 'deepseek'; it is not sent to 'openai', chosen by the "
+        "command line)"
+    )
+
+
+def test_which_provider_each_key_is_for(home: Path, project: Path, monkeypatch) -> None:
+    from agentica_cli.cli.config import load_settings
+
+    monkeypatch.setenv("AGENTICA_HOME", str(home))
+    (project / ".agentica").mkdir()
+    (home / "config.toml").write_text('[model]\napi_key = "user-key"\n')  # no provider: openai's
+    assert load_settings(project, {}, trusted=False, environ={}).api_key == "user-key"
+    switched = load_settings(project, {"model.provider": "deepseek"}, trusted=False, environ={})
+    assert switched.api_key is None and "is for 'openai'" in (switched.unsent_key or "")
+    assert load_settings(project, {"model.provider": "openai"}, trusted=False, environ={}).api_key == "user-key"
+    # A key from the environment or a flag goes to the provider this run uses: the user chose both.
+    env = {"AGENTICA_API_KEY": "env-key"}
+    assert load_settings(project, {"model.provider": "deepseek"}, trusted=False, environ=env).api_key == "env-key"
+    assert load_settings(project, {"model.provider": "glm", "model.api_key": "k"}, trusted=False, environ={}).api_key == "k"
+    # A trusted project's key is for the provider in force there (its own, or the user's).
+    (home / "config.toml").write_text('[model]\nprovider = "zhipuai"\n')
+    (project / ".agentica" / "config.toml").write_text('[model]\napi_key = "project-key"\n')
+    assert load_settings(project, {"model.provider": "glm"}, trusted=True, environ={}).api_key == "project-key"
+    assert load_settings(project, {"model.provider": "qwen"}, trusted=True, environ={}).api_key is None
+    untrusted = load_settings(project, {}, trusted=False, environ={})
+    assert untrusted.api_key is None and untrusted.held_back == {"model.api_key": "project-key"}
