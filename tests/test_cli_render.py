@@ -173,3 +173,133 @@ def test_blocks_printed_one_by_one_keep_the_blank_line_between_them() -> None:
     screen = _render([ModelRequestStarted(1), TextDelta("One.\n\nTw"), TextDelta("o.\n\n"), TextDelta("Three."),
                       TurnFinished("One.\n\nTwo.\n\nThree.")])
     assert screen.splitlines() == ["One.", "", "Two.", "", "Three."]
+
+
+def _screen(renderable, width: int = 60) -> str:  # type: ignore[no-untyped-def]
+    import io
+
+    from rich.console import Console
+
+    out = io.StringIO()
+    Console(file=out, width=width, force_terminal=False).print(renderable)
+    return "\n".join(line.rstrip() for line in out.getvalue().splitlines())
+
+
+def test_markdown_has_one_blank_line_between_blocks_and_left_headings() -> None:
+    answer = "# Title\n\nA paragraph.\n\n## Steps\n\n- one\n- two\n\n```sh\nls\n```\n\nEnd."
+    screen = _render_markdown(answer)
+    assert screen.splitlines() == ["Title", "", "A paragraph.", "", "Steps", "", " • one", " • two", "", "ls", "",
+                                   "End."]
+
+
+def _render_markdown(answer: str, width: int = 60, step: int = 7) -> str:
+    import io
+
+    from rich.console import Console
+
+    from agentica_cli.agent.events import ModelRequestStarted, TextDelta, TurnFinished
+    from agentica_cli.cli.render import EventRenderer
+
+    out = io.StringIO()
+    renderer = EventRenderer(Console(file=out, width=width, force_terminal=False), Path("."))
+    renderer.handle(ModelRequestStarted(1))
+    for start in range(0, len(answer), step):  # streamed in small pieces, as a model sends it
+        renderer.handle(TextDelta(answer[start:start + step]))
+    renderer.handle(TurnFinished(answer))
+    return "\n".join(line.rstrip() for line in out.getvalue().splitlines())
+
+
+def test_a_long_code_line_is_printed_whole_and_cut_with_a_mark_in_the_live_area() -> None:
+    from agentica_cli.cli.terminal_markdown import TerminalMarkdown
+
+    command = "pip install a-package --with-a-long-option=value --and-another-one=value2 --yes"
+    screen = _render_markdown(f"Run:\n\n```bash\n{command}\n```\n", width=40)
+    assert command in screen.splitlines()  # one line: the terminal wraps it, a copy is whole
+    live = _screen(TerminalMarkdown(f"```bash\n{command}\n```"), width=40)
+    assert live == command[:39] + "…"  # still streaming: cut at the edge, visibly
+
+
+def test_diffs_are_drawn_with_old_and_new_line_numbers(tmp_path: Path) -> None:
+    from agentica_cli.cli.diff_preview import render_diff
+
+    (tmp_path / "a.py").write_text("".join(f"line {i}\n" for i in range(1, 13)))
+    diff = preview_edit("edit_file", {"file_path": "a.py", "old_string": "line 10\n", "new_string": "ten\nten b\n"},
+                        tmp_path)
+    assert diff is not None
+    rows = [" ".join(line.split()) for line in _screen(render_diff(diff)).splitlines()]
+    assert rows == ["--- a/a.py", "+++ b/a.py", "@@ -7,6 +7,7 @@", "7 7 line 7", "8 8 line 8", "9 9 line 9",
+                    "10 -line 10", "10 +ten", "11 +ten b", "11 12 line 11", "12 13 line 12"]
+    new = render_diff(preview_edit("write_file", {"file_path": "n.sh", "content": "a\nb\n"}, tmp_path) or "")
+    assert [" ".join(line.split()) for line in _screen(new).splitlines()] == [
+        "--- /dev/null", "+++ b/n.sh", "@@ -0,0 +1,2 @@", "1 +a", "2 +b"]
+
+
+def test_diff_lines_show_control_characters_and_keep_line_endings(tmp_path: Path) -> None:
+    (tmp_path / "w.txt").write_bytes(b"one\r\ntwo\r\n")
+    diff = preview_edit("edit_file", {"file_path": "w.txt", "old_string": "two", "new_string": "2\x1b[2K\x1b[1A"},
+                        tmp_path)
+    assert diff == "--- a/w.txt\n+++ b/w.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2␛[2K␛[1A\n"
+
+
+def test_partial_reads_and_cut_command_output_are_summarised_honestly(tmp_path: Path) -> None:
+    from builtin_support import call_tool
+
+    from builtin_tools import BuiltinExecuteTool
+
+    page = "     1\trow\n(lines 1-2,000 of 5,000 shown; next page: offset=2001)"
+    assert summarize_result("read_file", page) == "read lines 1–2,000 of 5,000"
+    last = "  4001\trow\n(end of file: lines 4,001-5,000 of about 5,000 shown)"
+    assert summarize_result("read_file", last) == "read lines 4,001–5,000 of about 5,000"
+    result = call_tool(BuiltinExecuteTool(tmp_path), "execute", command="seq 1 20000").result
+    assert summarize_result("execute", result) == (
+        "exit code 0, printed 20,000 lines; the model got the first and last 15,000 characters")
+
+
+def test_the_model_wait_line_counts_tokens_and_a_retry_down() -> None:
+    import time
+
+    from agentica_cli.cli.live_view import ModelWait
+
+    wait = ModelWait()
+    now = time.monotonic()
+    assert wait.status(now).startswith("Waiting for the model · ")
+    wait.received(40, reasoning=True)
+    assert wait.status(now).startswith("Thinking · ") and wait.status(now).endswith("~10 tokens")
+    wait.received(400)
+    assert wait.status(now).endswith("~110 tokens") and wait.status(now).startswith("Writing · ")
+    wait.retrying("retrying in 3 s (attempt 2 of 5): HTTP 503", None)
+    now = time.monotonic()
+    assert wait.status(now) == "retrying in 3 s (attempt 2 of 5): HTTP 503"
+    assert wait.status(now + 1.2) == "retrying in 2 s (attempt 2 of 5): HTTP 503"  # a live countdown
+    assert wait.status(now + 3.5).startswith("Waiting for the model")  # the request is sent again
+
+
+def test_a_running_command_shows_its_last_lines_as_a_terminal_would() -> None:
+    from agentica_cli.cli.live_view import RunningTool
+
+    tool = RunningTool("execute make", "")
+    tool.add_output("".join(f"step {i}\n" for i in range(1, 9)))
+    tool.add_output("download 10%\rdownload 55%\r")  # a progress bar redrawing its line
+    lines = _screen(tool).splitlines()
+    assert "execute make" in lines[0]
+    assert [line.strip() for line in lines[1:]] == ["step 5", "step 6", "step 7", "step 8", "download 55%"]
+
+
+def test_expand_prints_the_whole_result_of_the_last_call() -> None:
+    import io
+
+    from rich.console import Console
+
+    from agentica_cli.agent.events import ToolCallFinished, ToolCallStarted
+    from agentica_cli.cli.render import EventRenderer
+
+    out = io.StringIO()
+    renderer = EventRenderer(Console(file=out, width=80, force_terminal=False), Path("."), markdown=False)
+    assert not renderer.expand_last()
+    output = "\n".join(f"row {i}" for i in range(1, 11))
+    renderer.handle(ToolCallStarted("x1", "execute", {"command": "rows"}))
+    renderer.handle(ToolCallFinished("x1", "execute", f"[exit code 0; 0.1 s]\n--- stdout ---\n{output}", elapsed=0.1))
+    shown = out.getvalue()
+    assert "row 1\n" not in shown and "… +6 lines (/expand shows the output)" in shown and "row 10" in shown
+    assert renderer.expand_last()
+    assert out.getvalue()[len(shown):].endswith(f"--- stdout ---\n{output}\n")

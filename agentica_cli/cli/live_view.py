@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import time
 
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.text import Text
 
 from agentica_cli.cli.safe_text import safe_text
@@ -61,20 +61,17 @@ class RunningTool:
         if complete:
             self.tail = (*self.tail, *(last_frame(line) for line in complete[-TAIL_LINES:]))[-TAIL_LINES:]
 
-    def __rich__(self) -> RenderableType:
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         now = time.monotonic()
-        head = _one_line(
-            (self.indent, ""),
-            (spinner_frame(now) + " ", "cyan"),
-            (self.label, "bold"),
-            ("  " + format_elapsed(now - self.started), "dim"),
-        )
+        elapsed = "  " + format_elapsed(now - self.started)
+        room = max(10, options.max_width - len(self.indent) - 2 - len(elapsed))  # the clock stays visible
+        label = self.label if len(self.label) <= room else self.label[: room - 1] + "…"
+        yield _one_line((self.indent, ""), (spinner_frame(now) + " ", "cyan"), (label, "bold"), (elapsed, "dim"))
         lines = list(self.tail)
         if self.partial.strip():
             lines = [*lines, last_frame(self.partial)][-TAIL_LINES:]
-        if not lines:
-            return head
-        return Group(head, *(_one_line((self.indent + "    ", ""), (line, "dim")) for line in lines))
+        for line in lines:
+            yield _one_line((self.indent + "    ", ""), (line, "dim"))
 
 
 class ModelWait:

@@ -86,6 +86,7 @@ class EventRenderer:
         self.headed: set[str] = set()  # calls whose header line was printed when they started
         self.last_block = ""  # the top-level call the last permanent line belongs to
         self.last_result: tuple[str, dict[str, Any], str] | None = None  # for /expand
+        self.typeahead = ""  # keys typed during the turn, waiting for the next prompt
 
     # -- the live area --------------------------------------------------------------------
 
@@ -100,10 +101,24 @@ class EventRenderer:
         parts.extend(self.running.values())
         if self.waiting is not None:
             parts.append(self.waiting)
+        if self.typeahead:
+            line = Text("› ", style="cyan")
+            line.append(safe_text(self.typeahead, keep_newlines=False))
+            line.append("▌  (sent when this turn ends; Esc interrupts)", style="dim")
+            parts.append(line)
         return Group(*parts)
 
+    def set_typeahead(self, text: str) -> None:
+        """Keys typed during the turn (the REPL's TurnInput): shown at once, under the live area."""
+        self.typeahead = text
+        if self.live is not None or text:
+            self._refresh()
+            if self.live is not None:
+                self.live.refresh()  # now, not at the next tick: keystroke-to-screen latency
+
     def _refresh(self) -> None:
-        if not (self.text or self.running or self.waiting or (self.reasoning and self.show_reasoning)):
+        if not (self.text or self.running or self.waiting or self.typeahead
+                or (self.reasoning and self.show_reasoning)):
             if self.live is not None:
                 self.live.update(Text(""), refresh=True)
             return
@@ -157,7 +172,7 @@ class EventRenderer:
             name, args, _ = self.calls.get(call_id, ("?", {}, ""))
             line = Text(tool.indent)
             line.append("● ", style="red")
-            line.append(summarize_call(name, args, width=100), style="bold")
+            line.append(self._call_line(name, args, tool.indent), style="bold")
             self.console.print(line)
             elapsed = format_elapsed(time.monotonic() - tool.started)
             self.console.print(Text(f"{tool.indent}  ⎿ cancelled ({elapsed})", style="red"))
@@ -273,9 +288,13 @@ class EventRenderer:
         name, args, source = self.calls.get(call_id, ("?", {}, ""))
         line = Text("" if not source else "  │ ")
         line.append(bullet, style=bullet_style)
-        line.append(summarize_call(name, args, width=100), style="bold")
+        line.append(self._call_line(name, args, line.plain), style="bold")
         self.console.print(line)
         self.last_block = _root_call(source) if source else call_id
+
+    def _call_line(self, name: str, args: dict[str, Any], indent: str) -> str:
+        """The call's one-line summary, fitting the terminal after its indent and bullet."""
+        return summarize_call(name, args, width=max(30, self.console.width - len(indent) - 3))
 
     def _tool_started(self, event: Any, indent: str) -> None:
         if not event.source:
@@ -289,7 +308,7 @@ class EventRenderer:
             self.pause()
             self._print_header(event.call_id, "● ", "cyan")
             self.headed.add(event.call_id)
-        self.running[event.call_id] = RunningTool(summarize_call(event.name, event.args), indent)
+        self.running[event.call_id] = RunningTool(summarize_call(event.name, event.args, width=300), indent)
         self._refresh()
 
     def _tool_done(self, event: Any, indent: str) -> None:
@@ -300,7 +319,7 @@ class EventRenderer:
         self.last_result = (name, args, event.result or event.error or "")
         header = Text(indent)
         header.append("● ", style="red" if failed else "green")
-        header.append(summarize_call(name, args, width=100), style="bold")
+        header.append(self._call_line(name, args, indent), style="bold")
         result = Text(indent + "  ⎿ ", style="dim")
         result.append(f"{summary} ({format_elapsed(event.elapsed)})", style="red" if failed else "dim")
         lines: list[RenderableType] = [result]
@@ -346,7 +365,7 @@ class EventRenderer:
             return False
         name, args, result = self.last_result
         self.pause()
-        self.console.print(Text.assemble(("● ", "cyan"), (summarize_call(name, args, width=100), "bold")))
+        self.console.print(Text.assemble(("● ", "cyan"), (self._call_line(name, args, ""), "bold")))
         self.console.print(Text(safe_text(result.rstrip("\n")) or "(empty result)"))
         return True
 

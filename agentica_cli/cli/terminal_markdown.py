@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import CodeBlock, Heading, Markdown, MarkdownElement
+from rich.segment import Segment
 from rich.syntax import Syntax
 from rich.text import Text
 
@@ -58,6 +59,16 @@ class TerminalMarkdown(Markdown):
 
     def __init__(self, markup: str, **options: Any):
         super().__init__(safe_text(markup), code_theme=CODE_THEME, **options)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        # rich starts a block that opens with a list with a blank line (the list's last
+        # paragraph asks for one): the caller puts the one blank line between blocks.
+        started = False
+        for segment in super().__rich_console__(console, options):
+            if not started and isinstance(segment, Segment) and segment.text == "\n":
+                continue
+            started = True
+            yield segment
 
 
 def _fence_marker(line: str) -> str | None:

@@ -1,0 +1,61 @@
+"""What the REPL shows while it works, through a pseudo-terminal against the scripted model
+server: the spinner while the model is slow, a command's output while it runs, /expand."""
+
+from __future__ import annotations
+
+import re
+
+from test_repl import project, start_repl  # noqa: F401  (fixtures)
+
+from agentica_cli.testing import ScriptedModelServer, turns
+
+STYLE = r"(?:\x1b\[[0-9;]*m)*"  # rich's styling between parts of a line (NO_COLOR keeps dim and bold)
+
+
+def plain(screen: str) -> str:
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen)
+
+
+def test_a_spinner_shows_while_the_model_is_slow(start_repl) -> None:  # noqa: F811
+    with ScriptedModelServer([turns.text("The late reply.", delay=3)]) as server:
+        repl = start_repl(server)
+        repl.send_line("hello")
+        screen = repl.expect(rf"Waiting for the model · \d+\.\ds{STYLE} · esc/ctrl-c to interrupt", timeout=2.5)
+        assert "The late reply." not in screen
+        assert server.request_log[0].finished_at == 0.0  # the reply has not been sent yet
+        repl.expect(r"Waiting for the model · [1-9]\.\ds")  # its clock runs
+        repl.expect("The late reply.")
+        repl.expect_prompt()
+        assert repl.exit() == 0
+
+
+def test_command_output_shows_while_it_runs_and_a_tail_stays(start_repl) -> None:  # noqa: F811
+    command = "printf 'first-%s\\n' live; sleep 3; printf 'second-%s\\n' live"
+    script = [turns.tool_calls(turns.call("execute", {"command": command}, id="x1")), turns.text("Ran it.")]
+    with ScriptedModelServer(script) as server:
+        repl = start_repl(server, "--yes")
+        repl.send_line("run it")
+        screen = repl.expect("first-live", timeout=2.5)  # printed by the command, shown under its spinner
+        assert "second-live" not in screen and "exit code" not in screen  # the command still runs
+        assert len(server.requests) == 1  # its result has not gone back to the model
+        screen = plain(repl.expect("Ran it."))
+        assert re.search(r"⎿ exit code 0, 2 lines of output \(3\.\ds\)\s+first-live\s+second-live", screen)
+        repl.expect_prompt()
+        assert repl.exit() == 0
+
+
+def test_a_long_output_leaves_a_short_tail_and_expand_shows_it_all(start_repl) -> None:  # noqa: F811
+    script = [turns.tool_calls(turns.call("execute", {"command": "seq -f 'row-%02g' 1 10"}, id="x1")),
+              turns.text("Counted.")]
+    with ScriptedModelServer(script) as server:
+        repl = start_repl(server, "--yes")
+        repl.send_line("count")
+        screen = plain(repl.expect("Counted."))
+        done = screen[screen.index("exit code 0, 10 lines of output"):]
+        assert "+6 lines" in done and "row-07" in done and "row-10" in done and "row-06" not in done
+        repl.expect_prompt()
+        repl.send_line("/expand")
+        screen = repl.expect("row-10")
+        assert "row-01" in screen and "row-06" in screen  # every line, what the model got
+        repl.expect_prompt()
+        assert repl.exit() == 0
