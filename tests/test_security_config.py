@@ -190,3 +190,69 @@ def test_which_provider_each_key_is_for(home: Path, project: Path, monkeypatch) 
     assert load_settings(project, {"model.provider": "qwen"}, trusted=True, environ={}).api_key is None
     untrusted = load_settings(project, {}, trusted=False, environ={})
     assert untrusted.api_key is None and untrusted.held_back == {"model.api_key": "project-key"}
+
+
+# -- finding 9: a config file that is not UTF-8 -------------------------------------------------
+
+
+@pytest.mark.parametrize("which", ["user", "project"])
+def test_a_config_file_that_is_not_utf8_is_a_config_error(home: Path, project: Path, which: str) -> None:
+    path = home / "config.toml" if which == "user" else project / ".agentica" / "config.toml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes('[model]\nname = "café"\n'.encode("latin-1"))  # saved by an editor in Latin-1
+    proc = run_cli(["-p", "hi", "--api-key", "k"], cwd=project, home=home)
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        f"agentica: config error: {path}: not UTF-8 text (byte 0xe9 at offset 19); save it as UTF-8\n"
+    )
+
+
+# -- finding 10: what agentica keeps is private ------------------------------------------------
+
+
+def modes(*paths: Path) -> list[str]:
+    return [oct(stat.S_IMODE(p.stat().st_mode)) for p in paths]
+
+
+def test_agentica_home_is_private_whatever_the_umask(home: Path, project: Path, tmp_path: Path) -> None:
+    """A -p run that creates a session, an MCP server log and the trust store under umask 022,
+    with the home and an old session left 0755/0644 by an earlier version."""
+    home.chmod(0o755)
+    (home / "sessions").mkdir(mode=0o755)
+    (home / "config.toml").write_text(
+        f'[mcp_servers.demo]\ncommand = "{sys.executable}"\nargs = ["{DEMO_MCP}"]\n')
+    with ScriptedModelServer([turns.text("one"), turns.text("two")]) as server:
+        first = subprocess.run([*AGENTICA, "-p", "hi", "--trust", *model_args(server)], cwd=project,
+                               env=cli_env(home), capture_output=True, text=True, timeout=60,
+                               stdin=subprocess.DEVNULL, preexec_fn=lambda: os.umask(0o022))
+        assert first.returncode == 0, first.stderr
+        [session] = (home / "sessions").glob("*.jsonl")
+        session.chmod(0o644)
+        home.chmod(0o755)
+        again = subprocess.run([*AGENTICA, "-p", "again", "--continue", *model_args(server)], cwd=project,
+                               env=cli_env(home), capture_output=True, text=True, timeout=60,
+                               stdin=subprocess.DEVNULL, preexec_fn=lambda: os.umask(0o022))
+        assert again.returncode == 0, again.stderr
+    folders = [home, home / "sessions", home / "logs", home / "logs" / "mcp"]
+    files = [session, home / "logs" / "mcp" / "demo.log", home / "trusted_projects.json"]
+    assert modes(*folders) == ["0o700"] * 4
+    assert modes(*files) == ["0o600"] * 3
+    assert not list((home / "sessions").glob("*.pid"))  # the lock's pid note goes with the lock
+
+
+def test_the_prompt_history_is_private(home: Path, tmp_path: Path, monkeypatch) -> None:
+    from agentica_cli.cli.prompt_input import make_session
+
+    monkeypatch.setenv("AGENTICA_HOME", str(home))
+    old = os.umask(0o022)
+    try:
+        fresh = home / "new" / "history"
+        make_session(fresh, {}, tmp_path)
+        (home / "history").write_text("# earlier prompt\n+ my secret idea\n")  # 0644, as before
+        home.chmod(0o755)
+        make_session(home / "history", {}, tmp_path)
+    finally:
+        os.umask(old)
+    assert modes(fresh, home / "history") == ["0o600", "0o600"]
+    assert modes(home, home / "new") == ["0o700", "0o700"]
+    assert (home / "history").read_text().endswith("+ my secret idea\n")  # tightened, not emptied
