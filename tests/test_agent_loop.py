@@ -158,7 +158,7 @@ def test_500_every_time_ends_with_a_clear_error_event(scripted):
     assert events[-1].type == "turn_finished" and events[-1].stop_reason == "error"
     assert len(server.requests) == 3
     result = Agent(scripted_model(server, max_retries=0)).run_sync("y")
-    assert result.stop_reason == "error" and result.error == "HTTP 500: upstream down (gave up after 1 attempts)"
+    assert result.stop_reason == "error" and result.error == "HTTP 500: upstream down (gave up after 1 attempt)"
 
 
 def test_401_is_one_request_and_an_auth_error(scripted):

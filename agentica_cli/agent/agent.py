@@ -15,13 +15,14 @@ from typing import Any
 
 from agentica_cli.agent.approval import ApproveHook
 from agentica_cli.agent.config import RunResult, ToolConfig
-from agentica_cli.agent.context import ContextManager, estimate_tokens
+from agentica_cli.agent.context import ContextManager, UnusableSummary, estimate_tokens
 from agentica_cli.agent.events import (
     Error,
     Event,
     ModelRequestStarted,
     Notice,
     ReasoningDelta,
+    RetryNotice,
     StopReason,
     TextDelta,
     TurnFinished,
@@ -58,6 +59,7 @@ class RunState:
         self.limit_noted = False
         self.system_prompt = ""
         self.error = ""  # why the last model request failed for good
+        self.compaction_failed = False  # not asked again this run: each try costs a request
 
     def emit(self, event: Event) -> None:
         if threading.get_ident() == self.thread:
@@ -279,8 +281,8 @@ class Agent:
                 elif isinstance(event, ModelReasoningDelta):
                     run.emit(ReasoningDelta(event.text))
                 elif isinstance(event, ModelRetry):
-                    run.emit(Notice(f"Model request failed ({event.reason}); retrying in {event.delay:.1f}s "
-                                    "(text streamed since the request started is void).", kind="retry"))
+                    run.emit(RetryNotice(event.describe(), attempt=event.attempt + 1,
+                                         max_attempts=event.max_attempts, delay=event.delay, reason=event.reason))
                 else:
                     response = event
         except ModelError as err:
@@ -308,7 +310,8 @@ class Agent:
     # -- context ------------------------------------------------------------------------
 
     async def _compact_if_needed(self, run: RunState) -> None:
-        if not self.context.over_threshold(self.messages, run.system_prompt, self.context_window):
+        if run.compaction_failed or not self.context.over_threshold(self.messages, run.system_prompt,
+                                                                    self.context_window):
             return
         summary = await self._compact(self.tool_config.compact_keep_messages, run)
         if summary is not None:
@@ -318,7 +321,9 @@ class Agent:
     async def compact(self, keep_messages: int | None = None) -> str | None:
         """Summarise all but the last `keep_messages` messages into one (the CLI's /compact).
 
-        Returns the summary, or None when there was nothing to compact.
+        Returns the summary, or None when there was nothing to compact. Raises ModelError
+        when the request fails and UnusableSummary when the reply is empty or a tool call;
+        either way the history is left as it was.
         """
         keep = self.tool_config.compact_keep_messages if keep_messages is None else keep_messages
         return await self._compact(keep, None)
@@ -329,10 +334,12 @@ class Agent:
             return None
         try:
             summary = await self.context.summarise(self.model, self.messages[:cut])
-        except ModelError as err:
+        except (ModelError, UnusableSummary) as err:
             if run is None:
                 raise
-            run.emit(Notice(f"Could not compact the conversation: {err.message}", kind="warning"))
+            run.compaction_failed = True
+            run.emit(Notice(f"Could not compact the conversation ({err.message}); the history is kept as it was.",
+                            kind="warning"))
             return None
         self.messages = self.context.compacted(summary, self.messages[cut:])
         if self.on_history_replaced is not None:

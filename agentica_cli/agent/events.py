@@ -120,7 +120,7 @@ class Usage(Event):
 class Notice(Event):
     """Something the user should know that is neither text nor a tool call.
 
-    `kind`: "retry" (a model request failed and is being retried: the text streamed since the
+    `kind`: "retry" (a RetryNotice: a model request failed and is sent again; the text streamed since the
     last ModelRequestStarted of this source is void and the answer starts again), "compaction"
     (older messages were summarised), "warning", "info".
     """
@@ -128,6 +128,19 @@ class Notice(Event):
     message: str
     kind: str = "info"
     type: str = field(init=False, default="notice")
+
+
+@dataclass
+class RetryNotice(Notice):
+    """A notice of kind "retry", with its figures for programs: `attempt` is the attempt about
+    to start (2 after the first failed), `max_attempts` the most there will be (0: not known),
+    `delay` the seconds waited before it, `reason` why the last one failed."""
+
+    kind: str = "retry"
+    attempt: int = 0
+    max_attempts: int = 0
+    delay: float = 0.0
+    reason: str = ""
 
 
 @dataclass

@@ -53,6 +53,16 @@ class ArgumentParser(argparse.ArgumentParser):
         sys.exit(exitcodes.USAGE_ERROR)
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):  # also NaN
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0 (0: no limit), got {text!r}")
+    return value
+
+
 def build_parser() -> ArgumentParser:
     p = ArgumentParser(
         prog="agentica",
@@ -74,6 +84,13 @@ def build_parser() -> ArgumentParser:
     model.add_argument("--provider", help="openai, zhipuai, deepseek, moonshot, qwen, openrouter, ollama, openai-like")
     model.add_argument("--base-url", help="an OpenAI-compatible endpoint")
     model.add_argument("--api-key", help="the API key (prefer the config file or an env var)")
+    model.add_argument(
+        "--request-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="give up on a model request that has no complete answer after SECONDS, retries included "
+        "(config model.request_timeout; default 900; 0: no limit)",
+    )
     perm = p.add_argument_group("permissions")
     perm.add_argument("--permission-mode", choices=("default", "accept-edits", "auto", "plan"), help="see below")
     perm.add_argument("-y", "--yes", action="store_true", help="run destructive tools without asking (= auto)")
@@ -102,6 +119,7 @@ def flag_settings(args: argparse.Namespace) -> dict[str, object]:
         "model.provider": args.provider,
         "model.base_url": args.base_url,
         "model.api_key": args.api_key,
+        "model.request_timeout": args.request_timeout,
         "permissions.mode": mode,
         "tools.max_turns": args.max_turns,
     }
@@ -134,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
             return fail(f"--add-dir {extra}: no such folder")
 
     from agentica_cli.cli.config import ConfigError, check_mcp_servers, load_settings
+    from agentica_cli.cli.runtime import check_model_timeouts
     from agentica_cli.cli.trust import is_trusted, trust
 
     try:
@@ -141,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
             trust(work_dir)
         settings = load_settings(work_dir, flag_settings(args), trusted=is_trusted(work_dir))
         check_mcp_servers(settings)
+        check_model_timeouts(settings)
     except ConfigError as err:
         return fail(f"config error: {err}")
 

@@ -56,6 +56,10 @@ SCHEMA: dict[str, Any] = {
         "name": "str",
         "base_url": "str",
         "api_key": "str",
+        # seconds (0: no limit); checked for sign by runtime.check_model_timeouts
+        "request_timeout": "float",
+        "attempt_timeout": "float",
+        "stall_timeout": "float",
     },
     "permissions": {
         "mode": PERMISSION_MODES,

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentica_cli.cli.config import Settings, agentica_home
+from agentica_cli.cli.config import ConfigError, Settings, agentica_home
 
 # The env var each provider's key comes from, for the "no key" message (the model presets
 # name their own variable in MissingApiKeyError; this is the fallback).
@@ -59,6 +59,22 @@ def provider_name(settings: Settings) -> str:
     return "openai"
 
 
+MODEL_TIMEOUTS = ("request_timeout", "attempt_timeout", "stall_timeout")  # [model] keys, in seconds
+
+
+def model_timeouts(settings: Settings) -> dict[str, float]:
+    """The time limits the settings give (the model's defaults stand for the rest)."""
+    return {key: settings.get(f"model.{key}") for key in MODEL_TIMEOUTS if settings.get(f"model.{key}") is not None}
+
+
+def check_model_timeouts(settings: Settings) -> None:
+    """A negative or endless limit is a config error naming the key and where it was set."""
+    for key, value in model_timeouts(settings).items():
+        if not 0 <= value < float("inf"):  # also NaN
+            where = settings.sources.get(f"model.{key}", "config")
+            raise ConfigError(f"{where}: 'model.{key}' must be a number of seconds >= 0 (0: no limit), got {value}")
+
+
 def build_model(settings: Settings) -> Any:
     """The model client for `settings`; raises MissingKey before any request is made."""
     from agentica_cli.models import MissingApiKeyError, create_model
@@ -66,7 +82,8 @@ def build_model(settings: Settings) -> Any:
     provider = provider_name(settings)
     try:
         model = create_model(
-            provider, model_id=settings.model_name, base_url=settings.base_url, api_key=settings.api_key
+            provider, model_id=settings.model_name, base_url=settings.base_url, api_key=settings.api_key,
+            **model_timeouts(settings),
         )
         resolve = getattr(model, "resolve_api_key", None)
         if callable(resolve):

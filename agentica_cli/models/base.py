@@ -68,14 +68,27 @@ class ModelReasoningDelta:
     text: str
 
 
+def seconds_text(seconds: float) -> str:
+    """A duration for people: "2 s", "0.5 s", "1.2 s", "20 s"."""
+    return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
+
+
 @dataclass
 class ModelRetry:
-    """An attempt failed and will be retried after `delay` seconds. Text streamed since the
+    """Attempt number `attempt` (1-based) failed and the request is sent again after `delay`
+    seconds; `max_attempts` is the most there will be (0: not known). Text streamed since the
     attempt began is void: the retry starts the answer again from scratch."""
 
     attempt: int
     delay: float
     reason: str
+    max_attempts: int = 0
+
+    def describe(self) -> str:
+        """For people: `retrying in 2 s (attempt 2 of 5): HTTP 503: overloaded`."""
+        of = f" of {self.max_attempts}" if self.max_attempts else ""
+        reason = self.reason if len(self.reason) <= 300 else self.reason[:299] + "…"
+        return f"retrying in {seconds_text(self.delay)} (attempt {self.attempt + 1}{of}): {reason}"
 
 
 ModelStreamEvent = ModelTextDelta | ModelReasoningDelta | ModelRetry | ModelResponse
@@ -88,7 +101,7 @@ class ModelError(Exception):
         super().__init__(message)
         self.message = message
         self.status_code = status_code
-        self.kind = kind  # "api", "auth", "connection", "config"
+        self.kind = kind  # "api", "auth", "connection", "timeout", "config"
 
 
 class MissingApiKeyError(ModelError):

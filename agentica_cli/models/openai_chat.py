@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import uuid
 from collections.abc import AsyncIterator
@@ -20,16 +21,30 @@ from agentica_cli.models.base import (
     ModelTextDelta,
     TokenUsage,
     ToolCallRequest,
+    seconds_text,
+)
+from agentica_cli.models.deadlines import (
+    DEFAULT_ATTEMPT_TIMEOUT,
+    DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_STALL_TIMEOUT,
+    AttemptClock,
+    DeadlineExceeded,
+    Deadlines,
 )
 from agentica_cli.models.retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
 
 
 class _Retryable(Exception):
-    def __init__(self, reason: str, retry_after: float | None = None, status_code: int | None = None):
+    """One attempt failed in a way another attempt may not; `setting` names the time limit
+    it ran into, if that is what failed."""
+
+    def __init__(self, reason: str, retry_after: float | None = None, status_code: int | None = None,
+                 setting: str | None = None):
         super().__init__(reason)
         self.reason = reason
         self.retry_after = retry_after
         self.status_code = status_code
+        self.setting = setting
 
 
 class ResponseAccumulator:
@@ -109,7 +124,12 @@ class OpenAIChat(Model):
     """A chat completions model. Key and base URL default to `OPENAI_API_KEY` / `OPENAI_BASE_URL`.
 
     Retries (429 honouring Retry-After, 5xx, connection errors, streams cut before they
-    finished) are done here with bounded backoff; the SDK's own retries are disabled.
+    finished or stalled) are done here with bounded backoff; the SDK's own retries are
+    disabled. Time limits (seconds, 0 or None: none; see `agentica_cli.models.deadlines`):
+    `request_timeout` for the whole request with its retries, `attempt_timeout` for one
+    attempt, `stall_timeout` for an attempt without content progress (keep-alive comments
+    and empty chunks are not progress), `connect_timeout` to open a connection, and
+    `timeout` for each network read or write.
     """
 
     provider = "OpenAI"
@@ -128,7 +148,7 @@ class OpenAIChat(Model):
         *,
         temperature: float | None = None,
         max_tokens: int | None = None,
-        timeout: float = 300.0,
+        timeout: float = 600.0,
         stream: bool = True,
         include_usage: bool = True,
         max_retries: int = 4,
@@ -137,6 +157,10 @@ class OpenAIChat(Model):
         context_window: int | None = None,
         extra_body: dict[str, Any] | None = None,
         default_headers: dict[str, str] | None = None,
+        request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
+        attempt_timeout: float | None = DEFAULT_ATTEMPT_TIMEOUT,
+        stall_timeout: float | None = DEFAULT_STALL_TIMEOUT,
+        connect_timeout: float = 30.0,
     ):
         self.id = id or self.default_id
         self.api_key = api_key
@@ -145,6 +169,8 @@ class OpenAIChat(Model):
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        self.deadlines = Deadlines(request=request_timeout, attempt=attempt_timeout, stall=stall_timeout)
         self.stream = stream
         self.include_usage = include_usage
         self.retry = RetryPolicy(max_retries=max_retries, base_delay=retry_base_delay, max_delay=retry_max_delay)
@@ -169,7 +195,7 @@ class OpenAIChat(Model):
         """The AsyncOpenAI client for the running event loop (connections are per-loop)."""
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop:
-            from openai import AsyncOpenAI
+            from openai import AsyncOpenAI, Timeout
 
             if self._client is not None:
                 # Its connections belong to a finished loop. Mark it closed now (the close itself
@@ -180,7 +206,7 @@ class OpenAIChat(Model):
             self._client = AsyncOpenAI(
                 api_key=self.resolve_api_key(),
                 base_url=self.base_url,
-                timeout=self.timeout,
+                timeout=Timeout(self.timeout, connect=min(self.connect_timeout, self.timeout)),
                 max_retries=0,  # retries are ours: bounded, logged and never duplicating output
                 default_headers=self.default_headers,
             )
@@ -214,43 +240,73 @@ class OpenAIChat(Model):
     ) -> AsyncIterator[ModelStreamEvent]:
         client = self.client()  # raises MissingApiKeyError before any request
         params = self.request_params(messages, tools)
+        loop = asyncio.get_running_loop()
+        limit = self.deadlines.request
+        request_deadline = loop.time() + limit if limit else math.inf
+        max_attempts = self.retry.max_retries + 1
         attempt = 0
         while True:
             attempt += 1
+            clock = AttemptClock(self.deadlines, request_deadline, stall=self.stream)
             try:
                 if self.stream:
-                    async for event in self._streamed_attempt(client, params):
+                    async for event in self._streamed_attempt(client, params, clock):
                         yield event
                 else:
-                    for event in _whole_answer_events(await self._plain_attempt(client, params)):
+                    for event in _whole_answer_events(await self._plain_attempt(client, params, clock)):
                         yield event
                 return
+            except DeadlineExceeded as timeout:  # the request's own limit: no attempt may follow
+                raise ModelError(
+                    f"the model request timed out: no complete answer within {seconds_text(limit or 0)} "
+                    f"(request_timeout; {_attempts(attempt)}): {timeout.reason}; raise request_timeout if the "
+                    "model needs longer",
+                    kind="timeout",
+                ) from None
             except _Retryable as failure:
-                if attempt > self.retry.max_retries:
-                    kind = "connection" if failure.status_code is None else "api"
-                    raise ModelError(
-                        f"{failure.reason} (gave up after {attempt} attempts)",
-                        status_code=failure.status_code,
-                        kind=kind,
-                    ) from None
+                kind = "timeout" if failure.setting else "connection" if failure.status_code is None else "api"
+                if attempt >= max_attempts:
+                    hint = f"; raise {failure.setting} if the model needs longer" if failure.setting else ""
+                    raise ModelError(f"{failure.reason} (gave up after {_attempts(attempt)}{hint})",
+                                     status_code=failure.status_code, kind=kind) from None
                 delay = self.retry.delay(attempt, failure.retry_after)
-                yield ModelRetry(attempt, delay, failure.reason)
+                if loop.time() + delay >= request_deadline:
+                    raise ModelError(
+                        f"{failure.reason} (gave up after {_attempts(attempt)}: waiting {seconds_text(delay)} "
+                        f"to retry would pass request_timeout, {seconds_text(limit or 0)})",
+                        status_code=failure.status_code, kind=kind,
+                    ) from None
+                yield ModelRetry(attempt, delay, failure.reason, max_attempts)
                 await asyncio.sleep(delay)
 
-    async def _streamed_attempt(self, client: Any, params: dict[str, Any]) -> AsyncIterator[ModelStreamEvent]:
+    async def _streamed_attempt(
+        self, client: Any, params: dict[str, Any], clock: AttemptClock
+    ) -> AsyncIterator[ModelStreamEvent]:
         acc = ResponseAccumulator()
         stream = None
         try:
-            stream = await _post(client, params)
+            stream = await clock.wait(_post(client, params))
+            clock.responded()
             content_type = stream.response.headers.get("content-type", "")
             if "json" in content_type:  # the server ignored stream=true and sent one completion
-                for event in _whole_answer_events(_completion_of(json.loads(await stream.response.aread()))):
+                body = await clock.wait(stream.response.aread())
+                for event in _whole_answer_events(_completion_of(json.loads(body))):
                     yield event
                 return
             if "html" in content_type:
                 raise ModelError(f"the server answered with a web page ({content_type}), not a chat completion "
                                  "stream; check that the base URL points at an OpenAI-compatible API")
-            async for chunk in stream:
+            chunks = stream.__aiter__()
+            while True:
+                # Every wait is bounded: SSE comments (`: keep-alive`) reach no chunk here, and a
+                # chunk without content does not move the stall deadline, so a server that only
+                # keeps the connection busy still times out.
+                try:
+                    chunk = await clock.wait(chunks.__anext__())
+                except StopAsyncIteration:
+                    break
+                if _is_progress(chunk):
+                    clock.progress()
                 if chunk.get("usage"):
                     acc.usage = _usage(chunk["usage"])
                 if not chunk.get("choices"):
@@ -271,10 +327,10 @@ class OpenAIChat(Model):
                     acc.finish_reason = choice["finish_reason"]
         except Exception as exc:
             failure = _classify(exc)
-            if not (isinstance(failure, _Retryable) and acc.finish_reason is not None):
+            if not (isinstance(failure, (_Retryable, DeadlineExceeded)) and acc.finish_reason is not None):
                 raise failure from exc
             # The answer was complete (its finish_reason came); only the trailer (usage,
-            # [DONE]) was lost. Asking again would redo the work and show the text twice.
+            # [DONE]) was lost or late. Asking again would redo the work and show the text twice.
         finally:
             if stream is not None:
                 await stream.close()
@@ -283,9 +339,9 @@ class OpenAIChat(Model):
             raise _Retryable("the response stream ended before the answer was complete")
         yield acc.response()
 
-    async def _plain_attempt(self, client: Any, params: dict[str, Any]) -> ModelResponse:
+    async def _plain_attempt(self, client: Any, params: dict[str, Any], clock: AttemptClock) -> ModelResponse:
         try:
-            completion = await _post(client, params)
+            completion = await clock.wait(_post(client, params))
         except Exception as exc:
             raise _classify(exc) from exc
         try:
@@ -298,6 +354,25 @@ class OpenAIChat(Model):
         if self._client is not None and self._client_loop is asyncio.get_running_loop():
             client, self._client = self._client, None
             await client.close()
+
+
+def _attempts(count: int) -> str:
+    return f"{count} attempt" + ("s" if count != 1 else "")
+
+
+def _is_progress(chunk: dict[str, Any]) -> bool:
+    """Whether a chunk moves the answer on: text, reasoning, a tool call, or its end."""
+    for choice in chunk.get("choices") or ():
+        if choice.get("finish_reason"):
+            return True
+        delta = choice.get("delta") or {}
+        if delta.get("content") or _reasoning_of(delta):
+            return True
+        for tc in delta.get("tool_calls") or ():
+            fn = tc.get("function") or {}
+            if fn.get("name") or fn.get("arguments"):
+                return True
+    return False
 
 
 def _whole_answer_events(response: ModelResponse) -> list[ModelStreamEvent]:
@@ -349,7 +424,9 @@ def _classify(exc: Exception) -> Exception:
     """A retryable failure becomes _Retryable; anything else a ModelError (or itself)."""
     import openai
 
-    if isinstance(exc, (_Retryable, ModelError)):
+    if isinstance(exc, DeadlineExceeded) and not exc.final:
+        return _Retryable(exc.reason, setting=exc.setting)  # a stalled or slow attempt may be a passing fault
+    if isinstance(exc, (_Retryable, ModelError, DeadlineExceeded)):
         return exc
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code

@@ -21,6 +21,11 @@ Turns (`agentica_cli.testing.turns`, each a plain dict, served one per request):
   `Retry-After` header when given.
 - `cut(turn, after=N)`: the stream closes after N SSE chunks (no `[DONE]`); a non-streamed
   request gets its connection closed without an answer.
+- `stall(turn, after=1, every=1.0, send="comment")`: the stream stops making progress after
+  N SSE chunks and then only sends `: keep-alive` comments (or `send="empty"` chunks, or
+  `"nothing"`) every `every` seconds; `hang()`: the request is read and never answered, not
+  even with headers. Both end when the client disconnects, the server stops, or after
+  `limit=` seconds (60), so they cannot hang a test.
 - `repeat_tool(name, count, arguments=None, final="done")`: for benches, answers `count`
   requests with one cheap tool call each, then `final` text.
 - Any turn takes `delay=` (seconds before answering), `chunk_delay=` (between SSE chunks)

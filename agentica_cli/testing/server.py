@@ -16,6 +16,7 @@ import argparse
 import json
 import math
 import os
+import select
 import signal
 import socket
 import sys
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from agentica_cli.testing.turns import Turn, validate
+from agentica_cli.testing.turns import DEFAULT_FAULT_LIMIT, Turn, validate
 
 __all__ = ["RecordedRequest", "ScriptedModelServer", "main"]
 
@@ -43,7 +44,7 @@ class RecordedRequest:
     body: dict[str, Any]
     received_at: float  # headers read, before the body
     finished_at: float = 0.0  # just before the answer's last write (0 while in flight)
-    status: int = 200
+    status: int = 200  # 0: never answered (a hang() turn)
     turn_type: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -288,6 +289,12 @@ class _Handler(BaseHTTPRequestHandler):
         record.turn_type = turn["type"]
         if turn.get("delay") and server._stopping.wait(float(turn["delay"])):
             return
+        if turn["type"] == "hang" or (turn.get("stall") and not body.get("stream")):
+            record.status = 0  # nothing was answered
+            limit = float(turn.get("limit") or (turn.get("stall") or {}).get("limit") or DEFAULT_FAULT_LIMIT)
+            self._hold_open(time.monotonic() + limit)
+            self._drop_connection()
+            return
         if turn["type"] == "error":
             record.status = int(turn["status"])
             headers = {"Retry-After": turn["retry_after"]} if turn.get("retry_after") else {}
@@ -303,6 +310,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         chunks = server.render_chunks(body, turn, index)
         events = [b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks]
+        stall = turn.get("stall")
+        if stall:
+            cut_after = stall["after"]
         if cut_after is None:
             events.append(b"data: [DONE]\n\n")
         else:
@@ -323,8 +333,36 @@ class _Handler(BaseHTTPRequestHandler):
                     return
             framed = framed[-1:]
         self._last_write(b"".join(framed))  # one write when timing doesn't matter: no per-chunk syscalls
+        if stall:
+            beat = {"comment": b": keep-alive\n\n", "nothing": b"",
+                    "empty": b"data: " + json.dumps(chunks[0] | {"choices": [
+                        {"index": 0, "delta": {}, "finish_reason": None}]}).encode() + b"\n\n"}[stall["send"]]
+            framed_beat = b"%x\r\n%s\r\n" % (len(beat), beat) if beat else b""
+            self._hold_open(time.monotonic() + stall["limit"], framed_beat, stall["every"])
         if cut_after is not None:
             self._drop_connection()
+
+    def _client_gone(self) -> bool:
+        """Whether the client closed its end (a readable socket with nothing to read)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and not self.connection.recv(1, socket.MSG_PEEK)
+        except OSError:
+            return True
+
+    def _hold_open(self, until: float, beat: bytes = b"", every: float = 1.0) -> None:
+        """Keep the connection open without progress, writing `beat` every `every` seconds,
+        until the client leaves, the server stops or `until` (a monotonic time) passes."""
+        next_beat = time.monotonic() + every
+        while time.monotonic() < until and not self._client_gone():
+            if self.scripted._stopping.wait(min(0.05, max(0.0, until - time.monotonic()))):
+                return
+            if beat and time.monotonic() >= next_beat:
+                next_beat += every
+                try:
+                    self.wfile.write(beat)
+                except OSError:
+                    return
 
     def _last_write(self, data: bytes) -> None:
         # Stamped before writing: once the bytes are out the client may send its next request

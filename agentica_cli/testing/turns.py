@@ -8,7 +8,12 @@ Every turn may also carry:
 - `chunk_delay`: seconds between streamed chunks;
 - `cut_after`: for a streamed answer, close the connection after this many SSE chunks
   (for a non-streamed one, close it without answering);
-- `usage`: `{"prompt_tokens": n, "completion_tokens": m}` to report instead of an estimate.
+- `usage`: `{"prompt_tokens": n, "completion_tokens": m}` to report instead of an estimate;
+- `stall`: for a streamed answer, stop making progress after some chunks (see `stall()`).
+
+Faults that never finish on their own (`stall()`, `hang()`) still end: when the client
+disconnects, when the server stops, or after their `limit` (60 s unless given), so a test of
+a client that does not time out fails by its own timeout instead of hanging forever.
 """
 
 from __future__ import annotations
@@ -18,8 +23,10 @@ from typing import Any
 
 Turn = dict[str, Any]
 
-TURN_TYPES = ("text", "tool_calls", "error", "repeat_tool")
+TURN_TYPES = ("text", "tool_calls", "error", "repeat_tool", "hang")
 _COMMON = ("delay", "chunk_delay", "cut_after", "usage")
+STALL_BEATS = ("comment", "empty", "nothing")
+DEFAULT_FAULT_LIMIT = 60.0
 
 
 def _extras(extra: dict[str, Any]) -> dict[str, Any]:
@@ -68,6 +75,31 @@ def error(status: int, message: str = "", *, retry_after: float | str | None = N
 def cut(turn: Turn, after: int) -> Turn:
     """`turn`, but the stream is cut after `after` SSE chunks (a failed attempt)."""
     return turn | {"cut_after": after}
+
+
+def stall(turn: Turn, after: int = 1, *, every: float = 1.0, send: str = "comment",
+          limit: float = DEFAULT_FAULT_LIMIT) -> Turn:
+    """`turn`, but its stream stops making progress after `after` SSE chunks (the first chunk
+    only says `role: assistant`). The connection then stays open and gets, every `every`
+    seconds, `send`: "comment" (`: keep-alive` lines, as providers send while a request
+    waits), "empty" (chunks with an empty delta) or "nothing"; until the client disconnects,
+    the server stops, or `limit` seconds pass (the connection is then closed). A non-streamed
+    request gets no answer at all, as with `hang()`.
+    """
+    if send not in STALL_BEATS:
+        raise ValueError(f"send must be one of {', '.join(STALL_BEATS)}, not {send!r}")
+    if after < 0 or every <= 0 or limit <= 0:
+        raise ValueError("stall() needs after >= 0, every > 0 and limit > 0")
+    return turn | {"stall": {"after": int(after), "every": float(every), "send": send, "limit": float(limit)}}
+
+
+def hang(*, limit: float = DEFAULT_FAULT_LIMIT) -> Turn:
+    """Read the request and never answer (no status line, no headers), as a stuck proxy or
+    server does; until the client disconnects, the server stops, or `limit` seconds pass
+    (the connection is then closed without an answer)."""
+    if limit <= 0:
+        raise ValueError("hang() needs limit > 0")
+    return {"type": "hang", "limit": float(limit)}
 
 
 def repeat_tool(
