@@ -78,6 +78,9 @@ SCHEMA: dict[str, Any] = {
         "markdown": "bool",
         "show_reasoning": "bool",
         "history": "bool",
+        "statusline": "str",  # a shell command whose first line of output is the status line
+        "notify": "bool",  # bell + OSC 9 when a long turn ends or a question waits
+        "notify_after": "float",  # seconds a turn must take before its end notifies
     },
     "instructions": "str",
     "hooks": {
@@ -102,6 +105,7 @@ UNTRUSTED_PROJECT_KEYS = (
     "permissions.allow",
     "permissions.deny",
     "permissions.ask",
+    "ui.statusline",  # runs a program
 )
 
 ENV_VARS: dict[str, str] = {
