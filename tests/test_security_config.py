@@ -182,7 +182,8 @@ def test_which_provider_each_key_is_for(home: Path, project: Path, monkeypatch) 
     # A key from the environment or a flag goes to the provider this run uses: the user chose both.
     env = {"AGENTICA_API_KEY": "env-key"}
     assert load_settings(project, {"model.provider": "deepseek"}, trusted=False, environ=env).api_key == "env-key"
-    assert load_settings(project, {"model.provider": "glm", "model.api_key": "k"}, trusted=False, environ={}).api_key == "k"
+    flags = {"model.provider": "glm", "model.api_key": "k"}
+    assert load_settings(project, flags, trusted=False, environ={}).api_key == "k"
     # A trusted project's key is for the provider in force there (its own, or the user's).
     (home / "config.toml").write_text('[model]\nprovider = "zhipuai"\n')
     (project / ".agentica" / "config.toml").write_text('[model]\napi_key = "project-key"\n')
@@ -229,6 +230,7 @@ def test_agentica_home_is_private_whatever_the_umask(home: Path, project: Path, 
         [session] = (home / "sessions").glob("*.jsonl")
         session.chmod(0o644)
         home.chmod(0o755)
+        (home / "config.toml").write_text("")  # the log exists now; a second start would only cost time
         again = subprocess.run([*AGENTICA, "-p", "again", "--continue", *model_args(server)], cwd=project,
                                env=cli_env(home), capture_output=True, text=True, timeout=60,
                                stdin=subprocess.DEVNULL, preexec_fn=lambda: os.umask(0o022))
@@ -256,3 +258,83 @@ def test_the_prompt_history_is_private(home: Path, tmp_path: Path, monkeypatch) 
     assert modes(fresh, home / "history") == ["0o600", "0o600"]
     assert modes(home, home / "new") == ["0o700", "0o700"]
     assert (home / "history").read_text().endswith("+ my secret idea\n")  # tightened, not emptied
+
+
+# -- finding 8: one writer per session -------------------------------------------------------------
+
+
+def session_lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_session_open_elsewhere_is_forked_from_its_last_answer(home: Path, tmp_path: Path, monkeypatch) -> None:
+    from agentica_cli.cli.sessions import SessionStore
+
+    monkeypatch.setenv("AGENTICA_HOME", str(home))
+    store = SessionStore()
+    held = store.create(tmp_path, "m1")  # a lock is per open file: a second open acts as another process
+    for message in ({"role": "user", "content": "first question"}, {"role": "assistant", "content": "answer"},
+                    {"role": "user", "content": "in flight"}):
+        held.append(message)
+    fork = store.open(held.id)
+    assert fork.id != held.id
+    assert fork.notice == (
+        f"session {held.id} is in use by another agentica (pid {os.getpid()}); "
+        f"continuing in a new session {fork.id} forked from it"
+    )
+    assert fork.messages == [{"role": "user", "content": "first question"}, {"role": "assistant", "content": "answer"}]
+    fork.append({"role": "user", "content": "mine"})
+    held.append({"role": "assistant", "content": "theirs"})
+    fork.close()
+    held.close()
+    header = session_lines(fork.path)[0]
+    assert (header["forked_from"], header["cwd"], header["model"]) == (held.id, str(tmp_path), "m1")
+    assert [m["content"] for m in SessionStore.load_messages(fork.path)] == ["first question", "answer", "mine"]
+    assert [m["content"] for m in SessionStore.load_messages(held.path)] == [
+        "first question", "answer", "in flight", "theirs"]
+    listed = {info.id: (info.title, info.messages) for info in store.list(tmp_path)}
+    assert listed[fork.id] == ("first question", 3)
+    again = store.open(held.id)  # closed now: opened itself, no fork
+    assert again.id == held.id and again.notice is None
+    again.close()
+
+
+def test_two_continues_at_once_do_not_share_a_session_file(home: Path, project: Path) -> None:
+    script = [
+        turns.text("answer one"),
+        turns.text("answer two", delay=30),  # the first --continue holds the session meanwhile
+        turns.text("answer three"),
+    ]
+    with ScriptedModelServer(script) as server:
+        first = run_cli(["-p", "one", *model_args(server)], cwd=project, home=home)
+        assert first.returncode == 0, first.stderr
+        [original] = (home / "sessions").glob("*.jsonl")
+        holder = subprocess.Popen([*AGENTICA, "-p", "two", "--continue", *model_args(server)], cwd=project,
+                                  env=cli_env(home), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 30
+            while len(server.request_log) < 2:  # its request is in: it has the session open
+                assert holder.poll() is None and time.monotonic() < deadline, "the first --continue did not start"
+                time.sleep(0.05)
+            second = run_cli(["-p", "three", "--continue", *model_args(server)], cwd=project, home=home)
+        finally:
+            holder.send_signal(signal.SIGTERM)  # stops it mid-request, as Ctrl-C would
+            holder.communicate(timeout=30)
+        third_request = server.requests[2]
+    assert second.returncode == 0, second.stderr
+    forks = [p for p in (home / "sessions").glob("*.jsonl") if p != original]
+    assert len(forks) == 1
+    notice = (f"agentica: session {original.stem} is in use by another agentica (pid {holder.pid}); "
+              f"continuing in a new session {forks[0].stem} forked from it\n")
+    assert notice in second.stderr
+    assert [(m["role"], m["content"]) for m in third_request["messages"][1:]] == [
+        ("user", "one"), ("assistant", "answer one"), ("user", "three")]
+    from agentica_cli.cli.sessions import SessionStore
+
+    kept = [(m["role"], m["content"]) for m in SessionStore.load_messages(original)]
+    assert kept[:3] == [("user", "one"), ("assistant", "answer one"), ("user", "two")]
+    assert ("user", "three") not in kept and len(kept) <= 4  # at most the holder's own ending after its prompt
+    forked = [m["content"] for m in SessionStore.load_messages(forks[0])]
+    assert forked == ["one", "answer one", "three", "answer three"]
+    assert session_lines(forks[0])[0]["forked_from"] == original.stem
