@@ -137,6 +137,9 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"agentica {__version__}")
         return exitcodes.OK
+    from agentica_cli.cli.process_hardening import harden_process
+
+    harden_process()  # before anything runs a child that could read our environ (~1 ms)
     if args.yes and args.permission_mode not in (None, "auto"):
         return fail(f"--yes conflicts with --permission-mode {args.permission_mode}")
     if args.continue_ and args.resume:
