@@ -10,6 +10,7 @@ from pathlib import Path
 
 from agentica_cli.tools.base import Tool
 from agentica_cli.tools.context import ToolContext
+from agentica_cli.tools.secret_names import SECRET_NAME_PARTS, is_secret_name  # noqa: F401 (re-exported)
 from builtin_tools.output_capture import LiveOutput, OutputCapture
 from builtin_tools.process_group import run_in_group
 
@@ -17,13 +18,6 @@ DEFAULT_TIMEOUT_S = 120
 MAX_TIMEOUT_S = 600
 MAX_OUTPUT_CHARS = 30_000
 TIMEOUT_EXIT_CODE = 124
-# Environment variables whose names contain one of these are not passed to commands.
-SECRET_NAME_PARTS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL")
-
-
-def is_secret_name(name: str) -> bool:
-    upper = name.upper()
-    return any(part in upper for part in SECRET_NAME_PARTS)
 
 
 def scrubbed_environment(

@@ -4,6 +4,13 @@ Killing the group reaches every child and grandchild that stayed in it. A proces
 left the group (setsid, daemonising) but still holds our output pipes would keep the
 call waiting for end-of-file forever, so on Linux those are found through /proc by the
 pipes' inode numbers and killed too.
+
+The group must also die when the agent dies, however it dies (SIGKILL, OOM, a crash): a
+small watcher process (`/bin/sh`, in a session of its own so a signal to the agent's group
+does not reach it) waits on a pipe whose write end only the agent holds. When the command
+ends, the agent writes a line and the watcher exits quietly; when the agent dies, the kernel
+closes the write end, the watcher reads end-of-file and kills the command's group. The
+command's own process tree, $$, process group and exit status are as they were without it.
 """
 
 from __future__ import annotations
@@ -24,6 +31,26 @@ PIPE_GRACE_S = 1.0  # how long to wait for output pipes to close after the shell
 def kill_group(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+# `read` succeeds on the agent's "command ended" line and fails at end-of-file (agent gone).
+_WATCHER_SCRIPT = 'read _ || kill -s KILL -- "-$1"'
+WATCHER_SHELL = "/bin/sh"
+
+
+async def watch_group(pgid: int) -> asyncio.subprocess.Process:
+    """Start the watcher that kills group `pgid` if this process dies before unwatch_group."""
+    return await asyncio.create_subprocess_exec(
+        WATCHER_SHELL, "-c", _WATCHER_SCRIPT, "agentica-group-watch", str(pgid),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+async def unwatch_group(watcher: asyncio.subprocess.Process) -> None:
+    """Tell the watcher the command is over (it exits without killing anything) and reap it."""
+    with contextlib.suppress(OSError):  # it is already gone (killed by someone): nothing to tell
+        await watcher.communicate(b"\n")
 
 
 def pipe_holders(inodes: Iterable[int]) -> set[int]:
@@ -113,9 +140,11 @@ async def run_in_group(argv: list[str], *, cwd: str, env: dict[str, str], timeou
     err_closed: asyncio.Future[None] = loop.create_future()
     transports: list[asyncio.BaseTransport] = []
     pipes = [os.fdopen(out_r, "rb", buffering=0), os.fdopen(err_r, "rb", buffering=0)]
+    watcher: asyncio.subprocess.Process | None = None
     try:
         # Everything after the start is inside this try: a cancellation at any await (also
         # while the pipes are being connected) must still kill the group.
+        watcher = await watch_group(proc.pid)
         for stream, (pipe, capture, closed) in enumerate(
             ((pipes[0], outcome.stdout, out_closed), (pipes[1], outcome.stderr, err_closed))
         ):
@@ -146,4 +175,7 @@ async def run_in_group(argv: list[str], *, cwd: str, env: dict[str, str], timeou
             transport.close()
         for pipe in pipes[len(transports):]:
             pipe.close()
+        if watcher is not None:
+            # shielded: a second cancellation must not leave the watcher unreaped
+            await asyncio.shield(unwatch_group(watcher))
     return outcome
