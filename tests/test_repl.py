@@ -560,7 +560,7 @@ def test_model_tools_and_clear_commands(start_repl) -> None:
         repl = start_repl(server)
         repl.send_line("/tools")
         screen = repl.expect(r"write_file[^\n]*\[asks\]")
-        assert re.search(r"read_file .*\[read-only\]", screen)
+        assert re.search(r"read_file .*\[runs, read-only\]", screen)
         repl.expect_prompt()
         repl.send_line("/model")
         repl.expect(r"model: scripted-model \(provider openai\)")
@@ -604,11 +604,33 @@ def test_keys_typed_during_a_turn_are_not_echoed_but_wait_for_the_next_prompt(st
         repl.send_line("go")
         repl.expect("Part one.")
         repl.child.send("typed ahead")  # while the answer still streams
-        during = repl.expect("done.")
-        assert "typed ahead" not in during  # the terminal did not echo it into the live area
+        during = flat(repl.expect("done."))
+        assert "› typed ahead▌ (sent when this turn ends" in during  # shown under the live area, not echoed
         repl.expect(r"❯ [^\n]*typed ahead")  # it is the next prompt's input
         repl.child.send("\r")
         repl.expect("Got the typed-ahead line.")
         repl.expect_prompt()
         assert server.requests[1]["messages"][-1] == {"role": "user", "content": "typed ahead"}
+        assert repl.exit() == 0
+
+
+def test_escape_interrupts_a_turn_and_a_line_typed_with_enter_is_sent_after_it(start_repl) -> None:
+    slow = "Thinking out loud, " + "slowly " * 60 + "end."
+    second = "Second reply, " + "slowly " * 40 + "done."
+    script = [turns.text(slow, chunk_delay=0.1), turns.text(second, chunk_delay=0.05), turns.text("Queued reply.")]
+    with ScriptedModelServer(script) as server:
+        repl = start_repl(server)
+        repl.send_line("go")
+        repl.expect("Thinking out loud")
+        repl.child.send("\x1b")  # a lone Esc
+        repl.expect(r"\(interrupted\)")
+        repl.expect_prompt()
+        assert len(server.requests) == 1
+        repl.send_line("next")
+        repl.expect("Second")
+        repl.child.send("then this\r")  # typed with Enter while the turn runs: queued
+        assert "1 message(s) queued" in flat(repl.expect("done."))
+        repl.expect("Queued reply.")  # sent as soon as the turn ended
+        repl.expect_prompt()
+        assert server.requests[2]["messages"][-1] == {"role": "user", "content": "then this"}
         assert repl.exit() == 0

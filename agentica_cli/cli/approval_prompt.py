@@ -124,14 +124,8 @@ async def read_choice(choices: list[Choice]) -> str:
     app: Application[str] = Application(layout=Layout(window), key_bindings=bindings, erase_when_done=True)
     app.ttimeoutlen = 0.05  # a lone Esc answers at once, not after prompt_toolkit's 0.5 s
 
-    first_paint = True
-
-    def painted(_: Any) -> None:
-        nonlocal first_paint
-        if first_paint:  # the question is on screen now: anything typed before it is void
-            first_paint = False
-            discard_typeahead()
-
-    app.after_render += painted
+    # The call and the choices are printed by now: anything typed before this point was typed
+    # without them on screen, and is void. (prompt_toolkit attaches its reader and draws the
+    # question before it reads a key, so nothing typed after this is lost.)
     discard_typeahead()
     return await app.run_async()

@@ -27,10 +27,11 @@ from agentica_cli.cli.config import (
     save_user_setting,
 )
 from agentica_cli.cli.diff_preview import preview_edit
-from agentica_cli.cli.prompt_input import attach_mentions, make_session
+from agentica_cli.cli.prompt_input import PastedTexts, attach_mentions, make_session
 from agentica_cli.cli.sessions import SessionStore
 from agentica_cli.cli.slash import COMMANDS, SlashCommands
-from agentica_cli.cli.terminal import home_relative, keys_not_echoed, plain
+from agentica_cli.cli.status_line import StatusLine
+from agentica_cli.cli.terminal import home_relative, plain
 
 
 def _preload(with_mcp: bool) -> None:
@@ -72,7 +73,11 @@ class Repl:
         self.policy = policy_from_settings(settings, work_dir, allowed_dirs=self.allowed_dirs, ask=self.ask_approval)
         self.usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
         history = None if not settings.get("ui.history", True) else self._history_path()
-        self.prompt = make_session(history, COMMANDS, work_dir)
+        self.context_tokens: int | None = None  # prompt tokens of the last request (the status line's context %)
+        self.pastes = PastedTexts()
+        self.status = StatusLine(self)
+        self.prompt = make_session(history, COMMANDS, work_dir, status=self.status, pastes=self.pastes,
+                                   on_shift_tab=self.status.cycle_mode)
         self.question = make_session(None, {}, work_dir)
         self.preloader: threading.Thread | None = None
         self.mcp: Any = None
@@ -80,6 +85,9 @@ class Repl:
         self.mode_prompt: Any = None  # runtime.PermissionModePrompt, once the agent exists
         self.on_interrupt: Any = None  # what Ctrl-C (SIGINT) does right now
         self.pending_interrupt = False
+        self.turn_input: Any = None  # turn_input.TurnInput while a turn runs
+        self.queued_messages: list[str] = []  # lines typed with Enter during a turn, sent next
+        self.next_default = ""  # text typed during a turn without Enter: the next prompt's input
         self.commands = SlashCommands(self)
 
     @staticmethod
@@ -182,23 +190,16 @@ class Repl:
         plain(f"agentica {__version__}  ·  {model_label(self.model)}  ·  {where}  ·  mode {self.policy.mode}", "1")
         if self.resume_messages:
             plain(f"Resumed session {self.session.id} ({len(self.resume_messages)} messages).", "2")
-            self.show_last_exchange(self.resume_messages)
+            self.show_transcript(self.resume_messages)
         plain("Type a message, /help for commands, Ctrl-D to exit.", "2")
 
     @staticmethod
-    def show_last_exchange(messages: list[dict[str, Any]]) -> None:
-        """Where the resumed conversation left off: the last question and answer, shortened."""
-        from agentica_cli.cli.summaries import shorten
+    def show_transcript(messages: list[dict[str, Any]]) -> None:
+        """Where the resumed conversation left off: its last prompts, tool calls and answers, compactly."""
+        from agentica_cli.cli.transcript import replay
 
-        for role in ("user", "assistant"):
-            last = next(
-                (m for m in reversed(messages) if m.get("role") == role and isinstance(m.get("content"), str)
-                 and m["content"].strip()),
-                None,
-            )
-            if last is not None:
-                label = "you" if role == "user" else "agent"
-                plain(f"  {label}: {shorten(last['content'], 200)}", "2")
+        for text, code in replay(messages):
+            plain(f"  {text}", code)
 
     def open_initial_session(self) -> str | None:
         if self.args.resume or self.args.continue_:
@@ -364,6 +365,18 @@ class Repl:
         shown = safe_text(display_words(list(grant.words)))
         return f"exactly `{shown}`" if grant.exact else f"`{shown}` commands"
 
+    def show_typeahead(self, text: str) -> None:
+        """Keys typed during a turn, shown under its live area until the next prompt takes them."""
+        setter = getattr(self.renderer, "set_typeahead", None)
+        if setter is not None:
+            setter(text)
+
+    def terminal_for_question(self) -> Any:
+        """The approval question reads the terminal itself: stop reading type-ahead meanwhile."""
+        from contextlib import nullcontext
+
+        return self.turn_input.paused() if self.turn_input is not None else nullcontext()
+
     async def ask_approval(self, call: Any, verdict: Any = None) -> Answer:
         async with self.approval_lock:
             self.ensure_renderer()
@@ -384,7 +397,8 @@ class Repl:
         choices = choices_for(self.always_scope(call, verdict))
         self.console.print(choices_text(choices))
         self.notify_waiting()
-        choice = await read_choice(choices)
+        with self.terminal_for_question():
+            choice = await read_choice(choices)
         label = next((c.label for c in choices if c.answer == choice), choice)
         self.console.print(Text(f"  → {label}", style="dim"))
         if choice == "once":
@@ -396,7 +410,8 @@ class Repl:
             return Answer("once")  # remembered above, with its scope
         if choice == "reason":
             try:
-                reason = (await self.ask_line("What should it do instead? ")).strip()
+                with self.terminal_for_question():
+                    reason = (await self.ask_line("What should it do instead? ")).strip()
             except (KeyboardInterrupt, EOFError):
                 reason = ""
             return Answer("no", reason)
@@ -440,12 +455,18 @@ class Repl:
                 if event.type == "usage":
                     for key in self.usage:
                         self.usage[key] += getattr(event, key, 0) or 0
+                    if not event.source:  # a sub-agent's requests are not this conversation's context
+                        self.context_tokens = event.input_tokens
                 self.renderer.handle(event)
 
+        from agentica_cli.cli.turn_input import TurnInput
+
         self.turn_task = asyncio.create_task(consume())
+        turn, started = self.turn_task, asyncio.get_running_loop().time()  # for the end-of-turn notification
         self.on_interrupt = self.turn_task.cancel
+        self.turn_input = TurnInput(on_escape=self.turn_task.cancel, on_change=self.show_typeahead)
         try:
-            with keys_not_echoed():
+            with self.turn_input:
                 await self.turn_task
         except asyncio.CancelledError:
             self.renderer.cancel()
@@ -456,8 +477,16 @@ class Repl:
         finally:
             self.on_interrupt = None
             self.turn_task = None
+            messages, typed = self.turn_input.take()
+            self.turn_input = None
+            self.queued_messages.extend(messages)
+            self.next_default = typed
+            self.show_typeahead("")
             self.renderer.finish()
             self.console.print()  # a blank line between one turn and the next prompt
+        from agentica_cli.cli.notify import notify_turn_end
+
+        notify_turn_end(asyncio.get_running_loop().time() - started, self.settings, interrupted=turn.cancelled())
         # A server that died during the turn is noticed when its state is read: read it now,
         # so the user hears of it at the end of this turn rather than during the next one.
         self.sync_mcp_tools()
@@ -541,7 +570,15 @@ class Repl:
                 if self.pending_interrupt:
                     self.pending_interrupt = False
                     raise KeyboardInterrupt
-                return await self.prompt.prompt_async(pre_run=self.preload_after_first_paint)
+                if self.queued_messages:  # typed (with Enter) during the last turn
+                    message = self.queued_messages.pop(0)
+                    from agentica_cli.cli.safe_text import safe_text
+
+                    plain(f"❯ {safe_text(message)}", "2")
+                    return message
+                default, self.next_default = self.next_default, ""
+                line = await self.prompt.prompt_async(default=default, pre_run=self.preload_after_first_paint)
+                return self.pastes.expand(line)  # large pastes were shown as placeholders
             except KeyboardInterrupt:
                 if warned:
                     return None

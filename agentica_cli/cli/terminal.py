@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 RESET = "\x1b[0m"
@@ -22,32 +20,3 @@ def home_relative(path: Path) -> str:
     home = str(Path.home())
     text = str(path)
     return "~" + text[len(home) :] if text.startswith(home + os.sep) else text
-
-
-@contextmanager
-def keys_not_echoed() -> Iterator[None]:
-    """While a turn renders its live area, the terminal must not echo what is typed (a `^C`
-    at the end of a full line scrolls the screen and leaves part of the live area behind).
-    Signals still work, and type-ahead stays queued for the next prompt."""
-    try:
-        import termios
-
-        fd = sys.stdin.fileno()
-        saved = termios.tcgetattr(fd)
-    except (ImportError, OSError, ValueError):  # not a terminal (or not POSIX): nothing to do
-        yield
-        return
-    quiet = list(saved)
-    quiet[3] &= ~(termios.ECHO | termios.ECHOCTL)
-    try:
-        termios.tcsetattr(fd, termios.TCSANOW, quiet)
-    except termios.error:
-        yield
-        return
-    try:
-        yield
-    finally:
-        try:
-            termios.tcsetattr(fd, termios.TCSANOW, saved)
-        except termios.error:
-            pass
