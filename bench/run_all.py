@@ -30,6 +30,7 @@ BENCHES = {
     "parallel": "bench_parallel.py",
     "files": "bench_files.py",
     "prompt": "bench_prompt_size.py",
+    "keys": "bench_keys.py",
 }
 
 
@@ -73,6 +74,9 @@ TARGETS = [
     Target("read_file peak memory", "files", _get("read_deep_rss_mb"), "< 50 MB", lambda v: v < 50, " MB"),
     Target("first request size, default tools", "prompt", _get("first_request_kb"), "< 16 KB",
            lambda v: v < 16, " KB"),
+    Target("keystroke to screen, idle prompt (median)", "keys", _get("idle_ms"), "< 50 ms", lambda v: v < 50, " ms"),
+    Target("keystroke to screen while a turn streams (median)", "keys", _get("busy_ms"), "< 50 ms",
+           lambda v: v < 50, " ms"),
 ]
 
 
