@@ -59,3 +59,17 @@ def test_a_long_output_leaves_a_short_tail_and_expand_shows_it_all(start_repl) -
         assert "row-01" in screen and "row-06" in screen  # every line, what the model got
         repl.expect_prompt()
         assert repl.exit() == 0
+
+
+def test_a_retry_counts_down_its_wait(start_repl) -> None:  # noqa: F811
+    script = [turns.error(503, "overloaded", retry_after=3), turns.text("Second time lucky.")]
+    with ScriptedModelServer(script) as server:
+        repl = start_repl(server)
+        repl.send_line("hello")
+        repl.expect(r"retrying in 3 s \(attempt 2 of \d+\): HTTP 503")  # the note, and the live line
+        screen = repl.expect(rf"retrying in 2 s{STYLE} \(attempt 2 of \d+\): HTTP 503", timeout=5)  # a second later
+        assert "Second time lucky." not in screen
+        repl.expect("Second time lucky.")
+        repl.expect_prompt()
+        assert len(server.requests) == 2
+        assert repl.exit() == 0

@@ -9,6 +9,7 @@ wrapped: the live area must keep a known height to redraw cleanly.
 
 from __future__ import annotations
 
+import math
 import re
 import time
 
@@ -104,7 +105,7 @@ class ModelWait:
 
     def status(self, now: float) -> str:
         if now < self.retry_until:
-            left = f"retrying in {max(1, round(self.retry_until - now))} s"
+            left = f"retrying in {math.ceil(self.retry_until - now)} s"  # 3, 2, 1
             if _RETRY_DELAY.search(self.retry_message):
                 return _RETRY_DELAY.sub(left, self.retry_message, count=1)
             return f"{self.retry_message} ({left})"

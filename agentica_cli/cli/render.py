@@ -259,12 +259,13 @@ class EventRenderer:
                 if self.waiting is not None:
                     self.waiting.retrying(event.message, getattr(event, "delay", None))
             self._permanent(event.source, Text(f"{indent}note: {safe_text(event.message)}", style="yellow"))
+            self._refresh()  # the live area comes back (with a retry's countdown)
         elif kind == "error":
             self._flush_text(all_of_it=True)
             if main:
                 self.waiting = None
-                self._refresh()
             self._permanent(event.source, Text(f"{indent}error: {safe_text(event.message)}", style="bold red"))
+            self._refresh()
         elif kind == "turn_finished" and main:
             self.finish()
             if event.stop_reason == "cancelled":
