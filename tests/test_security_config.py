@@ -102,6 +102,18 @@ def test_an_instruction_file_that_is_not_a_regular_file_is_skipped_without_block
     assert said == [f"{project / 'AGENTS.md'} skipped: it is not a regular file"]
 
 
+def test_a_folder_swapped_for_a_symlink_after_the_check_is_not_followed(project: Path, tmp_path: Path) -> None:
+    """The check resolved project/sub/AGENTS.md; then `sub` became a symlink leading out."""
+    from agentica_cli.cli.instructions import SkippedFile, read_capped
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "AGENTS.md").write_text("FAKE-SECRET")
+    (project / "sub").symlink_to(outside)
+    with pytest.raises(SkippedFile, match=r"cannot open it: .*symlink"):
+        read_capped(str(project / "sub" / "AGENTS.md"), 1000, project)
+
+
 # -- finding 4: the user's key goes only where the user sent it ---------------------------------
 
 

@@ -7,8 +7,9 @@ conflicts.
 A project's AGENTS.md belongs to whoever wrote the repository, and what it says goes to the
 model provider. A clone with `AGENTS.md -> /proc/self/environ` or `-> ../../.ssh/id_rsa`
 would send the user's keys along, so a project's file is read under the file tools' rule: its
-real path (after every symlink) must be inside the project, it is opened without following
-a symlink at its last step, and only a regular file is read (not /proc, a device or a FIFO).
+real path (after every symlink) must be inside the project, and it is opened beneath the
+project's folder descriptor following no symlink (builtin_tools.safe_open: a swap after the
+check is refused, not followed); only a regular file is read (not /proc, a device or a FIFO).
 Each file is capped, and so is their total. A file left out is reported in one line.
 """
 
@@ -69,13 +70,27 @@ def _checked_real_path(path: Path, project_root: Path | None) -> str:
     return real
 
 
-def read_capped(real: str, limit: int) -> tuple[bytes, int]:
-    """Up to `limit` bytes of a regular file and its size; SkippedFile for anything else.
-    O_NOFOLLOW: a symlink swapped in after the check is refused, not followed.
-    O_NONBLOCK: a FIFO would block the open itself."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+def _open_checked(real: str, project_root: Path | None) -> int:
+    """A read descriptor for the checked real path: beneath the project's folder with no
+    symlink on the way (like the file tools), or, for the user's own file, by its real path
+    with no symlink at the last step. O_NONBLOCK: opening a FIFO would wait for a writer."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    if project_root is None:
+        return os.open(real, flags)
+    from builtin_tools.safe_open import open_beneath, open_root
+
+    root_fd = open_root(project_root)
     try:
-        fd = os.open(real, flags)
+        parts = Path(real).relative_to(project_root).parts
+        return open_beneath(root_fd, parts, flags, real)
+    finally:
+        os.close(root_fd)
+
+
+def read_capped(real: str, limit: int, project_root: Path | None = None) -> tuple[bytes, int]:
+    """Up to `limit` bytes of a regular file and its size; SkippedFile for anything else."""
+    try:
+        fd = _open_checked(real, project_root)
     except OSError as err:
         raise SkippedFile(f"cannot open it: {err.strerror or err}") from None
     try:
@@ -111,12 +126,12 @@ def load_project_instructions(work_dir: Path, report: Report | None = None) -> s
             say(f"{shown} skipped: the instruction files before it already fill {MAX_TOTAL_BYTES:,} bytes")
             continue
         try:
-            real = _checked_real_path(path, None if personal else project_root)
+            inside = None if personal else project_root
+            real = _checked_real_path(path, inside)
             if real in seen:
                 continue
             seen.add(real)
-            limit = min(MAX_BYTES, budget)
-            data, size = read_capped(real, limit)
+            data, size = read_capped(real, min(MAX_BYTES, budget), inside)
         except SkippedFile as why:
             say(f"{shown} skipped: {safe_text(str(why), keep_newlines=False)}")
             continue
