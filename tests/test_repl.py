@@ -234,45 +234,6 @@ def _spawn(home: Path, project: Path, args: list[str]) -> pexpect.spawn:
     )
 
 
-def test_missing_key_is_asked_for_and_saved(home: Path, project: Path) -> None:
-    with ScriptedModelServer([turns.text("Key works.")]) as server:
-        child = _spawn(home, project, ["--base-url", server.base_url])
-        try:
-            child.expect(r"no API key configured for provider 'openai'")
-            child.expect(r"export OPENAI_API_KEY=\.\.\.")
-            child.expect(r"Paste an API key to use now \(Enter to quit\): ")
-            child.send("sk-typed-key\r")
-            child.expect(r"Save it to your user config \(.*config\.toml\)\? \[Y/n\] ")
-            child.send("y\r")
-            child.expect(r"Saved to .*config\.toml")
-            child.expect(PROMPT)
-            child.send("hi\r")
-            child.expect("Key works.")
-            child.expect(PROMPT)
-            child.sendcontrol("d")
-            child.expect(pexpect.EOF)
-        finally:
-            child.close(force=True)
-        assert child.exitstatus == 0
-        assert server.request_log[0].headers["authorization"] == "Bearer sk-typed-key"
-    saved = (home / "config.toml").read_text()
-    assert 'api_key = "sk-typed-key"' in saved
-    assert 'provider = "openai"' in saved
-    assert "sk-typed-key" not in child.before  # typed as a password: never echoed
-
-
-def test_missing_key_enter_quits_with_code_2(home: Path, project: Path) -> None:
-    child = _spawn(home, project, [])
-    try:
-        child.expect(r"Paste an API key to use now \(Enter to quit\): ")
-        child.send("\r")
-        child.expect(pexpect.EOF)
-    finally:
-        child.close(force=True)
-    assert child.exitstatus == 2
-    assert not (home / "config.toml").exists()
-
-
 def test_untrusted_project_config_asks_before_use(home: Path, project: Path) -> None:
     (project / ".agentica").mkdir()
     (project / ".agentica" / "config.toml").write_text('[permissions]\nmode = "auto"\n')

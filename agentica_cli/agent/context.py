@@ -22,6 +22,14 @@ Write plain text, at most about 400 words. Do not call tools."""
 _MAX_RESULT_IN_TRANSCRIPT = 2000
 
 
+class UnusableSummary(Exception):
+    """The summary request got no usable summary; the compaction is cancelled."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
 def shorten(text: str, keep: int) -> str:
     """Keep `keep` characters at each end and say how much was cut."""
     if len(text) <= 2 * keep:
@@ -97,12 +105,21 @@ class ContextManager:
         return cut
 
     async def summarise(self, model: Model, old: list[dict[str, Any]]) -> str:
+        """The model's summary of `old`. The request offers no tools; a reply that is empty
+        or calls a tool anyway raises UnusableSummary: replacing the history with it would
+        lose the user's request."""
         request = [
             {"role": "system", "content": SUMMARY_INSTRUCTIONS},
             {"role": "user", "content": "Summarise this conversation:\n\n" + transcript(old)},
         ]
-        response = await model.response(request)
-        return response.content.strip()
+        response = await model.response(request, None)
+        summary = (response.content or "").strip()
+        if response.tool_calls:
+            names = ", ".join(call.name for call in response.tool_calls)
+            raise UnusableSummary(f"the model called a tool ({names}) instead of writing a summary")
+        if not summary:
+            raise UnusableSummary("the model's summary was empty")
+        return summary
 
     def compacted(self, summary: str, kept: list[dict[str, Any]]) -> list[dict[str, Any]]:
         self._known_upto = 0  # the next estimate starts from the new, shorter history

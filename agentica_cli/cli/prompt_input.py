@@ -1,15 +1,17 @@
 """The REPL's input line: prompt_toolkit session, key bindings, completion, @mentions.
 
 Enter sends; Alt+Enter (Esc Enter) or a trailing backslash adds a newline; pasted text
-(bracketed paste) stays one message. Tab completes slash commands and `@path` mentions.
-Ctrl-C clears a non-empty line, and at an empty line asks to press it again to exit.
+(bracketed paste) stays one message, and a large paste shows as `[Pasted text #1 +200 lines]`
+until it is sent whole. Tab completes slash commands and `@path` mentions. Shift+Tab calls
+`on_shift_tab` (the REPL cycles the permission mode). Ctrl-C clears a non-empty line, and at
+an empty line asks to press it again to exit.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from prompt_toolkit import PromptSession
@@ -18,6 +20,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.keys import Keys
 from prompt_toolkit.styles import Style
 
 PROMPT = "❯ "
@@ -25,7 +28,55 @@ MENTION = re.compile(r"(?:^|(?<=\s))@([^\s@]+)")
 MAX_MENTION_BYTES = 200_000
 IGNORED_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".ruff_cache"}
 
-STYLE = Style.from_dict({"prompt": "ansicyan bold", "continuation": "ansibrightblack", "toolbar": "ansibrightblack"})
+STYLE = Style.from_dict({
+    "prompt": "ansicyan bold",
+    "continuation": "ansibrightblack",
+    "toolbar": "ansibrightblack",
+    "bottom-toolbar": "noreverse",  # the status line: quiet grey, not prompt_toolkit's inverse bar
+    "status": "ansibrightblack",
+    "status.mode.accept-edits": "ansimagenta",
+    "status.mode.plan": "ansicyan",
+    "status.mode.auto": "ansired",
+})
+
+# A paste longer than this is shown as a placeholder in the input line.
+PASTE_MAX_LINES = 10
+PASTE_MAX_CHARS = 1000
+PASTE_PLACEHOLDER = re.compile(r"\[Pasted text #(\d+) \+\d+ lines?\]")
+
+
+class PastedTexts:
+    """Large pastes of this session, by number: the input line shows a placeholder for each,
+    the message sent (and the history kept) has the text itself."""
+
+    def __init__(self) -> None:
+        self.texts: dict[int, str] = {}
+
+    def collapse(self, data: str) -> str:
+        """What to insert for pasted `data`: itself, or a placeholder if it is large."""
+        lines = len(data.splitlines())
+        if lines <= PASTE_MAX_LINES and len(data) <= PASTE_MAX_CHARS:
+            return data
+        number = len(self.texts) + 1
+        self.texts[number] = data
+        return f"[Pasted text #{number} +{lines} line{'s' if lines != 1 else ''}]"
+
+    def expand(self, text: str) -> str:
+        """`text` with every placeholder of this session replaced by what was pasted."""
+        if not self.texts:
+            return text
+        return PASTE_PLACEHOLDER.sub(lambda m: self.texts.get(int(m.group(1)), m.group(0)), text)
+
+
+class PasteExpandingHistory(FileHistory):
+    """The history file keeps pasted text itself: a placeholder means nothing next session."""
+
+    def __init__(self, filename: str, pastes: PastedTexts):
+        super().__init__(filename)
+        self.pastes = pastes
+
+    def store_string(self, string: str) -> None:
+        super().store_string(self.pastes.expand(string))
 
 
 class ReplCompleter(Completer):
@@ -61,8 +112,22 @@ class ReplCompleter(Completer):
             yield Completion(text, start_position=-len(partial), display=entry.name + suffix)
 
 
-def make_key_bindings() -> KeyBindings:
+def make_key_bindings(
+    pastes: PastedTexts | None = None, on_shift_tab: Callable[[], object] | None = None
+) -> KeyBindings:
     kb = KeyBindings()
+
+    if pastes is not None:
+        @kb.add(Keys.BracketedPaste)
+        def _paste(event: KeyPressEvent) -> None:
+            data = event.data.replace("\r\n", "\n").replace("\r", "\n")  # as prompt_toolkit's own handler
+            event.current_buffer.insert_text(pastes.collapse(data))
+
+    if on_shift_tab is not None:
+        @kb.add("s-tab")
+        def _shift_tab(event: KeyPressEvent) -> None:
+            on_shift_tab()
+            event.app.invalidate()  # the status line shows the change at once
 
     @kb.add("enter")
     def _submit(event: KeyPressEvent) -> None:
@@ -95,20 +160,32 @@ def make_key_bindings() -> KeyBindings:
     return kb
 
 
-def make_session(history_path: Path | None, commands: dict[str, str], work_dir: Path) -> PromptSession[str]:
-    history = InMemoryHistory()
+def make_session(
+    history_path: Path | None,
+    commands: dict[str, str],
+    work_dir: Path,
+    *,
+    status: Callable[[], FormattedText] | None = None,
+    pastes: PastedTexts | None = None,
+    on_shift_tab: Callable[[], object] | None = None,
+) -> PromptSession[str]:
+    """The input line. `status` draws the line under it; `pastes` collapses large pastes
+    (the caller expands the result with `pastes.expand`)."""
+    history: InMemoryHistory | FileHistory = InMemoryHistory()
     if history_path is not None:
         try:
             from agentica_cli.private_files import private_file
 
-            history = FileHistory(str(private_file(history_path)))  # every prompt typed: 0600
+            path = str(private_file(history_path))  # every prompt typed: 0600
+            history = PasteExpandingHistory(path, pastes) if pastes is not None else FileHistory(path)
         except OSError:
             pass
     return PromptSession(
         message=FormattedText([("class:prompt", PROMPT)]),
         history=history,
         multiline=True,
-        key_bindings=make_key_bindings(),
+        key_bindings=make_key_bindings(pastes, on_shift_tab),
+        bottom_toolbar=status,
         completer=ReplCompleter(commands, work_dir),
         complete_while_typing=False,
         prompt_continuation=lambda width, line, wrap: FormattedText([("class:continuation", "… ".rjust(width))]),

@@ -24,7 +24,6 @@ from agentica_cli.cli.config import (
     Settings,
     agentica_home,
     load_settings,
-    save_user_setting,
 )
 from agentica_cli.cli.diff_preview import preview_edit
 from agentica_cli.cli.prompt_input import PastedTexts, attach_mentions, make_session
@@ -154,33 +153,18 @@ class Repl:
             plain("Not trusted: those settings are ignored this time.", "2")
 
     async def ensure_model(self) -> bool:
-        """Build the model client (cheap: openai is imported later); ask for a key if none."""
-        from agentica_cli.cli.runtime import MissingKey, build_model, provider_name
+        """Build the model client (cheap: openai is imported later). Without a key, onboarding:
+        pick a provider, paste a key, check it, save it; False when the user leaves (told why)."""
+        from agentica_cli.cli.runtime import MissingKey, build_model
 
-        while True:
-            try:
-                self.model = build_model(self.settings)
-                return True
-            except MissingKey as err:
-                plain(str(err), "33")
-                try:
-                    key = await self.ask_line("Paste an API key to use now (Enter to quit): ", password=True)
-                except (KeyboardInterrupt, EOFError):
-                    return False
-                key = key.strip()
-                if not key:
-                    return False
-                self.settings.data.setdefault("model", {})["api_key"] = key
-                try:
-                    where = home_relative(agentica_home() / "config.toml")
-                    save = await self.ask_line(f"Save it to your user config ({where})? [Y/n] ")
-                except (KeyboardInterrupt, EOFError):
-                    save = "n"
-                if save.strip().lower() in ("", "y", "yes"):
-                    path = save_user_setting("model", "api_key", key)
-                    # Always beside it: a key in a config file goes only to the provider named there.
-                    save_user_setting("model", "provider", provider_name(self.settings))
-                    plain(f"Saved to {path} (readable only by you).", "32")
+        try:
+            self.model = build_model(self.settings)
+            return True
+        except MissingKey as err:
+            from agentica_cli.cli.onboarding import Onboarding
+
+            self.model = await Onboarding(self.settings, self.ask_line, self).run(err.provider, err.detail)
+            return self.model is not None
 
     def welcome(self) -> None:
         from agentica_cli import __version__

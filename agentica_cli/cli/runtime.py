@@ -35,7 +35,9 @@ class MissingKey(Exception):
         super().__init__(missing_key_message(provider, detail))
 
 
-def missing_key_message(provider: str, detail: str = "") -> str:
+def missing_key_message(provider: str, detail: str = "", *, at_prompt: bool = False) -> str:
+    """How to set a key. `at_prompt`: the REPL is about to ask for one, so the closing hint
+    (for -p and pipes) to run `agentica` in a terminal is left out."""
     var = KEY_VARS.get(provider, "AGENTICA_API_KEY")
     config = agentica_home() / "config.toml"
     lines = [f"no API key configured for provider '{provider}'." + (f" ({detail})" if detail else "")]
@@ -48,8 +50,9 @@ def missing_key_message(provider: str, detail: str = "") -> str:
         "      [model]",
         f'      provider = "{provider}"',
         '      api_key = "..."',
-        "Run `agentica` in a terminal and it offers to save the key for you.",
     ]
+    if not at_prompt:
+        lines.append("Run `agentica` in a terminal and it offers to save the key for you.")
     return "\n".join(lines)
 
 

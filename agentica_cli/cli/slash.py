@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentica_cli.cli.config import PERMISSION_MODES
+from agentica_cli.cli.safe_text import safe_text
 from agentica_cli.cli.sessions import describe
 from agentica_cli.cli.terminal import home_relative, plain
 
@@ -85,12 +86,14 @@ class SlashCommands:
         plain("Compacting…", "2")
         try:
             summary = await agent.compact()
-        except Exception as exc:  # the model failed: the conversation is unchanged
-            plain(f"Could not compact: {exc}", "31")
+        except Exception as exc:  # a failed request or an unusable (empty, tool call) summary
+            reason = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+            plain(f"Could not compact: {safe_text(reason)}. The conversation is unchanged ({before} messages).", "31")
             return
         if summary is None:
             plain("Nothing to compact yet: the conversation is short.", "2")
             return
+        repl.context_tokens = None  # the last request's size no longer says how full the context is
         plain(f"Compacted: {before} messages -> {len(agent.messages)}.", "2")
 
     async def cmd_model(self, rest: str) -> None:
@@ -227,7 +230,9 @@ class SlashCommands:
         if repl.agent is not None:
             repl.agent.reset()
             repl.agent.messages.extend(repl.resume_messages)
+        repl.context_tokens = None  # the status line estimates the resumed history's size
         plain(f"Resumed {session.id} ({len(session.messages)} messages).", "2")
+        repl.show_transcript(repl.resume_messages)
 
     async def cmd_mcp(self, rest: str) -> None:
         repl = self.repl

@@ -80,8 +80,11 @@ class ScriptedModelServer:
         text_chunk_chars: int = 16,
         argument_chunks: int = 3,
         record: Callable[[RecordedRequest], None] | None = None,
+        accepted_keys: Iterable[str] | None = None,
     ):
         self._turns: list[TurnSource] = []
+        # When given, GET /models answers 401 to any other key (for tests of a key check).
+        self.accepted_keys = None if accepted_keys is None else set(accepted_keys)
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._repeat_served = 0
@@ -247,7 +250,11 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:
-        if self.path.rstrip("/").endswith("/models"):
+        keys = self.scripted.accepted_keys
+        if keys is not None and self.headers.get("Authorization", "").removeprefix("Bearer ") not in keys:
+            self._send_json(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
+                                            "code": "invalid_api_key"}})
+        elif self.path.rstrip("/").endswith("/models"):
             self._send_json(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
         else:
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
