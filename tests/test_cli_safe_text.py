@@ -150,3 +150,12 @@ def test_print_mode_on_a_terminal_shows_the_answer_safely(home: Path, tmp_path: 
     assert child.exitstatus == 0, screen
     _assert_no_escape_but_styling(screen)
     assert f"Answer {SHOWN}" in screen
+
+
+def test_plain_session_lines_show_quoted_server_text(capsys) -> None:  # type: ignore[no-untyped-def]
+    from agentica_cli.cli.terminal import plain
+
+    plain(f"server failed: {PAYLOAD}", "31")  # e.g. an MCP server's error, shown by the REPL and /mcp
+    out = capsys.readouterr().out
+    _assert_no_escape_but_styling(out)
+    assert f"server failed: {SHOWN}" in out
