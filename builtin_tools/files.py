@@ -110,7 +110,10 @@ class BuiltinFileTool(Tool):
         except FileNotFoundError:
             raise FileNotFoundError(f"{shown} does not exist.") from None
         except NotADirectoryError:
-            parent_fd = self.sandbox.open_parent(real)
+            try:
+                parent_fd = self.sandbox.open_parent(real)
+            except NotADirectoryError:  # a file on the way: a/file.txt/x
+                raise FileNotFoundError(f"{shown} does not exist.") from None
             try:
                 info = lstat_at(parent_fd, real.name)
             finally:
@@ -247,7 +250,10 @@ class BuiltinFileTool(Tool):
         real = self.sandbox.resolve(file_path)
         shown = self.sandbox.display(real)
         created = content.encode("utf-8")  # text that cannot be encoded fails before any folder is made
-        dir_fd = self.sandbox.open_parent(real, create=True)
+        try:
+            dir_fd = self.sandbox.open_parent(real, create=True)
+        except NotADirectoryError:
+            raise NotADirectoryError(f"{shown} cannot be created: part of its path is a file, not a folder.") from None
         try:
             existing = self._existing_regular(dir_fd, real.name, shown)
             if existing is not None:
