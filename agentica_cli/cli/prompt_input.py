@@ -32,7 +32,6 @@ STYLE = Style.from_dict({
     "prompt": "ansicyan bold",
     "continuation": "ansibrightblack",
     "toolbar": "ansibrightblack",
-    "bottom-toolbar": "noreverse",  # the status line: quiet grey, not prompt_toolkit's inverse bar
     "status": "ansibrightblack",
     "status.mode.accept-edits": "ansimagenta",
     "status.mode.plan": "ansicyan",
@@ -180,12 +179,11 @@ def make_session(
             history = PasteExpandingHistory(path, pastes) if pastes is not None else FileHistory(path)
         except OSError:
             pass
-    return PromptSession(
+    session: PromptSession[str] = PromptSession(
         message=FormattedText([("class:prompt", PROMPT)]),
         history=history,
         multiline=True,
         key_bindings=make_key_bindings(pastes, on_shift_tab),
-        bottom_toolbar=status,
         completer=ReplCompleter(commands, work_dir),
         complete_while_typing=False,
         prompt_continuation=lambda width, line, wrap: FormattedText([("class:continuation", "… ".rjust(width))]),
@@ -193,6 +191,26 @@ def make_session(
         enable_history_search=False,
         mouse_support=False,
     )
+    if status is not None:
+        add_status_line(session, status)
+    return session
+
+
+def add_status_line(session: PromptSession[str], status: Callable[[], FormattedText]) -> None:
+    """A line right under the input, while it is being typed.
+
+    Not `bottom_toolbar`: a non-fullscreen prompt fills the rows below the cursor, so a
+    toolbar sits at the bottom of the terminal, far from a prompt near the top; and it is
+    drawn only once the terminal has answered a cursor-position query. Here the line follows
+    the input, and an empty filler at the end (heavily weighted) takes the spare rows.
+    """
+    from prompt_toolkit.filters import is_done
+    from prompt_toolkit.layout import ConditionalContainer, Dimension, FormattedTextControl, Window
+
+    line = Window(FormattedTextControl(status), height=1, dont_extend_height=True, style="class:status")
+    rows = session.layout.container.children  # an HSplit: the input first, then prompt_toolkit's toolbars
+    rows.insert(1, ConditionalContainer(line, filter=~is_done))
+    rows.append(Window(height=Dimension(weight=10_000)))
 
 
 def attach_mentions(text: str, work_dir: Path) -> tuple[str, list[str]]:
