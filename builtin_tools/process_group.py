@@ -38,13 +38,17 @@ _WATCHER_SCRIPT = 'read _ || kill -s KILL -- "-$1"'
 WATCHER_SHELL = "/bin/sh"
 
 
-async def watch_group(pgid: int) -> asyncio.subprocess.Process:
-    """Start the watcher that kills group `pgid` if this process dies before unwatch_group."""
-    return await asyncio.create_subprocess_exec(
-        WATCHER_SHELL, "-c", _WATCHER_SCRIPT, "agentica-group-watch", str(pgid),
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
-        start_new_session=True,
-    )
+async def watch_group(pgid: int) -> asyncio.subprocess.Process | None:
+    """Start the watcher that kills group `pgid` if this process dies before unwatch_group;
+    None if it cannot start (no /bin/sh, no processes left): the command still runs."""
+    try:
+        return await asyncio.create_subprocess_exec(
+            WATCHER_SHELL, "-c", _WATCHER_SCRIPT, "agentica-group-watch", str(pgid),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError:
+        return None
 
 
 async def unwatch_group(watcher: asyncio.subprocess.Process) -> None:
