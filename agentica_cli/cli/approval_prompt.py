@@ -52,8 +52,9 @@ def request_renderable(name: str, args: dict[str, Any], diff: str | None, note: 
         parts.append(Text(safe_text(note), style="bold yellow"))
     command = args.get("command")
     if diff:
-        parts.append(Syntax(safe_text(diff.rstrip("\n")), "diff", theme="ansi_dark", background_color="default",
-                            word_wrap=True))
+        from agentica_cli.cli.diff_preview import render_diff
+
+        parts.append(render_diff(diff))  # the whole diff, numbered: the question hides nothing
     elif isinstance(command, str):
         parts.append(Syntax(safe_text(command), "bash", theme="ansi_dark", background_color="default",
                             word_wrap=True))
