@@ -13,7 +13,8 @@ from pathlib import Path
 import pexpect
 import pytest
 from screen_support import Screen, spawn_screen
-from test_cli_helpers import AGENTICA, cli_env, model_args
+from test_cli_helpers import model_args
+from test_repl import _spawn
 
 from agentica_cli.testing import ScriptedModelServer, turns
 
@@ -39,12 +40,6 @@ def screens() -> Iterator[list[Screen]]:
 
 def _user_config(home: Path, text: str) -> None:
     (home / "config.toml").write_text(text)
-
-
-def _spawn(home: Path, project: Path, args: list[str]) -> pexpect.spawn:
-    return pexpect.spawn(AGENTICA[0], [*AGENTICA[1:], *args], cwd=str(project),
-                         env=cli_env(home, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color"),
-                         encoding="utf-8", dimensions=(40, 120), timeout=15)
 
 
 def _exit(child: pexpect.spawn) -> int:
@@ -329,3 +324,65 @@ def test_compact_with_an_unusable_summary_keeps_the_conversation(home: Path, pro
         assert "tools" not in server.requests[3]  # the summary request offers none
         sent = [m["content"] for m in server.requests[4]["messages"] if m["role"] != "system"]
         assert sent == ["question 1", "Answer 1.", "question 2", "Answer 2.", "question 3", "Answer 3.", "question 4"]
+
+
+def test_a_slow_statusline_command_never_holds_up_the_input(
+    home: Path, project: Path, screens: list[Screen], tmp_path: Path
+) -> None:
+    _user_config(home, '[ui]\nstatusline = "sleep 30; echo never"\n')
+    with ScriptedModelServer([]) as server:
+        screen = spawn_screen(home, project, server, columns=80, lines=24)
+        screens.append(screen)
+        screen.send("typed while it runs")
+        text = screen.wait_text(f"{PROMPT} typed while it runs")
+        assert "no answer" not in text  # echoed while the command still runs, not after it was given up
+        text = screen.wait_text("statusline: no answer within 2s")
+        assert "never" not in text
+
+
+# -- the parts, without a terminal ---------------------------------------------------------------
+
+
+def test_shift_tab_cycles_three_modes_and_auto_only_when_the_session_started_in_it() -> None:
+    from agentica_cli.cli.status_line import next_mode
+
+    assert [next_mode(m) for m in ("default", "accept-edits", "plan", "auto")] == [
+        "accept-edits", "plan", "default", "default"]
+    assert next_mode("plan", with_auto=True) == "auto" and next_mode("auto", with_auto=True) == "default"
+
+
+def test_pastes_collapse_past_10_lines_or_1000_characters_and_expand_back() -> None:
+    from agentica_cli.cli.prompt_input import PastedTexts
+
+    pastes = PastedTexts()
+    ten = "\n".join(["x"] * 10)
+    assert pastes.collapse(ten) == ten and pastes.collapse("y" * 1000) == "y" * 1000
+    eleven = "\n".join(["x"] * 11)
+    assert pastes.collapse(eleven) == "[Pasted text #1 +11 lines]"
+    assert pastes.collapse("z" * 1001) == "[Pasted text #2 +1 line]"
+    sent = pastes.expand("a [Pasted text #2 +1 line] b [Pasted text #1 +11 lines] [Pasted text #7 +3 lines]")
+    assert sent == f"a {'z' * 1001} b {eleven} [Pasted text #7 +3 lines]"  # an unknown one stays as typed
+
+
+def test_a_notification_cannot_end_its_escape_sequence_early(tmp_path: Path) -> None:
+    import os
+    import pty
+
+    from agentica_cli.cli.notify import notification, notify
+
+    assert notification("ok") == "\x07\x1b]9;agentica: ok\x07"
+    assert notification("tool \x07\x1b]9;fake\x1b\\") == "\x07\x1b]9;agentica: tool ␇␛]9;fake␛\\\x07"
+    master, slave = pty.openpty()
+    with os.fdopen(slave, "w") as terminal:
+        assert notify("hello", None, terminal) is True
+        assert os.read(master, 100) == b"\x07\x1b]9;agentica: hello\x07"
+
+        class Off:
+            def get(self, key: str, default: object = None) -> object:
+                return False if key == "ui.notify" else default
+
+        assert notify("hello", Off(), terminal) is False
+    os.close(master)
+    with open(tmp_path / "not-a-terminal", "w") as file:
+        assert notify("hello", None, file) is False
+    assert (tmp_path / "not-a-terminal").read_text() == ""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from test_cli_helpers import AGENTICA, cli_env
+from test_repl import _spawn
 
 from agentica_cli.testing import ScriptedModelServer, turns
 
@@ -21,18 +21,6 @@ def project(tmp_path: Path) -> Path:
     path = tmp_path / "project"
     path.mkdir()
     return path
-
-
-def _spawn(home: Path, project: Path, args: list[str]) -> pexpect.spawn:
-    return pexpect.spawn(
-        AGENTICA[0],
-        [*AGENTICA[1:], *args],
-        cwd=str(project),
-        env=cli_env(home, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color"),
-        encoding="utf-8",
-        dimensions=(40, 120),
-        timeout=15,
-    )
 
 
 def _closed_port() -> int:
