@@ -119,8 +119,9 @@ def tool_config(settings: Settings) -> Any:
 
 PLAN_MODE_NOTE = (
     "Plan mode is on: the user wants a plan before any change. Read and search as much as you need, but do not "
-    "edit files or run commands (those calls are refused). Finish by presenting your plan: the files, and the "
-    "edits or commands you would make, for the user to approve."
+    "edit files, run commands or call any tool that is not read-only (those calls are refused; the todo list is "
+    "fine). Finish by presenting your plan: the files, and the edits or commands you would make, for the user "
+    "to approve."
 )
 
 
