@@ -58,6 +58,9 @@ def test_a_long_output_leaves_a_short_tail_and_expand_shows_it_all(start_repl) -
         screen = repl.expect("row-10")
         assert "row-01" in screen and "row-06" in screen  # every line, what the model got
         repl.expect_prompt()
+        repl.child.sendcontrol("o")  # the same at one key, without leaving the input line
+        screen = repl.expect("row-10")
+        assert "row-01" in screen and "row-06" in screen
         assert repl.exit() == 0
 
 

@@ -112,9 +112,18 @@ class ReplCompleter(Completer):
 
 
 def make_key_bindings(
-    pastes: PastedTexts | None = None, on_shift_tab: Callable[[], object] | None = None
+    pastes: PastedTexts | None = None,
+    on_shift_tab: Callable[[], object] | None = None,
+    on_expand: Callable[[], object] | None = None,
 ) -> KeyBindings:
     kb = KeyBindings()
+
+    if on_expand is not None:
+        @kb.add("c-o")
+        def _expand(event: KeyPressEvent) -> None:
+            from prompt_toolkit.application import run_in_terminal
+
+            run_in_terminal(on_expand)  # printed above the input line, which is then redrawn
 
     if pastes is not None:
         @kb.add(Keys.BracketedPaste)
@@ -167,6 +176,7 @@ def make_session(
     status: Callable[[], FormattedText] | None = None,
     pastes: PastedTexts | None = None,
     on_shift_tab: Callable[[], object] | None = None,
+    on_expand: Callable[[], object] | None = None,
 ) -> PromptSession[str]:
     """The input line. `status` draws the line under it; `pastes` collapses large pastes
     (the caller expands the result with `pastes.expand`)."""
@@ -183,7 +193,7 @@ def make_session(
         message=FormattedText([("class:prompt", PROMPT)]),
         history=history,
         multiline=True,
-        key_bindings=make_key_bindings(pastes, on_shift_tab),
+        key_bindings=make_key_bindings(pastes, on_shift_tab, on_expand),
         completer=ReplCompleter(commands, work_dir),
         complete_while_typing=False,
         prompt_continuation=lambda width, line, wrap: FormattedText([("class:continuation", "… ".rjust(width))]),

@@ -76,7 +76,7 @@ class Repl:
         self.pastes = PastedTexts()
         self.status = StatusLine(self)
         self.prompt = make_session(history, COMMANDS, work_dir, status=self.status, pastes=self.pastes,
-                                   on_shift_tab=self.status.cycle_mode)
+                                   on_shift_tab=self.status.cycle_mode, on_expand=self.expand_last_output)
         self.question = make_session(None, {}, work_dir)
         self.preloader: threading.Thread | None = None
         self.mcp: Any = None
@@ -349,6 +349,11 @@ class Repl:
         shown = safe_text(display_words(list(grant.words)))
         return f"exactly `{shown}`" if grant.exact else f"`{shown}` commands"
 
+    def expand_last_output(self) -> None:
+        """Ctrl-O and /expand: the whole result of the last tool call."""
+        if self.renderer is None or not self.renderer.expand_last():
+            plain("No tool call has finished yet.", "2")
+
     def show_typeahead(self, text: str) -> None:
         """Keys typed during a turn, shown under its live area until the next prompt takes them."""
         setter = getattr(self.renderer, "set_typeahead", None)
@@ -410,14 +415,9 @@ class Repl:
 
     def notify_waiting(self) -> None:
         """Tell a user looking elsewhere that a question waits (bell / OSC 9, per config)."""
-        try:
-            from agentica_cli.cli.notify import notify
-        except ImportError:
-            return
-        try:
-            notify("a tool call waits for your answer", self.settings)
-        except Exception:
-            pass
+        from agentica_cli.cli.notify import notify
+
+        notify("a tool call waits for your answer", self.settings)
 
     # -- one turn -----------------------------------------------------------------------------
 
@@ -457,7 +457,11 @@ class Repl:
             self.console.print("[yellow](interrupted)[/yellow]")
         except Exception as exc:
             self.renderer.finish()
-            self.console.print(f"[bold red]error:[/bold red] {type(exc).__name__}: {exc}", markup=True)
+            from rich.text import Text
+
+            from agentica_cli.cli.safe_text import safe_text
+
+            self.console.print(Text.assemble(("error: ", "bold red"), safe_text(f"{type(exc).__name__}: {exc}")))
         finally:
             self.on_interrupt = None
             self.turn_task = None

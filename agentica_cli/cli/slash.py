@@ -147,9 +147,7 @@ class SlashCommands:
         return list(repl.renderer.todos or []) if repl.renderer is not None else []
 
     async def cmd_expand(self, rest: str) -> None:
-        repl = self.repl
-        if repl.renderer is None or not repl.renderer.expand_last():
-            plain("No tool call has finished yet.", "2")
+        self.repl.expand_last_output()
 
     async def cmd_cost(self, rest: str) -> None:
         repl = self.repl
