@@ -57,11 +57,10 @@ def test_three_safe_tools_run_together_in_well_under_a_second(scripted):
     nap = clock.sleeper("nap", 0.5, concurrency_safe=True, is_read_only=True)
     server = scripted(three_calls("nap"), turns.text("rested"))
     agent = Agent(scripted_model(server), tools=[nap])
-    start = time.monotonic()
     result = agent.run_sync("nap three times")
-    elapsed = time.monotonic() - start
     assert result.content == "rested"
-    assert elapsed < 1.0, elapsed
+    # Timed on the tools' own spans, not around the run (its HTTP round trips vary under load):
+    # three 0.5 s naps that ran together start together and are all done well before 1.5 s.
     starts = [clock.spans[x][0] for x in "abc"]
     ends = [clock.spans[x][1] for x in "abc"]
     assert max(starts) - min(starts) < 0.2
@@ -89,10 +88,10 @@ def test_safe_calls_are_batched_only_when_consecutive(scripted):
     reply = turns.tool_calls(turns.call("safe", {"label": "s1"}, id="s1"), turns.call("safe", {"label": "s2"}, id="s2"),
                              turns.call("unsafe", {"label": "u"}, id="u"), turns.call("safe", {"label": "s3"}, id="s3"))
     server = scripted(reply, turns.text("ok"))
-    start = time.monotonic()
     Agent(scripted_model(server), tools=[safe, unsafe]).run_sync("go")
-    assert 0.9 <= time.monotonic() - start < 1.2  # s1+s2 together, then u, then s3
-    assert clock.spans["s2"][1] <= clock.spans["u"][0] and clock.spans["u"][1] <= clock.spans["s3"][0]
+    s1, s2, u, s3 = (clock.spans[x] for x in ("s1", "s2", "u", "s3"))
+    assert s1[0] < s2[1] and s2[0] < s1[1]  # s1 and s2 overlapped: they ran together ...
+    assert max(s1[1], s2[1]) <= u[0] and u[1] <= s3[0]  # ... then u alone, then s3 (not batched across u)
     assert list(tool_results(server.requests[1])) == ["s1", "s2", "u", "s3"]
 
 
