@@ -64,6 +64,16 @@ def _estimate_tokens(value: Any) -> int:
     return max(1, len(json.dumps(value, ensure_ascii=False)) // 4)
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that goes away mid-request (a killed agent, an interrupted turn) is normal
+    here, not a traceback on stderr."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            return
+        super().handle_error(request, client_address)
+
+
 class ScriptedModelServer:
     """A real HTTP server on 127.0.0.1 speaking the chat completions API from a script.
 
@@ -155,7 +165,7 @@ class ScriptedModelServer:
 
     def start(self) -> ScriptedModelServer:
         handler = type("Handler", (_Handler,), {"scripted": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", self._port), handler)
+        self._httpd = _QuietServer(("127.0.0.1", self._port), handler)
         self._httpd.daemon_threads = True
         # serve_forever checks for shutdown once per poll interval; the default 0.5 s would
         # make every stop() (every test) half a second long.
