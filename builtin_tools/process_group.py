@@ -20,8 +20,10 @@ import contextlib
 import functools
 import os
 import signal
+import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from builtin_tools.output_capture import OutputCapture
 
@@ -42,13 +44,32 @@ async def watch_group(pgid: int) -> asyncio.subprocess.Process | None:
     """Start the watcher that kills group `pgid` if this process dies before unwatch_group;
     None if it cannot start (no /bin/sh, no processes left): the command still runs."""
     try:
-        return await asyncio.create_subprocess_exec(
-            WATCHER_SHELL, "-c", _WATCHER_SCRIPT, "agentica-group-watch", str(pgid),
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        return await asyncio.create_subprocess_exec(*_watcher_argv(pgid), **_WATCHER_OPTIONS)
     except OSError:
         return None
+
+
+def _watcher_argv(pgid: int) -> list[str]:
+    return [WATCHER_SHELL, "-c", _WATCHER_SCRIPT, "agentica-group-watch", str(pgid)]
+
+
+_WATCHER_OPTIONS: dict[str, Any] = {
+    "stdin": subprocess.PIPE, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "start_new_session": True,
+}
+
+
+def watch_group_blocking(pgid: int) -> subprocess.Popen[bytes] | None:
+    """watch_group for a command that outlives the call and its event loop (a background
+    process), from any thread; unwatch_group_blocking tells it the command is over."""
+    try:
+        return subprocess.Popen(_watcher_argv(pgid), **_WATCHER_OPTIONS)
+    except OSError:
+        return None
+
+
+def unwatch_group_blocking(watcher: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(OSError, ValueError):  # already gone, or already told
+        watcher.communicate(b"\n")
 
 
 async def unwatch_group(watcher: asyncio.subprocess.Process) -> None:
@@ -117,6 +138,14 @@ class CommandOutcome:
     pipes_left_open: bool = False  # background processes still held the output at the end
 
 
+def launch_options(argv: list[str], *, cwd: str, env: dict[str, str]) -> tuple[list[str], dict[str, Any]]:
+    """The argv and Popen keyword arguments (besides stdout/stderr) that every command the
+    agent runs starts with, in the foreground (run_in_group) or in the background
+    (background.py): stdin from /dev/null, a session and so a process group of its own.
+    The one place where a command's launch is decided, so a wrapper (a sandbox) wraps them all."""
+    return list(argv), {"cwd": cwd, "env": env, "stdin": subprocess.DEVNULL, "start_new_session": True}
+
+
 async def run_in_group(argv: list[str], *, cwd: str, env: dict[str, str], timeout: float,
                        on_output: Callable[[int, bytes], None] | None = None) -> CommandOutcome:
     """Run `argv` with stdin from /dev/null in a new session; kill the whole group on
@@ -127,10 +156,8 @@ async def run_in_group(argv: list[str], *, cwd: str, env: dict[str, str], timeou
     err_r, err_w = os.pipe()
     inodes = (os.fstat(out_r).st_ino, os.fstat(err_r).st_ino)
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=out_w, stderr=err_w,
-            start_new_session=True,
-        )
+        argv, options = launch_options(argv, cwd=cwd, env=env)
+        proc = await asyncio.create_subprocess_exec(*argv, stdout=out_w, stderr=err_w, **options)
     except BaseException:
         os.close(out_r)
         os.close(err_r)
