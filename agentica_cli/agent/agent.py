@@ -17,6 +17,7 @@ from agentica_cli.agent.approval import ApproveHook
 from agentica_cli.agent.config import RunResult, ToolConfig
 from agentica_cli.agent.context import ContextManager, UnusableSummary, estimate_tokens
 from agentica_cli.agent.events import (
+    Checkpoint,
     Error,
     Event,
     ModelRequestStarted,
@@ -82,6 +83,8 @@ class Agent:
     approve: called (sync or async) for `is_destructive` calls -> Decision; None allows all.
     messages / on_message: start from a saved history / called after every appended message.
     hooks: objects with before_tool_call(call) / after_tool_call(call), e.g. ToolHooks.
+    checkpoints: e.g. agentica_cli.checkpoints.Checkpoints: snapshots at each turn's start and
+        after each step with a call that is not read-only (a `Checkpoint` event per snapshot).
     """
 
     def __init__(
@@ -98,6 +101,7 @@ class Agent:
         on_history_replaced: Callable[[list[dict[str, Any]]], None] | None = None,
         hooks: Any = None,
         name: str | None = None,
+        checkpoints: Any = None,
     ):
         self.model = model
         self.tools: list[Function | Tool] = [t if isinstance(t, (Function, Tool)) else Function.from_callable(t)
@@ -114,6 +118,7 @@ class Agent:
         self.on_history_replaced = on_history_replaced
         self.hooks = as_hook_list(hooks)
         self.name = name
+        self.checkpoints = checkpoints
         self.usage = TokenUsage()
         self.context = ContextManager(self.tool_config)
         self._connected: set[int] = set()
@@ -220,13 +225,17 @@ class Agent:
         schemas = [fn.to_openai() for fn in functions.values()] or None
         run.system_prompt = self.system_prompt()
         await self._compact_if_needed(run)  # before the new prompt joins the older turns
+        await self._checkpoint(run, "begin_turn", prompt, len(self.messages))
         asked = {"role": "user", "content": prompt}
         self._append(asked)
         try:
             await self._steps(run, asked, functions, schemas)
         except asyncio.CancelledError:
             self._answer_unanswered(asked, "[No answer: the user interrupted this request.]")
+            if self.checkpoints is not None:  # a tool may have been stopped halfway: what it left is this turn's
+                self._checkpoint_done(run, self.checkpoints.end_turn())
             raise
+        await self._checkpoint(run, "end_turn", take_snapshot=False)  # the last step's snapshot ends it
 
     async def _steps(self, run: RunState, asked: dict[str, Any], functions: dict[str, Function],
                      schemas: list[dict[str, Any]] | None) -> None:
@@ -247,6 +256,8 @@ class Agent:
             if not response.tool_calls:
                 return self._finish(run, content, "tool_call_limit" if exhausted else "completed")
             records = await ToolExecutor(self, run, functions).execute(response.tool_calls)
+            if any(not getattr(functions.get(c.name), "is_read_only", False) for c in response.tool_calls):
+                await self._checkpoint(run, "snapshot")
             stopper = next((r for r in records if r.stops_run), None)
             if stopper is not None:
                 return self._finish(run, stopper.call.result or "", "stopped_by_tool")
@@ -265,6 +276,19 @@ class Agent:
         """
         if self.messages and self.messages[-1] is asked:
             self._append({"role": "assistant", "content": note})
+
+    async def _checkpoint(self, run: RunState, method: str, *args: Any, **kwargs: Any) -> None:
+        """Call `self.checkpoints.<method>` (git: off the event loop) and report the snapshot."""
+        if self.checkpoints is not None:
+            self._checkpoint_done(run, await asyncio.to_thread(getattr(self.checkpoints, method), *args, **kwargs))
+
+    def _checkpoint_done(self, run: RunState, info: Any) -> None:
+        if info is not None:
+            run.emit(Checkpoint(info.commit, info.label, info.turn, list(info.files), list(info.skipped)))
+        reason = getattr(self.checkpoints, "disabled", "")
+        if reason and not getattr(self.checkpoints, "disabled_told", False):  # said once, then quiet
+            self.checkpoints.disabled_told = True
+            run.emit(Notice(reason, kind="warning"))
 
     def _finish(self, run: RunState, content: str, reason: StopReason) -> None:
         run.emit(TurnFinished(content, reason))

@@ -144,6 +144,20 @@ class RetryNotice(Notice):
 
 
 @dataclass
+class Checkpoint(Event):
+    """A snapshot of the work tree was taken (the Agent's `checkpoints`): at the start of a
+    turn, after a tool step that may have changed files, or at the end of a cancelled turn.
+    `files`: paths changed since the previous snapshot; `skipped`: left out (too large)."""
+
+    snapshot: str
+    label: str
+    turn: int
+    files: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    type: str = field(init=False, default="checkpoint")
+
+
+@dataclass
 class TurnFinished(Event):
     content: str
     stop_reason: StopReason = "completed"
@@ -171,6 +185,7 @@ AgentEvent = (
     | ToolOutput
     | Usage
     | Notice
+    | Checkpoint
     | TurnFinished
     | Error
 )

@@ -1,0 +1,272 @@
+"""The shadow git repository a project's snapshots live in, and the git plumbing on it.
+
+`git --git-dir=<shadow> --work-tree=<project>`: the project's own `.git` (index, HEAD,
+branches, stash, hooks, config) is never read or written, and nothing is created inside
+the project. The environment is rebuilt from scratch for every git call so that no
+inherited GIT_* variable, user or system config, hook or attribute filter can redirect it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentica_cli.private_files import agentica_home, open_private, private_dir
+
+# Left out of every snapshot whatever the project's .gitignore says: git's own folders
+# (a nested repository would otherwise become an unrestorable gitlink) and caches that are
+# rebuilt anyway and can be large.
+DEFAULT_EXCLUDES = """\
+.git
+.git/
+__pycache__/
+*.pyc
+node_modules/
+.venv/
+.mypy_cache/
+.pytest_cache/
+.ruff_cache/
+"""
+
+# What git may read from "global" config: only this, written by us (safe.directory so a
+# project owned by another user is not refused; the rest makes git's output parseable and
+# its behaviour independent of the user's settings).
+SHADOW_CONFIG = """\
+[safe]
+\tdirectory = *
+[core]
+\thooksPath = /dev/null
+\tautocrlf = false
+\tfsmonitor = false
+\tquotePath = false
+\tlogAllRefUpdates = false
+\tsymlinks = true
+\tfilemode = true
+\texcludesFile = /dev/null
+\tattributesFile = /dev/null
+[gc]
+\tauto = 0
+[commit]
+\tgpgSign = false
+[advice]
+\taddEmbeddedRepo = false
+"""
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+class CheckpointError(Exception):
+    """A git call on the shadow repository failed; str() says which and why."""
+
+
+def git_available() -> bool:
+    return shutil.which("git") is not None
+
+
+def checkpoints_root() -> Path:
+    return agentica_home() / "checkpoints"
+
+
+def shadow_dir_for(project: Path) -> Path:
+    """~/.agentica/checkpoints/<hash of the project's real path>/"""
+    real = os.path.realpath(project)
+    return checkpoints_root() / hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+
+
+@dataclass
+class Change:
+    """One path that differs between two snapshots: status A (added), D (deleted), M, T."""
+
+    status: str
+    path: str
+
+
+@dataclass
+class TreeState:
+    """What a snapshot recorded: its commit, and the files left out for their size."""
+
+    commit: str
+    tree: str
+    skipped: list[str] = field(default_factory=list)
+
+
+class ShadowRepo:
+    """Git plumbing for one project; `index_name` keeps one session's stat cache apart from
+    another's, so two agentica processes in one project never wait on each other's lock."""
+
+    def __init__(self, project: Path, *, index_name: str = "index", max_file_size: int = 10_000_000,
+                 git_dir: Path | None = None):
+        self.project = Path(os.path.realpath(project))
+        self.git_dir = git_dir or shadow_dir_for(self.project)
+        self.index = self.git_dir / index_name
+        self.max_file_size = max_file_size
+        self._env: dict[str, str] | None = None
+
+    # -- set-up -------------------------------------------------------------------------
+
+    def ensure(self) -> None:
+        """Create the shadow repository (0700) the first time; cheap afterwards."""
+        root = checkpoints_root()
+        config = root / "gitconfig"
+        if not config.exists():
+            with open_private(config, "w") as fh:
+                fh.write(SHADOW_CONFIG)
+        if not (self.git_dir / "HEAD").exists():
+            private_dir(self.git_dir)
+            self.git("init", "--quiet", "--bare", str(self.git_dir), work_tree=False)
+            with open_private(self.git_dir / "info" / "exclude", "w") as fh:
+                fh.write(DEFAULT_EXCLUDES)
+            with open_private(self.git_dir / "project", "w") as fh:  # which folder this is, for people
+                fh.write(str(self.project) + "\n")
+        if not self.index.exists():
+            shared = self.git_dir / "index"
+            if shared.exists() and shared != self.index:  # start from another session's stat cache
+                shutil.copyfile(shared, self.index)
+        os.utime(self.git_dir / "HEAD")  # "last used", for pruning whole projects
+
+    def env(self) -> dict[str, str]:
+        if self._env is None:
+            env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+            env.update(
+                GIT_DIR=str(self.git_dir),
+                GIT_WORK_TREE=str(self.project),
+                GIT_INDEX_FILE=str(self.index),
+                GIT_CONFIG_NOSYSTEM="1",
+                GIT_CONFIG_GLOBAL=str(checkpoints_root() / "gitconfig"),
+                GIT_TERMINAL_PROMPT="0",
+                GIT_OPTIONAL_LOCKS="0",
+                GIT_AUTHOR_NAME="agentica", GIT_AUTHOR_EMAIL="agentica@localhost",
+                GIT_COMMITTER_NAME="agentica", GIT_COMMITTER_EMAIL="agentica@localhost",
+                LC_ALL="C",
+            )
+            env.pop("XDG_CONFIG_HOME", None)
+            env["HOME"] = str(self.git_dir)  # no ~/.gitconfig, whatever the git version
+            self._env = env
+        return self._env
+
+    def git(self, *args: str, input: bytes | None = None, work_tree: bool = True, check: bool = True) -> bytes:
+        env = self.env()
+        if not work_tree:
+            env = {k: v for k, v in env.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
+        try:
+            done = subprocess.run(["git", *args], input=input, env=env, cwd=self.project if work_tree else None,
+                                  capture_output=True, check=False)
+        except OSError as err:
+            raise CheckpointError(f"git could not run: {err}") from None
+        if check and done.returncode != 0:
+            message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise CheckpointError(f"git {args[0]} failed: {message[-1] if message else done.returncode}")
+        return done.stdout
+
+    # -- snapshots ----------------------------------------------------------------------
+
+    def pending(self) -> list[str]:
+        """Paths whose state differs from the index: modified, deleted, or new and not ignored."""
+        out = self.git("ls-files", "-z", "--modified", "--others", "--exclude-standard")
+        return sorted({p for p in out.decode("utf-8", "surrogateescape").split("\0") if p})
+
+    def record(self, parent: str | None, message: str, *, max_files: int = 0) -> TreeState:
+        """Bring the index up to date with the work tree and commit its tree (on `parent`).
+
+        Only the paths git reports as changed are added, so an unchanged tree costs one
+        `ls-files` scan (the index's stat cache makes it cheap). Files over the size limit
+        are left out (and dropped from the index if an earlier snapshot had them).
+        """
+        paths = self.pending()
+        if max_files and len(paths) > max_files:
+            raise CheckpointError(f"{len(paths)} files to snapshot (more than {max_files}); "
+                                  "checkpoints are off for this folder")
+        skipped: list[str] = []
+        add: list[str] = []
+        for path in paths:
+            try:
+                size = os.lstat(os.path.join(self.project, path)).st_size
+            except OSError:
+                size = 0  # deleted: recorded as such
+            (skipped if size > self.max_file_size else add).append(path)
+        if add:
+            self.git("add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
+                     input=b"\0".join(p.encode("utf-8", "surrogateescape") for p in add), check=False)
+        if skipped:
+            self.git("rm", "-q", "--cached", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul",
+                     input=b"\0".join(p.encode("utf-8", "surrogateescape") for p in skipped), check=False)
+        tree = self.git("write-tree").decode().strip()
+        if parent is not None and self.tree_of(parent) == tree:
+            return TreeState(parent, tree, skipped)
+        args = ["commit-tree", tree, "-m", message]
+        if parent:
+            args += ["-p", parent]
+        commit = self.git(*args).decode().strip()
+        return TreeState(commit, tree, skipped)
+
+    def tree_of(self, commit: str) -> str:
+        return self.git("rev-parse", f"{commit}^{{tree}}").decode().strip()
+
+    def set_ref(self, name: str, commit: str) -> None:
+        self.git("update-ref", name, commit)
+
+    def delete_ref(self, name: str) -> None:
+        self.git("update-ref", "-d", name, check=False)
+
+    def refs(self, prefix: str) -> dict[str, str]:
+        out = self.git("for-each-ref", "--format=%(refname) %(objectname)", prefix, check=False).decode()
+        pairs = (line.split(" ", 1) for line in out.splitlines() if " " in line)
+        return {name: commit for name, commit in pairs}
+
+    # -- comparing and restoring --------------------------------------------------------
+
+    def changes(self, old: str, new: str, paths: list[str] | None = None) -> list[Change]:
+        """What differs from `old` to `new` (commits or trees), renames as delete + add."""
+        if old == new:
+            return []
+        out = self.git("diff-tree", "-r", "-z", "--no-renames", "--name-status", old, new).decode(
+            "utf-8", "surrogateescape")
+        parts = [p for p in out.split("\0") if p]
+        found = [Change(parts[i][0], parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
+        if paths is not None:
+            wanted = set(paths)
+            found = [c for c in found if c.path in wanted]
+        return found
+
+    def patch(self, old: str, new: str, paths: list[str] | None = None) -> str:
+        args = ["diff-tree", "-p", "-r", "--no-renames", "--no-color", "--no-ext-diff", old, new]
+        if paths:
+            args += ["--", *paths]
+        return self.git(*args).decode("utf-8", "replace")
+
+    def move(self, changes: list[Change], target: str) -> None:
+        """Make the work tree hold `target`'s version of each changed path (`changes` goes from
+        the present state to `target`): paths absent from `target` are removed, the rest checked
+        out with their modes. Removals first, so a folder may become a file again."""
+        for change in changes:
+            if change.status == "D":
+                self._remove(change.path)
+        wanted = [c.path for c in changes if c.status != "D"]
+        if wanted:
+            self.git("checkout", target, "--pathspec-from-file=-", "--pathspec-file-nul",
+                     input=b"\0".join(p.encode("utf-8", "surrogateescape") for p in wanted))
+
+    def _remove(self, rel: str) -> None:
+        path = Path(self.project, rel)
+        parent = Path(os.path.realpath(path.parent))
+        if parent != self.project and self.project not in parent.parents:
+            raise CheckpointError(f"{rel}: its folder now leads outside the project; not removed")
+        try:
+            if path.is_dir() and not path.is_symlink():
+                return  # a folder where the snapshot had a file that went: leave the user's folder alone
+            path.unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as err:
+            raise CheckpointError(f"could not remove {rel}: {err.strerror}") from None
+        folder = path.parent
+        while folder != self.project and self.project in folder.parents:
+            try:
+                folder.rmdir()  # only when empty
+            except OSError:
+                break
+            folder = folder.parent

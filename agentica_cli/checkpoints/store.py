@@ -1,0 +1,334 @@
+"""Checkpoints: the turns of one session, their snapshots, and undo / redo / rewind.
+
+The host (REPL, `-p`, an editor integration) makes one `Checkpoints` per project and tells
+it which session it works for; the agent loop calls `begin_turn`, `snapshot` after a step
+that may have changed files, and `end_turn`. Everything here is blocking (git runs as a
+child process): async callers use `asyncio.to_thread`.
+
+A session's journal (its turns, what each changed, which are undone) is a JSON file in the
+shadow repository; its snapshots are commits there, kept alive by `refs/agentica/<session>`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentica_cli.checkpoints.shadow import (
+    EMPTY_TREE,
+    CheckpointError,
+    ShadowRepo,
+    git_available,
+)
+from agentica_cli.private_files import open_private
+
+NO_GIT = ("no git program found: checkpoints are off (/diff, /undo and /rewind need git; "
+          "install git to have every change, shell commands' included, recorded)")
+MAX_FILES = 100_000  # more new or changed files than this in one snapshot: not a project (e.g. $HOME)
+
+
+@dataclass
+class Turn:
+    number: int  # 1-based within the session
+    prompt: str
+    started: float  # time.time()
+    before: str  # the snapshot commit taken as the turn began
+    after: str = ""  # the last snapshot of the turn ("" while it runs)
+    files: list[str] = field(default_factory=list)  # what the turn changed
+    message_index: int = 0  # len(history) when the prompt was added: where a conversation rewind cuts
+    undone: bool = False
+
+
+@dataclass
+class SnapshotInfo:
+    """One snapshot taken: what the loop's `checkpoint` event reports."""
+
+    commit: str
+    label: str  # "turn_start", "step", "turn_end", "undo", "redo", "rewind"
+    turn: int
+    files: list[str]  # changed since the previous snapshot
+    skipped: list[str]  # left out: over the size limit
+
+
+@dataclass
+class RestoreResult:
+    """What undo / redo / rewind did, or would do. `done` False: nothing changed, because
+    there was nothing to do (`reason`) or files changed outside the agent (`conflicts`)."""
+
+    done: bool
+    turn: Turn | None = None
+    files: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    reason: str = ""
+
+
+class Checkpoints:
+    """Snapshots of one project's work tree, per session; see the module docstring."""
+
+    def __init__(self, project: Path, *, session_id: str | None = None, max_file_size: int = 10_000_000,
+                 keep_sessions: int = 50, keep_days: float = 30, max_files: int = MAX_FILES):
+        self.project = Path(os.path.realpath(project))
+        self.max_file_size = max_file_size
+        self.keep_sessions = keep_sessions
+        self.keep_days = keep_days
+        self.max_files = max_files
+        # Why checkpoints are off ("" while on); the loop tells the user once (disabled_told).
+        self.disabled = "" if git_available() else NO_GIT
+        self.disabled_told = False
+        self._session = ""
+        self._repo: ShadowRepo | None = None
+        self.journal: dict[str, Any] = {}
+        self.session_id = session_id or f"nosession-{secrets.token_hex(4)}"
+
+    # -- the session ---------------------------------------------------------------------
+
+    @property
+    def session_id(self) -> str:
+        return self._session
+
+    @session_id.setter
+    def session_id(self, value: str) -> None:
+        """Work for another session (a resume, /clear): its turns become the ones listed."""
+        if value == self._session:
+            return
+        self._session = value
+        self._repo = None
+        self.journal = {}
+
+    @property
+    def repo(self) -> ShadowRepo:
+        if self.disabled:
+            raise CheckpointError(self.disabled)
+        if self._repo is None:
+            repo = ShadowRepo(self.project, index_name=f"index-{self._session}", max_file_size=self.max_file_size)
+            try:
+                repo.ensure()
+            except (OSError, CheckpointError) as err:
+                self.disabled = f"checkpoints are off: {err}"
+                raise CheckpointError(self.disabled) from None
+            self._repo = repo
+            self.journal = self._load()
+        return self._repo
+
+    def _journal_path(self) -> Path:
+        return self.repo.git_dir / "sessions" / f"{self._session}.json"
+
+    def _load(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self._journal_path().read_text(encoding="utf-8"))
+            if isinstance(data, dict) and isinstance(data.get("turns"), list):
+                return data
+        except (OSError, ValueError):
+            pass
+        return {"session": self._session, "project": str(self.project), "turns": [], "head": "", "last": ""}
+
+    def _save(self) -> None:
+        path = self._journal_path()
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        with open_private(tmp, "w", encoding="utf-8") as fh:
+            json.dump(self.journal, fh, ensure_ascii=False)
+        os.replace(tmp, path)
+        last = self.journal.get("last")
+        if last:
+            self.repo.set_ref(f"refs/agentica/{self._session}", last)  # keeps the snapshots from gc
+
+    def _saved(self) -> bool:
+        """Save the journal; a failure turns checkpoints off rather than breaking the turn."""
+        try:
+            self._save()
+            return True
+        except (CheckpointError, OSError) as err:
+            self.disabled = self.disabled or f"checkpoints are off: could not save the journal: {err}"
+            return False
+
+    def turns(self) -> list[Turn]:
+        try:
+            self.repo  # noqa: B018 - loads the journal
+        except CheckpointError:
+            return []
+        return [Turn(**t) for t in self.journal["turns"]]
+
+    def _put_turns(self, turns: list[Turn]) -> None:
+        self.journal["turns"] = [asdict(t) for t in turns]
+
+    # -- snapshots ------------------------------------------------------------------------
+
+    def _snapshot(self, label: str, turn: int) -> SnapshotInfo:
+        repo = self.repo
+        previous = self.journal.get("last") or None
+        state = repo.record(previous, f"{label} {turn} of {self._session}", max_files=self.max_files)
+        self.journal["last"] = state.commit
+        changed = [c.path for c in repo.changes(previous or EMPTY_TREE, state.commit)] if previous else []
+        return SnapshotInfo(state.commit, label, turn, changed, state.skipped)
+
+    def _guard(self, label: str, turn: int) -> SnapshotInfo | None:
+        """A snapshot, or None once checkpoints are off (the reason is in `disabled`)."""
+        try:
+            return self._snapshot(label, turn)
+        except (CheckpointError, OSError) as err:
+            self.disabled = self.disabled or f"checkpoints are off: {err}"
+            return None
+
+    def begin_turn(self, prompt: str, message_index: int = 0) -> SnapshotInfo | None:
+        """Snapshot the tree before a turn. Undone turns can no longer be redone: dropped."""
+        if self.disabled:
+            return None
+        try:
+            turns = [t for t in self.turns() if not t.undone]
+        except CheckpointError:
+            return None
+        number = (turns[-1].number + 1) if turns else 1
+        info = self._guard("turn_start", number)
+        if info is None:
+            return None
+        turns.append(Turn(number, prompt, time.time(), info.commit, message_index=message_index))
+        self._put_turns(turns)
+        return info if self._saved() else None
+
+    def snapshot(self, label: str = "step") -> SnapshotInfo | None:
+        """Snapshot during the running turn (after a tool step that may have changed files)."""
+        if self.disabled:
+            return None
+        turns = self.turns()
+        running = turns[-1] if turns and not turns[-1].after else None
+        return self._guard(label, running.number if running else 0)
+
+    def end_turn(self, *, take_snapshot: bool = True) -> SnapshotInfo | None:
+        """Close the running turn: its `after` is a fresh snapshot (or the last one taken,
+        when the loop already snapshotted after its last step)."""
+        if self.disabled:
+            return None
+        turns = self.turns()
+        if not turns or turns[-1].after:
+            return None
+        turn = turns[-1]
+        info = self._guard("turn_end", turn.number) if take_snapshot else None
+        turn.after = info.commit if info else self.journal["last"]
+        try:
+            turn.files = [c.path for c in self.repo.changes(turn.before, turn.after)]
+        except CheckpointError as err:
+            self.disabled = self.disabled or f"checkpoints are off: {err}"
+            return None
+        self.journal["head"] = turn.after
+        self._put_turns(turns)
+        return info if self._saved() else None
+
+    # -- looking ---------------------------------------------------------------------------
+
+    def current(self) -> str:
+        """A snapshot of the tree as it is now (not part of any turn)."""
+        return self._snapshot("now", 0).commit
+
+    def diff(self, turn: int | None = None) -> str:
+        """A unified diff: of turn `turn` (before -> after), or of the whole session (the
+        snapshot before its first turn -> the tree now). "" when nothing changed."""
+        turns = self.turns()
+        if not turns:
+            return ""
+        if turn is None:
+            return self.repo.patch(turns[0].before, self.current())
+        chosen = next((t for t in turns if t.number == turn), None)
+        if chosen is None:
+            raise CheckpointError(f"no turn {turn} in this session")
+        return self.repo.patch(chosen.before, chosen.after or self.current())
+
+    # -- undo / redo / rewind ----------------------------------------------------------------
+
+    def _restore(self, target: str, expected: str, paths: list[str], force: bool) -> tuple[list[str], list[str]]:
+        """Move `paths` (the files some turns changed) to their state in `target`. A path
+        that differs now from `expected` (the agent's last known state of it) was changed by
+        someone else: a conflict, and without `force` nothing is touched."""
+        repo = self.repo
+        now = self.current()
+        planned = sorted(paths)
+        conflicts = sorted(c.path for c in repo.changes(expected, now, planned))
+        if conflicts and not force:
+            return planned, conflicts
+        repo.move(repo.changes(now, target, planned), target)
+        return planned, conflicts
+
+    def _finish_restore(self, label: str, turns: list[Turn], number: int) -> None:
+        info = self._snapshot(label, number)
+        self.journal["head"] = info.commit
+        self._put_turns(turns)
+        self._save()
+
+    def undo(self, *, force: bool = False) -> RestoreResult:
+        """Put the files of the last turn (not yet undone, that changed files) back as they
+        were before it."""
+        turns = self.turns()
+        live = [t for t in turns if not t.undone and t.after]
+        if not live:
+            return RestoreResult(False, reason="nothing to undo in this session")
+        turn = live[-1]
+        planned, conflicts = self._restore(turn.before, turn.after, turn.files, force)
+        if conflicts and not force:
+            return RestoreResult(False, turn, planned, conflicts)
+        turn.undone = True
+        self._finish_restore("undo", turns, turn.number)
+        return RestoreResult(True, turn, planned, conflicts)
+
+    def redo(self, *, force: bool = False) -> RestoreResult:
+        """Put back the earliest undone turn (the one the last /undo took away)."""
+        turns = self.turns()
+        undone = [t for t in turns if t.undone]
+        if not undone:
+            return RestoreResult(False, reason="nothing to redo")
+        turn = undone[0]
+        planned, conflicts = self._restore(turn.after, turn.before, turn.files, force)
+        if conflicts and not force:
+            return RestoreResult(False, turn, planned, conflicts)
+        turn.undone = False
+        self._finish_restore("redo", turns, turn.number)
+        return RestoreResult(True, turn, planned, conflicts)
+
+    def rewind(self, number: int, *, force: bool = False) -> RestoreResult:
+        """Put every file back as it was before turn `number`; it and later turns count as
+        undone (/redo brings them back one by one, a new prompt drops them)."""
+        turns = self.turns()
+        turn = next((t for t in turns if t.number == number), None)
+        if turn is None:
+            return RestoreResult(False, reason=f"no turn {number} in this session")
+        later = [t for t in turns if t.number >= number and not t.undone]
+        paths = sorted({path for t in later for path in t.files})
+        expected = self.journal.get("head") or turn.before
+        planned, conflicts = self._restore(turn.before, expected, paths, force)
+        if conflicts and not force:
+            return RestoreResult(False, turn, planned, conflicts)
+        for each in later:
+            each.undone = True
+        self._finish_restore("rewind", turns, number)
+        return RestoreResult(True, turn, planned, conflicts)
+
+    def prune(self) -> list[str]:
+        """Forget old sessions of this project and old projects; see prune.py."""
+        from agentica_cli.checkpoints.prune import prune
+
+        if self.disabled:
+            return []
+        try:
+            return prune(self.repo, keep_sessions=self.keep_sessions, keep_days=self.keep_days,
+                         current=self._session)
+        except (OSError, CheckpointError):
+            return []
+
+
+def conversation_cut(messages: list[dict[str, Any]], turn: Turn) -> int | None:
+    """Where to cut the history so that it ends just before `turn`'s prompt: the recorded
+    index when the prompt is still there, else the last user message with the same text
+    (the history was compacted since); None when the prompt is gone (summarised away)."""
+    def is_prompt(message: dict[str, Any]) -> bool:
+        return message.get("role") == "user" and message.get("content") == turn.prompt
+
+    index = turn.message_index
+    if 0 <= index < len(messages) and is_prompt(messages[index]):
+        return index
+    for position in range(len(messages) - 1, -1, -1):
+        if is_prompt(messages[position]):
+            return position
+    return None
