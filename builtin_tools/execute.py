@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import time
@@ -11,6 +12,7 @@ from pathlib import Path
 from agentica_cli.tools.base import Tool
 from agentica_cli.tools.context import ToolContext
 from agentica_cli.tools.secret_names import SECRET_NAME_PARTS, is_secret_name  # noqa: F401 (re-exported)
+from builtin_tools.background import background_processes
 from builtin_tools.output_capture import LiveOutput, OutputCapture
 from builtin_tools.process_group import run_in_group
 
@@ -83,6 +85,10 @@ class BuiltinExecuteTool(Tool):
         self.max_output_chars = max_output_chars
         self.shell = shutil.which("bash") or "/bin/bash"
         self.register(self.execute, is_destructive=True)
+        # Process-wide: /ps and the session's end see every background process, sub-agents' too.
+        self.background = background_processes()
+        self.register(self.background.read_background_output, is_read_only=True, concurrency_safe=True)
+        self.register(self.background.stop_background)
 
     def get_system_prompt(self) -> str:
         return (
@@ -102,19 +108,26 @@ class BuiltinExecuteTool(Tool):
         env.update(self.extra_env)
         return env
 
-    async def execute(self, command: str, timeout: int = DEFAULT_TIMEOUT_S, ctx: ToolContext = None) -> str:  # type: ignore[assignment]
+    async def execute(self, command: str, timeout: int = DEFAULT_TIMEOUT_S, background: bool = False,
+                      ctx: ToolContext = None) -> str:  # type: ignore[assignment]
         """Run a bash command in the working directory and return its exit code, stdout and stderr.
 
         stdin is empty, so nothing can prompt. On timeout the command and all its child
         processes are killed (exit code 124). Output over 30,000 chars keeps its head and
-        tail. Background jobs must redirect their output (cmd > log 2>&1 &).
+        tail. For servers and watchers use background=true, not `&`.
 
         Args:
             command: The bash command line.
             timeout: Seconds before the command is killed (default 120, max 600).
+            background: Start a long-running command and return at once with an id (no timeout).
         """
         if not command.strip():
             raise ValueError("command is empty.")
+        if background:  # started like any command (same argv, environment, group), but not awaited
+            return await asyncio.to_thread(
+                self.background.start_and_describe, [self.shell, "-c", command], command=command,
+                cwd=str(self.work_dir), env=self.environment(ctx),
+            )
         seconds = max(1, min(int(timeout), MAX_TIMEOUT_S))
         started = time.monotonic()
         live = _live_output(ctx)

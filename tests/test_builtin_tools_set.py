@@ -25,13 +25,15 @@ CONTRACT = {
     "multi_edit_file": (["file_path", "edits"], ["file_path", "edits"]),
     "glob": (["pattern", "path"], ["pattern"]),
     "grep": (["pattern", "path", "glob", "ignore_case", "output_mode", "context", "max_results"], ["pattern"]),
-    "execute": (["command", "timeout"], ["command"]),
+    "execute": (["command", "timeout", "background"], ["command"]),
+    "read_background_output": (["id"], ["id"]),
+    "stop_background": (["id"], ["id"]),
     "write_todos": (["todos"], ["todos"]),
     "web_search": (["query", "max_results"], ["query"]),
     "fetch_url": (["url", "max_chars"], ["url"]),
     "task": (["description", "prompt"], ["description", "prompt"]),
 }
-READ_ONLY = {"ls", "read_file", "glob", "grep", "web_search", "fetch_url"}
+READ_ONLY = {"ls", "read_file", "glob", "grep", "web_search", "fetch_url", "read_background_output"}
 DESTRUCTIVE = {"write_file", "edit_file", "multi_edit_file", "execute"}
 
 
@@ -58,7 +60,9 @@ def test_names_parameters_and_flags_are_the_contract(tmp_path: Path) -> None:
 def test_exclude_drops_tools_and_single_functions(tmp_path: Path) -> None:
     tools = get_builtin_tools(tmp_path, exclude=("task", "web_search", "execute", "write_file"))
     names = {name for tool in tools for name in tool.functions}
-    assert names == set(CONTRACT) - {"task", "web_search", "execute", "write_file"}
+    # execute's background-process functions go with it: nothing else could start one
+    assert names == set(CONTRACT) - {"task", "web_search", "execute", "write_file", "read_background_output",
+                                     "stop_background"}
     assert not any(isinstance(t, (BuiltinTaskTool, BuiltinWebSearchTool, BuiltinExecuteTool)) for t in tools)
 
 

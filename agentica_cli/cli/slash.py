@@ -1,8 +1,9 @@
 """The REPL's slash commands: /help, /clear, /compact, /model, /tools, /todos, /cost,
-/resume, /permissions, /mcp, /exit. Each `cmd_NAME(rest)` works on the running `Repl`."""
+/resume, /permissions, /mcp, /ps, /kill, /exit. Each `cmd_NAME(rest)` works on the running `Repl`."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,8 @@ COMMANDS: dict[str, str] = {
     "resume": "list earlier sessions here, or /resume ID|N",
     "permissions": "mode, rules and grants: /permissions MODE | revoke N|all",
     "mcp": "MCP servers, their state and tools; /mcp restart NAME",
+    "ps": "background processes: id, state, uptime, last lines",
+    "kill": "stop a background process: /kill ID | all",
     "exit": "leave (also Ctrl-D)",
 }
 
@@ -232,6 +235,44 @@ class SlashCommands:
         plain(f"Resumed {session.id} ({len(session.messages)} messages).", "2")
         repl.show_transcript(repl.resume_messages)
 
+    async def cmd_ps(self, rest: str) -> None:
+        registry = _background_registry()
+        entries = registry.list() if registry is not None else []
+        if not entries:
+            plain("No background processes (the agent starts them with execute background=true).", "2")
+            return
+        from builtin_tools.background import LAST_LINES, format_uptime
+
+        for entry in entries:
+            color = "32" if entry.running else "2"
+            plain(f"  {entry.id:<5} {entry.state:<10} pid {entry.pid:<7} up {format_uptime(entry.uptime):<7} "
+                  f"{safe_text(entry.command, keep_newlines=False)[:70]}", color)
+            for line in entry.output.last_lines(LAST_LINES):
+                plain(f"        │ {safe_text(line, keep_newlines=False)[:100]}", "2")
+        plain("Stop one with /kill ID (or /kill all).", "2")
+
+    async def cmd_kill(self, rest: str) -> None:
+        registry = _background_registry()
+        if not rest:
+            plain("Usage: /kill ID (or /kill all); /ps lists the background processes.", "33")
+            return
+        if registry is None:
+            plain(f"No background process {rest!r}.", "33")
+            return
+        if rest == "all":
+            stopped = await asyncio.to_thread(registry.stop_all)
+            plain(f"Stopped {len(stopped)} background process(es).", "2")
+            return
+        try:
+            entry = registry.get(rest)
+        except KeyError as err:
+            plain(safe_text(str(err.args[0])) + "; /ps lists them.", "33")
+            return
+        was = entry.state
+        await asyncio.to_thread(registry.stop_many, [entry])
+        what = "Stopped" if was == "running" else f"Cleaned up ({was})"
+        plain(f"{what} {entry.id}: {safe_text(entry.command, keep_newlines=False)[:70]}", "2")
+
     async def cmd_mcp(self, rest: str) -> None:
         repl = self.repl
         if not repl.settings.mcp_servers:
@@ -260,3 +301,12 @@ class SlashCommands:
                 plain(f"      error: {status.error}", "31")
             if status.log_path:
                 plain(f"      log:   {status.log_path}", "2")
+
+
+def _background_registry() -> Any:
+    """The session's background processes, or None when none was ever started (the module
+    is not even loaded then: /ps stays as quick as the other commands)."""
+    import sys
+
+    module = sys.modules.get("builtin_tools.background")
+    return module.background_processes() if module is not None else None
