@@ -49,6 +49,7 @@ def get_builtin_tools(
     scrub_secrets: bool = True,
     keep_env: Iterable[str] = (),
     task_read_only: bool = False,
+    sandbox: Any = None,
 ) -> list[Tool]:
     """The builtin tool set for `work_dir`.
 
@@ -56,7 +57,8 @@ def get_builtin_tools(
     `allowed_dirs` are extra roots the file tools may touch besides work_dir.
     A relative `work_dir` or `allowed_dirs` entry is relative to the process's current
     directory (like the CLI's -C and --add-dir, and DeepAgent), not to work_dir; `~` is
-    expanded. Both are resolved once, here, so every tool and every sub-agent of `task`
+    expanded. `sandbox` (an agentica_cli.sandbox.Sandbox) confines execute's commands, also
+    in task's sub-agents. Both folders are resolved once, here, so every tool and every sub-agent of `task`
     gets the same real folders even if the process changes directory later.
     """
     excluded = set(exclude)
@@ -64,7 +66,7 @@ def get_builtin_tools(
     allowed = tuple(real_dir(extra) for extra in allowed_dirs)
     tools: list[Tool] = [
         BuiltinFileTool(work_dir, allowed_dirs=allowed),
-        BuiltinExecuteTool(work_dir, scrub_secrets=scrub_secrets, keep_env=keep_env),
+        BuiltinExecuteTool(work_dir, scrub_secrets=scrub_secrets, keep_env=keep_env, sandbox=sandbox),
         BuiltinTodoTool(),
         BuiltinWebSearchTool(search_provider),
         BuiltinFetchUrlTool(allow_private=allow_private_urls),
@@ -82,6 +84,7 @@ def get_builtin_tools(
                     "allow_private_urls": allow_private_urls,
                     "scrub_secrets": scrub_secrets,
                     "keep_env": tuple(keep_env),
+                    "sandbox": sandbox,
                 },
             )
         )

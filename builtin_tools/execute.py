@@ -8,6 +8,7 @@ import shutil
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentica_cli.tools.base import Tool
 from agentica_cli.tools.context import ToolContext
@@ -15,6 +16,9 @@ from agentica_cli.tools.secret_names import SECRET_NAME_PARTS, is_secret_name  #
 from builtin_tools.background import background_processes
 from builtin_tools.output_capture import LiveOutput, OutputCapture
 from builtin_tools.process_group import run_in_group
+
+if TYPE_CHECKING:
+    from agentica_cli.sandbox import Sandbox
 
 DEFAULT_TIMEOUT_S = 120
 MAX_TIMEOUT_S = 600
@@ -76,8 +80,11 @@ class BuiltinExecuteTool(Tool):
         keep_env: Iterable[str] = (),
         extra_env: Mapping[str, str] | None = None,
         max_output_chars: int = MAX_OUTPUT_CHARS,
+        sandbox: Sandbox | None = None,
     ):
         super().__init__(name="execute")
+        # Confines every command (agentica_cli.sandbox); None: commands run with the user's rights.
+        self.sandbox = sandbox
         self.work_dir = Path(os.path.realpath(os.path.expanduser(os.fspath(work_dir))))
         self.scrub_secrets = scrub_secrets
         self.keep_env = tuple(keep_env)
@@ -95,7 +102,24 @@ class BuiltinExecuteTool(Tool):
             "execute runs one bash command per call in the working directory, non-interactively "
             "(stdin is empty): pass flags like -y, avoid pagers and editors. Use it for builds, "
             "tests, git and scripts; use the file tools to read, search and edit files."
-        )
+        ) + self._sandbox_prompt()
+
+    def _sandbox_prompt(self) -> str:
+        if self.sandbox is None or not self.sandbox.confines:
+            return ""
+        return (f" Commands run in a {self.sandbox.policy.mode} sandbox: writes only in the working folders and "
+                "$TMPDIR, no access to the user's credentials" + ("" if self.sandbox.policy.network else
+                ", no network") + ". If a command truly needs more, call execute with sandbox=false and a "
+                "reason; the user is asked.")
+
+    def confined(self, sandbox: bool = True) -> bool:
+        """Whether a command run with this `sandbox` argument runs confined."""
+        return sandbox and self.sandbox is not None and self.sandbox.confines
+
+    def command_argv(self, command: str, *, sandbox: bool = True) -> list[str]:
+        """The argv that runs `command`: bash, wrapped by the sandbox unless escalated."""
+        argv = [self.shell, "-c", command]
+        return self.sandbox.wrap(argv, self.work_dir) if self.confined(sandbox) and self.sandbox else argv
 
     def environment(self, ctx: ToolContext | None = None) -> dict[str, str]:
         env = dict(os.environ)
@@ -108,8 +132,13 @@ class BuiltinExecuteTool(Tool):
         env.update(self.extra_env)
         return env
 
+    def command_environment(self, ctx: ToolContext | None = None, *, sandbox: bool = True) -> dict[str, str]:
+        """environment(), with the sandbox's private TMPDIR when the command runs confined."""
+        env = self.environment(ctx)
+        return self.sandbox.environment(env) if self.confined(sandbox) and self.sandbox else env
+
     async def execute(self, command: str, timeout: int = DEFAULT_TIMEOUT_S, background: bool = False,
-                      ctx: ToolContext = None) -> str:  # type: ignore[assignment]
+                      sandbox: bool = True, reason: str = "", ctx: ToolContext = None) -> str:  # type: ignore[assignment]
         """Run a bash command in the working directory and return its exit code, stdout and stderr.
 
         stdin is empty, so nothing can prompt. On timeout the command and all its child
@@ -120,20 +149,23 @@ class BuiltinExecuteTool(Tool):
             command: The bash command line.
             timeout: Seconds before the command is killed (default 120, max 600).
             background: Start a long-running command and return at once with an id (no timeout).
+            sandbox: Leave true. false runs this one command outside the OS sandbox; the user is always asked.
+            reason: With sandbox=false: why the command needs to run outside the sandbox (shown to the user).
         """
         if not command.strip():
             raise ValueError("command is empty.")
         if background:  # started like any command (same argv, environment, group), but not awaited
             return await asyncio.to_thread(
-                self.background.start_and_describe, [self.shell, "-c", command], command=command,
-                cwd=str(self.work_dir), env=self.environment(ctx),
+                self.background.start_and_describe, self.command_argv(command, sandbox=sandbox), command=command,
+                cwd=str(self.work_dir), env=self.command_environment(ctx, sandbox=sandbox),
             )
         seconds = max(1, min(int(timeout), MAX_TIMEOUT_S))
         started = time.monotonic()
         live = _live_output(ctx)
         try:
             outcome = await run_in_group(
-                [self.shell, "-c", command], cwd=str(self.work_dir), env=self.environment(ctx), timeout=seconds,
+                self.command_argv(command, sandbox=sandbox), cwd=str(self.work_dir),
+                env=self.command_environment(ctx, sandbox=sandbox), timeout=seconds,
                 on_output=live.feed if live is not None else None,
             )
         finally:
@@ -152,6 +184,10 @@ class BuiltinExecuteTool(Tool):
             status += f"; timeout capped at {MAX_TIMEOUT_S} s"
         parts = [f"[{status}; {elapsed:.1f} s]"]
         parts += self._render_streams(outcome.stdout, outcome.stderr)
+        if self.confined(sandbox) and self.sandbox is not None and not outcome.timed_out:
+            note = self.sandbox.denial_note("\n".join(parts[1:]), code)
+            if note:
+                parts.append(note)
         if outcome.pipes_left_open:
             parts.append("[background processes still held the output when the command ended; "
                          "redirect their output to a file (cmd > log 2>&1 &)]")

@@ -1,0 +1,58 @@
+"""The bubblewrap (`bwrap`) command line for a sandbox policy.
+
+The whole file system is bound read-only, the writable folders are bound back writable,
+the hidden secrets are covered (a folder by an empty tmpfs, a file by /dev/null), and the
+command gets its own /dev, /proc, PID namespace and session (no TIOCSTI into the user's
+terminal); `--unshare-net` leaves it only a loopback of its own. `--die-with-parent` ends it
+with the agent.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from agentica_cli.sandbox.policy import SandboxPolicy
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+@functools.lru_cache(maxsize=1)
+def bwrap_works() -> bool:
+    """Whether bwrap is installed and can create its namespaces here (a container or a
+    kernel without unprivileged user namespaces makes it fail at run time)."""
+    path = bwrap_path()
+    if path is None:
+        return False
+    try:
+        probe = subprocess.run(
+            [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net", "--unshare-pid",
+             "--die-with-parent", "--new-session", "/bin/sh", "-c", "exit 0"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return probe.returncode == 0
+
+
+def bwrap_argv(policy: SandboxPolicy, argv: list[str], *, cwd: Path, temp_dir: Path | None) -> list[str]:
+    out = [bwrap_path() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    if os.path.isdir("/dev/shm"):
+        out += ["--tmpfs", "/dev/shm"]
+    for folder in policy.writable(temp_dir):
+        out += ["--bind", str(folder), str(folder)]
+    # After the binds: a secret inside a writable folder is still covered.
+    for path in policy.existing_hidden():
+        if path.is_dir():
+            out += ["--tmpfs", str(path), "--remount-ro", str(path)]
+        else:
+            out += ["--ro-bind", "/dev/null", str(path)]
+    if not policy.network:
+        out.append("--unshare-net")
+    out += ["--unshare-pid", "--die-with-parent", "--new-session", "--chdir", str(cwd), "--", *argv]
+    return out

@@ -1,0 +1,144 @@
+"""`Sandbox`: a policy plus the backend that enforces it, chosen at run time.
+
+Backends, best first: bubblewrap (mount namespaces: hides secrets completely, own network
+namespace), Landlock (the kernel's allow-list: see landlock.py for what it covers), macOS
+Seatbelt; else none, and commands run unconfined (the UI warns).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+import tempfile
+import weakref
+from pathlib import Path
+
+from agentica_cli.sandbox.policy import SandboxPolicy
+
+BACKENDS = ("bubblewrap", "landlock", "seatbelt")
+LANDLOCK_LAUNCHER = str(Path(__file__).with_name("landlock.py"))
+
+# What a command prints when the sandbox stopped it (EROFS, EACCES, a network without routes).
+_DENIED_WRITE = re.compile(r"Read-only file system|Permission denied|Operation not permitted", re.I)
+_DENIED_NETWORK = re.compile(
+    r"Network is unreachable|Connection refused|Temporary failure in name resolution|Could not resolve|"
+    r"Name or service not known|nodename nor servname|No address associated|ConnectionRefusedError",
+    re.I,
+)
+
+
+def backend_available(name: str) -> bool:
+    if name == "bubblewrap":
+        from agentica_cli.sandbox.bwrap import bwrap_works
+
+        return sys.platform.startswith("linux") and bwrap_works()
+    if name == "landlock":
+        from agentica_cli.sandbox.landlock import abi_version
+
+        return abi_version() >= 1
+    if name == "seatbelt":
+        from agentica_cli.sandbox.seatbelt import seatbelt_available
+
+        return seatbelt_available()
+    return False
+
+
+def best_backend() -> str | None:
+    """The strongest backend this machine has, or None."""
+    return next((name for name in BACKENDS if backend_available(name)), None)
+
+
+class Sandbox:
+    """Wraps a command line so it runs confined by `policy`. `backend`: one of BACKENDS,
+    "auto" (the best available) or None (same as auto). A requested backend the machine
+    lacks is a ValueError naming it."""
+
+    def __init__(self, policy: SandboxPolicy, backend: str | None = "auto"):
+        self.policy = policy
+        if not policy.active:
+            self.backend: str | None = None
+        elif backend in (None, "auto"):
+            self.backend = best_backend()
+        elif backend not in BACKENDS:
+            raise ValueError(f"unknown sandbox backend {backend!r} (known: auto, {', '.join(BACKENDS)})")
+        elif not backend_available(backend):
+            raise ValueError(f"sandbox backend {backend!r} is not available on this machine")
+        else:
+            self.backend = backend
+        self._temp: Path | None = None
+
+    @property
+    def confines(self) -> bool:
+        """Whether commands actually run confined (a mode is on and a backend exists)."""
+        return self.policy.active and self.backend is not None
+
+    @property
+    def network_confined(self) -> bool:
+        if not self.confines or self.policy.network:
+            return False
+        if self.backend == "landlock":
+            from agentica_cli.sandbox.landlock import abi_version
+
+            return abi_version() >= 4
+        return True
+
+    def describe(self) -> str:
+        """For the banner and /status: `workspace-write (bubblewrap)`, `off`, or the warning."""
+        if not self.policy.active:
+            return "off"
+        if self.backend is None:
+            return "none available — commands run unconfined"
+        extra = "network on" if self.policy.network else ("" if self.network_confined else "network not confined")
+        return f"{self.policy.mode} ({self.backend}{', ' + extra if extra else ''})"
+
+    def temp_dir(self) -> Path:
+        """This sandbox's private, writable temp folder (TMPDIR for its commands), removed at exit."""
+        if self._temp is None:
+            path = tempfile.mkdtemp(prefix="agentica-sandbox-")
+            self._temp = Path(os.path.realpath(path))
+            weakref.finalize(self, shutil.rmtree, path, True)
+        return self._temp
+
+    def environment(self, env: dict[str, str]) -> dict[str, str]:
+        if not self.confines:
+            return env
+        temp = str(self.temp_dir())
+        return {**env, "TMPDIR": temp, "TMP": temp, "TEMP": temp}
+
+    def wrap(self, argv: list[str], cwd: str | os.PathLike[str]) -> list[str]:
+        """`argv` as it runs inside the sandbox (unchanged when nothing confines it)."""
+        if not self.confines:
+            return argv
+        temp = self.temp_dir()
+        if self.backend == "bubblewrap":
+            from agentica_cli.sandbox.bwrap import bwrap_argv
+
+            return bwrap_argv(self.policy, argv, cwd=Path(cwd), temp_dir=temp)
+        if self.backend == "landlock":
+            from agentica_cli.sandbox.landlock import launcher_args
+
+            spec = {"write": [str(p) for p in self.policy.writable(temp)],
+                    "hidden": [str(p) for p in self.policy.existing_hidden()], "network": self.policy.network}
+            return [sys.executable, "-I", "-S", LANDLOCK_LAUNCHER, *launcher_args(spec), "--", *argv]
+        from agentica_cli.sandbox.seatbelt import seatbelt_argv
+
+        return seatbelt_argv(self.policy, argv, temp)
+
+    def denial_note(self, output: str, returncode: int | None) -> str | None:
+        """A plain note for the model when a failed command looks stopped by the sandbox."""
+        if not self.confines or returncode == 0:
+            return None
+        network_denied = self.network_confined and bool(_DENIED_NETWORK.search(output))
+        if not (_DENIED_WRITE.search(output) or network_denied):
+            return None
+        folders = ", ".join(str(p) for p in self.policy.writable(None))
+        denied = [f"writes outside {folders} and $TMPDIR" if self.policy.mode == "workspace-write"
+                  else "every write but to $TMPDIR", "reading the user's secrets (~/.ssh, ~/.aws, ...)"]
+        if self.network_confined:
+            denied.append("network access")
+        return (f"[sandbox: this command ran in the {self.policy.mode} sandbox ({self.backend}), which denies "
+                f"{'; '.join(denied)}. If that is why it failed and it really needs it, call execute again "
+                "with sandbox=false and a reason (the user is asked; it is refused in runs nobody can "
+                "answer). Do not try to get around the sandbox in other ways.]")

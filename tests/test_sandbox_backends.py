@@ -1,0 +1,224 @@
+"""The command sandbox, backend by backend: real bwrap / Landlock confinement of real bash
+commands run through the execute tool (no mocks). A backend this machine lacks is skipped
+by name; .ci/run installs bubblewrap so CI covers both Linux backends."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from builtin_support import call_tool
+
+from agentica_cli.sandbox import Sandbox, SandboxPolicy, backend_available
+from builtin_tools import BuiltinExecuteTool
+
+LINUX_BACKENDS = [
+    pytest.param("bubblewrap", marks=pytest.mark.skipif(
+        not backend_available("bubblewrap"), reason="bubblewrap (bwrap) is not installed or cannot create namespaces")),
+    pytest.param("landlock", marks=pytest.mark.skipif(
+        not backend_available("landlock"), reason="the kernel has no Landlock (Linux >= 5.13 with landlock enabled)")),
+]
+
+
+@pytest.fixture(params=LINUX_BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def fake_home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE-KEY-MATERIAL\n")
+    (home / ".netrc").write_text("machine example password NETRC-SECRET\n")
+    (home / "notes.txt").write_text("ordinary file\n")
+    return home
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+def make_tool(backend: str, project: Path, fake_home: Path, *, mode: str = "workspace-write",
+              network: bool = False) -> BuiltinExecuteTool:
+    policy = SandboxPolicy.build(mode, project, home=fake_home, network=network)
+    return BuiltinExecuteTool(project, sandbox=Sandbox(policy, backend))
+
+
+def run(tool: BuiltinExecuteTool, command: str, timeout: int = 30, **extra: object) -> str:
+    call = call_tool(tool, "execute", command=command, timeout=timeout, **extra)
+    assert call.error is None, call.error
+    return call.result
+
+
+def test_writes_inside_the_work_folder_and_tmpdir_work(backend: str, project: Path, fake_home: Path) -> None:
+    tool = make_tool(backend, project, fake_home)
+    result = run(tool, 'echo made > inside.txt && echo tmp > "$TMPDIR/t" && cat "$TMPDIR/t"')
+    assert result.startswith("[exit code 0;"), result
+    assert (project / "inside.txt").read_text() == "made\n"
+    assert "tmp" in result
+
+
+def test_a_write_outside_fails_and_the_result_says_how_to_escalate(backend: str, project: Path,
+                                                                  fake_home: Path, tmp_path: Path) -> None:
+    tool = make_tool(backend, project, fake_home)
+    outside = tmp_path / "outside.txt"
+    result = run(tool, f"echo leak > {outside}")
+    assert not outside.exists()
+    assert result.startswith("[exit code 1;"), result
+    assert "Read-only file system" in result or "Permission denied" in result
+    assert f"sandbox ({backend})" in result and "sandbox=false and a reason" in result
+
+
+def test_read_only_mode_refuses_writes_in_the_work_folder(backend: str, project: Path, fake_home: Path) -> None:
+    tool = make_tool(backend, project, fake_home, mode="read-only")
+    result = run(tool, 'echo x > inside.txt; echo t > "$TMPDIR/t" && echo tmp-ok')
+    assert not (project / "inside.txt").exists()
+    assert "tmp-ok" in result
+
+
+def test_secrets_under_home_cannot_be_read_but_the_rest_can(backend: str, project: Path, fake_home: Path) -> None:
+    tool = make_tool(backend, project, fake_home)
+    result = run(tool, f"cat {fake_home}/.ssh/id_ed25519 {fake_home}/.netrc; cat {fake_home}/notes.txt")
+    assert "PRIVATE-KEY-MATERIAL" not in result
+    assert "NETRC-SECRET" not in result
+    assert "ordinary file" in result
+
+
+def test_everyday_developer_commands_work(backend: str, project: Path, fake_home: Path) -> None:
+    tool = make_tool(backend, project, fake_home)
+    (project / "a.py").write_text("x = 1\n")
+    py = sys.executable
+    result = run(tool, f"git init -q && git status --short && {py} -m pytest --version && {py} -m pip --version",
+                 timeout=60)
+    assert result.startswith("[exit code 0;"), result
+    assert "?? a.py" in result
+    assert "pytest" in result and "pip " in result
+
+
+@pytest.fixture
+def loopback_server() -> Iterator[int]:
+    """A TCP server on 127.0.0.1 that answers every connection with b"hello"."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.sendall(b"hello")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join(timeout=5)
+    server.close()
+
+
+def _connect_command(port: int) -> str:
+    code = (f"import socket; s = socket.create_connection(('127.0.0.1', {port}), timeout=5); "
+            "print('got', s.recv(5).decode())")
+    return f'{sys.executable} -c "{code}"'
+
+
+def test_network_is_off_unless_allowed(backend: str, project: Path, fake_home: Path, loopback_server: int) -> None:
+    closed = run(make_tool(backend, project, fake_home), _connect_command(loopback_server))
+    assert "got hello" not in closed
+    assert "Error" in closed  # ConnectionRefusedError (own loopback) or PermissionError (Landlock)
+    opened = run(make_tool(backend, project, fake_home, network=True), _connect_command(loopback_server))
+    assert "got hello" in opened, opened
+
+
+def _processes_with(marker: str) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    found.append(int(name))
+        except OSError:
+            continue
+    return found
+
+
+def test_a_runaway_fork_flood_is_killed_at_the_timeout(backend: str, project: Path, fake_home: Path) -> None:
+    tool = make_tool(backend, project, fake_home)
+    marker = f"60{os.getpid() % 1000}.{ {'bubblewrap': 1, 'landlock': 2}[backend] }"  # a unique sleep length
+    command = f"for i in $(seq 20); do (sleep {marker} &) ; done; while :; do :; done"
+    started = time.monotonic()
+    result = run(tool, command, timeout=2)
+    assert "exit code 124: timed out after 2 s" in result
+    assert time.monotonic() - started < 30
+    deadline = time.monotonic() + 5
+    while _processes_with(f"sleep\0{marker}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _processes_with(f"sleep\0{marker}") == []
+
+
+def test_escalated_command_runs_outside_the_sandbox(backend: str, project: Path, fake_home: Path,
+                                                    tmp_path: Path) -> None:
+    """sandbox=false (once the policy has asked the user) runs with the user's rights."""
+    tool = make_tool(backend, project, fake_home)
+    outside = tmp_path / "outside.txt"
+    result = run(tool, f"echo ok > {outside}", sandbox=False, reason="write the shared log")
+    assert result.startswith("[exit code 0;"), result
+    assert outside.read_text() == "ok\n"
+
+
+def test_no_backend_or_mode_off_wraps_nothing(project: Path, fake_home: Path) -> None:
+    off = Sandbox(SandboxPolicy.build("off", project, home=fake_home))
+    assert not off.confines and off.describe() == "off"
+    assert off.wrap(["bash", "-c", "true"], project) == ["bash", "-c", "true"]
+
+
+def test_an_unknown_or_missing_backend_is_a_clear_error(project: Path, fake_home: Path) -> None:
+    policy = SandboxPolicy.build("workspace-write", project, home=fake_home)
+    with pytest.raises(ValueError, match="unknown sandbox backend 'chroot'"):
+        Sandbox(policy, "chroot")
+    if sys.platform != "darwin":
+        with pytest.raises(ValueError, match="'seatbelt' is not available"):
+            Sandbox(policy, "seatbelt")
+
+
+@pytest.mark.skipif(sys.platform != "darwin", reason="macOS sandbox-exec (Seatbelt) exists only on macOS; "
+                    "the profile is generated but cannot be run on Linux")
+def test_seatbelt_confines_writes(project: Path, fake_home: Path, tmp_path: Path) -> None:
+    tool = make_tool("seatbelt", project, fake_home)
+    run(tool, f"echo x > {tmp_path}/outside.txt; echo y > inside.txt")
+    assert not (tmp_path / "outside.txt").exists() and (project / "inside.txt").exists()
+
+
+def test_seatbelt_profile_names_the_folders(project: Path, fake_home: Path) -> None:
+    from agentica_cli.sandbox.seatbelt import seatbelt_profile
+
+    profile = seatbelt_profile(SandboxPolicy.build("workspace-write", project, home=fake_home), Path("/tmp/x"))
+    assert f'(allow file-write* (subpath "{project}"))' in profile
+    assert f'(deny file-read* (subpath "{fake_home}/.ssh"))' in profile
+    assert "(deny network-outbound (remote ip))" in profile
+
+
+def test_landlock_launcher_costs_no_site_packages() -> None:
+    """The launcher starts with -I -S: it must import only the standard library."""
+    from agentica_cli.sandbox.sandbox import LANDLOCK_LAUNCHER
+
+    probe = subprocess.run([sys.executable, "-I", "-S", LANDLOCK_LAUNCHER, "--bogus"], capture_output=True, text=True)
+    assert probe.returncode == 2 and "unknown launcher option" in probe.stderr
