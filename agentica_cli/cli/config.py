@@ -83,6 +83,12 @@ SCHEMA: dict[str, Any] = {
         "notify_after": "float",  # seconds a turn must take before its end notifies
     },
     "instructions": "str",
+    "checkpoints": {
+        "enabled": "bool",  # snapshots for /diff, /undo, /rewind, agentica --undo
+        "max_file_size": "int",  # bytes; larger files are left out of snapshots
+        "keep_sessions": "int",  # sessions whose snapshots are kept per project
+        "keep_days": "float",  # snapshots older than this are dropped
+    },
     "hooks": {
         # arrays of tables: [[hooks.before_tool_call]] ...
         "before_tool_call": [HOOK_SCHEMA],

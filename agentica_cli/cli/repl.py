@@ -19,6 +19,7 @@ from prompt_toolkit.formatted_text import FormattedText
 
 from agentica_cli.cli import exitcodes
 from agentica_cli.cli.approvals import Answer, call_args, policy_from_settings
+from agentica_cli.cli.checkpoint_commands import CheckpointCommands
 from agentica_cli.cli.config import (
     ConfigError,
     Settings,
@@ -88,6 +89,8 @@ class Repl:
         self.queued_messages: list[str] = []  # lines typed with Enter during a turn, sent next
         self.next_default = ""  # text typed during a turn without Enter: the next prompt's input
         self.commands = SlashCommands(self)
+        self.checkpoints: Any = None  # the project's Checkpoints, False when off in config (active_checkpoints)
+        self.checkpoint_commands = CheckpointCommands(self)
 
     @staticmethod
     def _history_path() -> Path:
@@ -228,6 +231,17 @@ class Repl:
         session = self.current_session()
         if session is not None:
             session.replace_history(messages)
+
+    def active_checkpoints(self) -> Any:
+        """The project's Checkpoints, working for the current session (a resumed one's turns
+        included); None when [checkpoints] enabled = false."""
+        if self.checkpoints is None:
+            from agentica_cli.cli.checkpoint_setup import checkpoints_from_settings
+
+            self.checkpoints = checkpoints_from_settings(self.settings, self.work_dir) or False
+        if self.checkpoints and self.session is not None:
+            self.checkpoints.session_id = self.session.id
+        return self.checkpoints or None
 
     def current_session(self) -> Any:
         """The session file being written, created on the first message (None with --no-session)."""
@@ -434,6 +448,9 @@ class Repl:
             text = "\n\n".join([*self.pending_context, text])
             self.pending_context.clear()
 
+        self.current_session()  # the turn's snapshots are filed under this session's id
+        agent.checkpoints = self.active_checkpoints()
+
         async def consume() -> None:
             async for event in agent.run_stream(text):
                 if event.type == "usage":
@@ -615,6 +632,8 @@ class Repl:
         return True
 
     async def shutdown(self) -> None:
+        if self.checkpoints:
+            await asyncio.to_thread(self.checkpoints.prune)  # old sessions' snapshots go
         if self.mcp is not None:
             try:
                 await self.mcp.close()

@@ -23,6 +23,10 @@ COMMANDS: dict[str, str] = {
     "tools": "list the tools the agent can use",
     "todos": "show the agent's todo list",
     "expand": "show the whole output of the last tool call",
+    "diff": "what this session changed: /diff (all) or /diff N (turn N)",
+    "undo": "put back the files the last turn changed",
+    "redo": "redo what /undo took back",
+    "rewind": "go back to before a turn: code, conversation or both",
     "cost": "tokens used this session",
     "resume": "list earlier sessions here, or /resume ID|N",
     "permissions": "mode, rules and grants: /permissions MODE | revoke N|all",
@@ -151,6 +155,19 @@ class SlashCommands:
 
     async def cmd_expand(self, rest: str) -> None:
         self.repl.expand_last_output()
+
+    # /diff /undo /redo /rewind: checkpoint_commands.py
+    async def cmd_diff(self, rest: str) -> None:
+        await self.repl.checkpoint_commands.diff(rest)
+
+    async def cmd_undo(self, rest: str) -> None:
+        await self.repl.checkpoint_commands.undo(rest)
+
+    async def cmd_redo(self, rest: str) -> None:
+        await self.repl.checkpoint_commands.redo(rest)
+
+    async def cmd_rewind(self, rest: str) -> None:
+        await self.repl.checkpoint_commands.rewind(rest)
 
     async def cmd_cost(self, rest: str) -> None:
         repl = self.repl
