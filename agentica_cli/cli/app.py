@@ -106,6 +106,13 @@ def build_parser() -> ArgumentParser:
     )
     sess.add_argument("-r", "--resume", metavar="ID", help="resume the session ID")
     sess.add_argument("--no-session", action="store_true", help="do not save this conversation")
+    sess.add_argument(
+        "--undo", action="store_true",
+        help="put back the files the last turn of this folder's latest session (or --resume ID) changed, and exit",
+    )
+    sess.add_argument(
+        "--force", action="store_true", help="with --undo: also overwrite files changed after that turn ended"
+    )
     p.add_argument("--max-turns", type=int, help="stop after this many model requests")
     p.add_argument("-V", "--version", action="store_true", help="print the version and exit")
     return p
@@ -144,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
         return fail(f"--yes conflicts with --permission-mode {args.permission_mode}")
     if args.continue_ and args.resume:
         return fail("use either --continue or --resume ID, not both")
+    if args.force and not args.undo:
+        return fail("--force goes with --undo")
     if args.max_turns is not None and args.max_turns < 1:
         return fail("--max-turns must be at least 1")
     work_dir = (args.work_dir or Path.cwd()).expanduser()
@@ -164,9 +173,16 @@ def main(argv: list[str] | None = None) -> int:
         settings = load_settings(work_dir, flag_settings(args), trusted=is_trusted(work_dir))
         check_mcp_servers(settings)
         check_model_timeouts(settings)
+        from agentica_cli.cli.checkpoint_setup import checkpoint_options
+
+        checkpoint_options(settings)
     except ConfigError as err:
         return fail(f"config error: {err}")
 
+    if args.undo:
+        from agentica_cli.cli.undo_run import run_undo
+
+        return run_undo(args, settings, work_dir)
     prompt = " ".join(args.prompt)
     stdin_is_tty = sys.stdin.isatty()
     if args.print_mode or not stdin_is_tty:

@@ -172,6 +172,8 @@ class PrintRun:
         self.interrupted = False
         self.started = time.monotonic()
         self.mcp: Any = None
+        self.checkpoints: Any = None  # snapshots for --undo and /undo (checkpoint_setup)
+        self.checkpoint_turn = 0  # this run's turn number in them, from its checkpoint events
 
     def emit_json(self, payload: dict[str, Any]) -> None:
         self.write_out(json.dumps(payload, ensure_ascii=False, default=str) + "\n")
@@ -221,6 +223,9 @@ class PrintRun:
             report=lambda text: self.progress.line(f"agentica: {safe_text(text)}"),
         )
         PermissionModePrompt(agent).apply(policy.mode)
+        from agentica_cli.cli.checkpoint_setup import checkpoints_from_settings
+
+        self.checkpoints = agent.checkpoints = checkpoints_from_settings(self.settings, self.work_dir, self.session_id)
         return agent
 
     def record(self, event: Any) -> None:
@@ -243,6 +248,8 @@ class PrintRun:
             entry.update(status=event.status, error=event.error, elapsed=round(event.elapsed, 3))
         elif kind == "turn_finished" and not event.source:
             self.final = event
+        elif kind == "checkpoint" and not event.source:
+            self.checkpoint_turn = event.turn
         elif kind == "error" and not event.source:
             self.error = event
 
@@ -341,8 +348,16 @@ class PrintRun:
             "usage": dict(self.usage),
             "num_model_requests": self.requests,
             "tool_calls": list(self.tool_calls.values()),
+            **self.turn_changes(),
             "duration_ms": int((time.monotonic() - self.started) * 1000),
         }
+
+    def turn_changes(self) -> dict[str, Any]:
+        """This run's turn in the session's checkpoints (`agentica --undo` undoes it) and the
+        files it changed; empty lists when checkpoints are off."""
+        turns = self.checkpoints.turns() if self.checkpoints is not None and self.checkpoint_turn else []
+        last = next((t for t in turns if t.number == self.checkpoint_turn), None)
+        return {"turn": last.number if last else None, "files_changed": list(last.files) if last else []}
 
     def run(self, prompt: str) -> int:
         try:
@@ -370,6 +385,8 @@ class PrintRun:
                 sys.stderr.write("agentica: interrupted\n")
             elif code == exitcodes.INCOMPLETE:
                 sys.stderr.write("agentica: stopped at the max-turns limit before the task was finished\n")
+        if self.checkpoints is not None:
+            self.checkpoints.prune()  # old sessions' snapshots go
         if self.session is not None and self.format == "text" and sys.stderr.isatty():
             sys.stderr.write(f"session {self.session.id} (agentica --resume {self.session.id})\n")
         return code
