@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 
 from builtin_tools.output_capture import _cut_end, _cut_start
 from builtin_tools.process_group import (
-    kill_group,
     kill_pipe_holders,
     launch_options,
     unwatch_group_blocking,
@@ -161,6 +160,48 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
+def descendants(pid: int) -> set[int]:
+    """Every live process below `pid`, also those that started a session of their own (a
+    sandbox's inner command, a daemonising child): the group's signal does not reach them."""
+    children: dict[int, list[int]] = {}
+    try:
+        names = [name for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return set()
+    for name in names:
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                parent = int(f.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(parent, []).append(int(name))
+    found: set[int] = set()
+    todo = list(children.get(pid, ()))
+    while todo:
+        child = todo.pop()
+        if child not in found:
+            found.add(child)
+            todo.extend(children.get(child, ()))
+    return found
+
+
+def _signal_tree(entry: BackgroundProcess, sig: signal.Signals, *, root: bool = True) -> None:
+    """`sig` to every process below the process, then (with `root`) to its group."""
+    for pid in descendants(entry.pid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+    if root:
+        _signal_group(entry.pid, sig)
+
+
+def _wait(entries: list[BackgroundProcess], until: float, *, root: bool = True) -> None:
+    def busy(entry: BackgroundProcess) -> bool:
+        return bool(descendants(entry.pid)) or (root and (entry.running or _group_alive(entry.pid)))
+
+    while time.monotonic() < until and any(busy(e) for e in entries):
+        time.sleep(0.05)
+
+
 class BackgroundProcesses:
     """The background processes of a session: start, read, stop, list, stop_all.
 
@@ -252,18 +293,23 @@ class BackgroundProcesses:
 
     @staticmethod
     def stop_many(entries: Iterable[BackgroundProcess], grace: float = STOP_GRACE_S) -> None:
-        """SIGTERM to each group; SIGKILL to whatever is left after `grace` seconds (also to
-        processes that left the group but still hold the output pipe)."""
+        """SIGTERM to each group and everything below its process (a sandboxed command runs
+        in a session of its own); SIGKILL to whatever is left after `grace` seconds, also to
+        processes that left the tree but still hold the output pipe."""
         entries = list(entries)
+        started = time.monotonic()
+        # The processes below first: the root may be a wrapper (bwrap) whose death would
+        # SIGKILL the real server before its SIGTERM handler ran.
         for entry in entries:
             if entry.running:
                 entry.stopped = True
-            _signal_group(entry.pid, signal.SIGTERM)
-        deadline = time.monotonic() + grace
-        while time.monotonic() < deadline and any(p.running or _group_alive(p.pid) for p in entries):
-            time.sleep(0.05)
+            _signal_tree(entry, signal.SIGTERM, root=False)
+        _wait(entries, started + grace / 2, root=False)
         for entry in entries:
-            kill_group(entry.pid)
+            _signal_tree(entry, signal.SIGTERM)
+        _wait(entries, started + grace)
+        for entry in entries:
+            _signal_tree(entry, signal.SIGKILL)
             entry.process.wait()
             if entry.reader is not None:
                 entry.reader.join(0.2)

@@ -150,6 +150,9 @@ def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prom
     try:
         return runner.run(prompt)
     finally:
+        background = sys.modules.get("builtin_tools.background")  # loaded only once the agent started one
+        if background is not None:
+            background.background_processes().stop_all()  # a -p run's servers end with it
         if session is not None:
             session.close()
 

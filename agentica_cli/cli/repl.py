@@ -632,6 +632,11 @@ class Repl:
         return True
 
     async def shutdown(self) -> None:
+        background = sys.modules.get("builtin_tools.background")  # loaded only once the agent started one
+        if background is not None:
+            stopped = await asyncio.to_thread(background.background_processes().stop_all)
+            if stopped:
+                plain(f"Stopped {len(stopped)} background process(es).", "2")
         if self.checkpoints:
             await asyncio.to_thread(self.checkpoints.prune)  # old sessions' snapshots go
         if self.mcp is not None:
