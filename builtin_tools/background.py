@@ -240,9 +240,11 @@ class BackgroundProcesses:
         _stop_at_exit(self)
         return entry
 
-    def start_and_describe(self, argv: list[str], *, command: str, cwd: str, env: dict[str, str]) -> str:
-        """execute(background=true): start, wait a moment for early output, describe."""
-        return start_report(self.start(argv, command=command, cwd=cwd, env=env))
+    def start_and_describe(self, argv: list[str], *, command: str, cwd: str, env: dict[str, str],
+                           note: str = "") -> str:
+        """execute(background=true): start, wait a moment for early output, describe (+ `note`)."""
+        report = start_report(self.start(argv, command=command, cwd=cwd, env=env))
+        return f"{report}\n{note}" if note else report
 
     def _pump(self, entry: BackgroundProcess, read_end: int) -> None:
         """Copy the process's output into its ring until every writer has closed the pipe."""

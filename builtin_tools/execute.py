@@ -24,6 +24,10 @@ DEFAULT_TIMEOUT_S = 120
 MAX_TIMEOUT_S = 600
 MAX_OUTPUT_CHARS = 30_000
 TIMEOUT_EXIT_CODE = 124
+# A server started in the sandbox without network is out of everyone's reach (bwrap gives it a
+# network of its own, Landlock refuses its bind): the model must not take silence for a bug.
+NO_NETWORK_SERVER_NOTE = ("Note: it runs in the sandbox without network: nothing can connect to a server it "
+                          "starts. A server that must be reached needs sandbox=false (asked, with a reason).")
 
 
 def scrubbed_environment(
@@ -155,9 +159,11 @@ class BuiltinExecuteTool(Tool):
         if not command.strip():
             raise ValueError("command is empty.")
         if background:  # started like any command (same argv, environment, group), but not awaited
+            offline = self.confined(sandbox) and self.sandbox is not None and self.sandbox.network_confined
             return await asyncio.to_thread(
                 self.background.start_and_describe, self.command_argv(command, sandbox=sandbox), command=command,
                 cwd=str(self.work_dir), env=self.command_environment(ctx, sandbox=sandbox),
+                note=NO_NETWORK_SERVER_NOTE if offline else "",
             )
         seconds = max(1, min(int(timeout), MAX_TIMEOUT_S))
         started = time.monotonic()

@@ -211,3 +211,40 @@ def test_a_read_is_capped_and_a_split_character_is_read_whole_next_time(tmp_path
         assert capped == "[... 75 earlier bytes skipped ...]\n" + ("0123456789" * 3)[-25:]
     finally:
         registry.stop_all(grace=0.5)
+
+
+def _sandbox(work_dir: Path, **policy: object):  # type: ignore[no-untyped-def]
+    from agentica_cli.sandbox import Sandbox, SandboxPolicy, best_backend
+
+    if best_backend() is None:
+        pytest.skip("no sandbox backend on this machine (neither bubblewrap nor Landlock)")
+    return Sandbox(SandboxPolicy(work_dir=work_dir, **policy))  # type: ignore[arg-type]
+
+
+def test_a_background_command_runs_in_the_sandbox_like_any_command(tmp_path: Path) -> None:
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    work.mkdir()
+    outside.mkdir()
+    tool = BuiltinExecuteTool(work, sandbox=_sandbox(work))
+    try:
+        process_id, started = start(tool, f"touch inside; touch {outside}/escaped; echo finished")
+        read_until(tool, process_id, "finished", seen=started)
+        assert (work / "inside").exists()
+        assert not (outside / "escaped").exists()
+    finally:
+        tool.background.stop_all(grace=0.5)
+
+
+def test_a_server_in_the_sandbox_without_network_is_said_to_be_out_of_reach(tmp_path: Path) -> None:
+    sandbox = _sandbox(tmp_path)
+    if not sandbox.network_confined:
+        pytest.skip(f"the {sandbox.backend} backend cannot confine the network here (Landlock ABI < 4)")
+    offline = BuiltinExecuteTool(tmp_path, sandbox=sandbox)
+    online = BuiltinExecuteTool(tmp_path, sandbox=_sandbox(tmp_path, network=True))
+    try:
+        _, result = start(offline, "sleep 30")
+        assert "without network: nothing can connect" in result and "sandbox=false" in result
+        _, result = start(online, "sleep 30")
+        assert "without network" not in result
+    finally:
+        offline.background.stop_all(grace=0.5)
