@@ -31,6 +31,7 @@ BENCHES = {
     "files": "bench_files.py",
     "prompt": "bench_prompt_size.py",
     "keys": "bench_keys.py",
+    "checkpoints": "bench_checkpoints.py",
 }
 
 
@@ -77,6 +78,10 @@ TARGETS = [
     Target("keystroke to screen, idle prompt (median)", "keys", _get("idle_ms"), "< 50 ms", lambda v: v < 50, " ms"),
     Target("keystroke to screen while a turn streams (median)", "keys", _get("busy_ms"), "< 50 ms",
            lambda v: v < 50, " ms"),
+    Target("checkpoint: incremental snapshot, 20,000 files, 5 changed (p50)", "checkpoints",
+           _get("changed5_p50_ms"), "< 150 ms", lambda v: v < 150, " ms"),
+    Target("checkpoint: per-turn overhead, 30-step loop", "checkpoints", _get("turn_overhead_pct"), "< 10%",
+           lambda v: v < 10, "%"),
 ]
 
 

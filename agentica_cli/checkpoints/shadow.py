@@ -44,6 +44,8 @@ SHADOW_CONFIG = """\
 \tfsmonitor = false
 \tquotePath = false
 \tlogAllRefUpdates = false
+\tlooseCompression = 1
+\tcompression = 1
 \tsymlinks = true
 \tfilemode = true
 \texcludesFile = /dev/null
@@ -169,14 +171,17 @@ class ShadowRepo:
         out = self.git("ls-files", "-z", "--modified", "--others", "--exclude-standard")
         return sorted({p for p in out.decode("utf-8", "surrogateescape").split("\0") if p})
 
-    def record(self, parent: str | None, message: str, *, max_files: int = 0) -> TreeState:
+    def record(self, parent: str | None, message: str, *, max_files: int = 0, parent_tree: str = "") -> TreeState:
         """Bring the index up to date with the work tree and commit its tree (on `parent`).
 
         Only the paths git reports as changed are added, so an unchanged tree costs one
-        `ls-files` scan (the index's stat cache makes it cheap). Files over the size limit
-        are left out (and dropped from the index if an earlier snapshot had them).
+        `ls-files` scan (the index's stat cache makes it cheap): with `parent_tree` (the
+        tree this index wrote last) nothing else runs. Files over the size limit are left
+        out (and dropped from the index if an earlier snapshot had them).
         """
         paths = self.pending()
+        if not paths and parent and parent_tree:
+            return TreeState(parent, parent_tree)
         if max_files and len(paths) > max_files:
             raise CheckpointError(f"{len(paths)} files to snapshot (more than {max_files}); "
                                   "checkpoints are off for this folder")
@@ -188,14 +193,17 @@ class ShadowRepo:
             except OSError:
                 size = 0  # deleted: recorded as such
             (skipped if size > self.max_file_size else add).append(path)
-        if add:
+        if len(add) > 1000:  # git matches each path against every pathspec: for many, add everything
+            self.git("add", "-A", "--ignore-errors", "--", ".",
+                     *(f":(exclude,literal){p}" for p in skipped), check=False)
+        elif add:
             self.git("add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
                      input=b"\0".join(p.encode("utf-8", "surrogateescape") for p in add), check=False)
         if skipped:
             self.git("rm", "-q", "--cached", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul",
                      input=b"\0".join(p.encode("utf-8", "surrogateescape") for p in skipped), check=False)
         tree = self.git("write-tree").decode().strip()
-        if parent is not None and self.tree_of(parent) == tree:
+        if parent is not None and (parent_tree or self.tree_of(parent)) == tree:
             return TreeState(parent, tree, skipped)
         args = ["commit-tree", tree, "-m", message]
         if parent:

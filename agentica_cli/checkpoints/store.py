@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from agentica_cli.checkpoints.shadow import (
-    EMPTY_TREE,
     CheckpointError,
     ShadowRepo,
     git_available,
@@ -82,6 +81,7 @@ class Checkpoints:
         self.disabled_told = False
         self._session = ""
         self._repo: ShadowRepo | None = None
+        self._ref = ""  # the commit refs/agentica/<session> was last set to by this object
         self.journal: dict[str, Any] = {}
         self.session_id = session_id or f"nosession-{secrets.token_hex(4)}"
 
@@ -98,6 +98,7 @@ class Checkpoints:
             return
         self._session = value
         self._repo = None
+        self._ref = ""
         self.journal = {}
 
     @property
@@ -134,8 +135,9 @@ class Checkpoints:
             json.dump(self.journal, fh, ensure_ascii=False)
         os.replace(tmp, path)
         last = self.journal.get("last")
-        if last:
+        if last and last != self._ref:
             self.repo.set_ref(f"refs/agentica/{self._session}", last)  # keeps the snapshots from gc
+            self._ref = last
 
     def _saved(self) -> bool:
         """Save the journal; a failure turns checkpoints off rather than breaking the turn."""
@@ -161,9 +163,13 @@ class Checkpoints:
     def _snapshot(self, label: str, turn: int) -> SnapshotInfo:
         repo = self.repo
         previous = self.journal.get("last") or None
-        state = repo.record(previous, f"{label} {turn} of {self._session}", max_files=self.max_files)
-        self.journal["last"] = state.commit
-        changed = [c.path for c in repo.changes(previous or EMPTY_TREE, state.commit)] if previous else []
+        # The tree this session's index wrote last: when git reports no change against the
+        # index, that is the tree (one git call instead of four).
+        known = self.journal.get("last_tree", "") if repo.index.exists() else ""
+        state = repo.record(previous, f"{label} {turn} of {self._session}", max_files=self.max_files,
+                            parent_tree=known)
+        self.journal["last"], self.journal["last_tree"] = state.commit, state.tree
+        changed = [c.path for c in repo.changes(previous, state.commit)] if previous else []
         return SnapshotInfo(state.commit, label, turn, changed, state.skipped)
 
     def _guard(self, label: str, turn: int) -> SnapshotInfo | None:
@@ -250,6 +256,7 @@ class Checkpoints:
         if conflicts and not force:
             return planned, conflicts
         repo.move(repo.changes(now, target, planned), target)
+        self.journal["last_tree"] = ""  # checkout rewrote the index: the next snapshot writes its tree
         return planned, conflicts
 
     def _finish_restore(self, label: str, turns: list[Turn], number: int) -> None:
