@@ -32,6 +32,7 @@ BENCHES = {
     "prompt": "bench_prompt_size.py",
     "keys": "bench_keys.py",
     "checkpoints": "bench_checkpoints.py",
+    "sandbox": "bench_sandbox.py",
 }
 
 
@@ -82,6 +83,10 @@ TARGETS = [
            _get("changed5_p50_ms"), "< 150 ms", lambda v: v < 150, " ms"),
     Target("checkpoint: per-turn overhead, 30-step loop", "checkpoints", _get("turn_overhead_pct"), "< 10%",
            lambda v: v < 10, "%"),
+    Target("sandbox: bubblewrap added per command (p50)", "sandbox", _get("bubblewrap_added_ms"), "< 15 ms",
+           lambda v: v < 15, " ms"),
+    Target("sandbox: Landlock added per command (p50)", "sandbox", _get("landlock_added_ms"), "< 3 ms",
+           lambda v: v < 3, " ms"),
 ]
 
 

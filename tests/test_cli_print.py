@@ -213,6 +213,7 @@ def test_other_modes_do_not_mention_plan_mode(home: Path, project: Path) -> None
 
 
 def test_accept_edits_runs_edits_in_the_work_dir_but_not_commands(home: Path, project: Path) -> None:
+    # --sandbox off: unconfined commands still ask (test_sandbox_cli: sandboxed ones run)
     script = [
         turns.tool_calls(
             turns.call("write_file", {"file_path": "new.txt", "content": "made\n"}, id="w1"),
@@ -222,7 +223,8 @@ def test_accept_edits_runs_edits_in_the_work_dir_but_not_commands(home: Path, pr
     ]
     with ScriptedModelServer(script) as server:
         proc = run_cli(
-            ["-p", "go", "--permission-mode", "accept-edits", *model_args(server)], cwd=project, home=home
+            ["-p", "go", "--permission-mode", "accept-edits", "--sandbox", "off", *model_args(server)],
+            cwd=project, home=home,
         )
         requests = server.requests
     assert proc.returncode == 0, proc.stderr

@@ -35,8 +35,10 @@ def test_a_sigkilled_agent_takes_its_running_command_with_it(home: Path, tmp_pat
         turns.text("never reached"),
     ]
     with ScriptedModelServer(script) as server:
-        proc = subprocess.Popen([*AGENTICA, "-p", "run it", "--yes", *model_args(server)], cwd=project,
-                                env=cli_env(home), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        # --sandbox off: the unconfined path (test_sandbox_cli covers the sandboxed one, whose
+        # command sees only its own PID namespace)
+        proc = subprocess.Popen([*AGENTICA, "-p", "run it", "--yes", "--sandbox", "off", *model_args(server)],
+                                cwd=project, env=cli_env(home), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE)
         try:
             started = project / "started"
@@ -75,7 +77,8 @@ def test_the_agents_proc_environ_shows_no_secret_to_a_command(home: Path, tmp_pa
         key_at = args.index("--api-key")
         del args[key_at:key_at + 2]  # the key comes from OPENAI_API_KEY, as users usually give it
         env = cli_env(home, HARDENING_PROBE="visible-setting", **secrets)
-        proc = subprocess.Popen([*AGENTICA, "-p", "look", "--yes", *args], cwd=project, env=env,
+        # --sandbox off: inside the sandbox the agent's process is not even visible (own /proc)
+        proc = subprocess.Popen([*AGENTICA, "-p", "look", "--yes", "--sandbox", "off", *args], cwd=project, env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         out, err = proc.communicate(timeout=60)
         requests = server.requests

@@ -30,7 +30,8 @@ examples:
 permission modes (--permission-mode, config permissions.mode, /permissions):
   default       ask before any destructive tool (edits, commands)
   accept-edits  file edits inside the work dir (and --add-dir folders) run without
-                asking; edits elsewhere and commands still ask
+                asking, and so do commands the workspace-write sandbox confines
+                (network off); edits elsewhere and other commands still ask
   auto          never ask (same as --yes)
   plan          read-only; destructive tools are refused and the model presents a plan
   Without a terminal to ask (-p, pipes, CI), a call that needs asking is refused and the
@@ -95,6 +96,12 @@ def build_parser() -> ArgumentParser:
     perm.add_argument("--permission-mode", choices=("default", "accept-edits", "auto", "plan"), help="see below")
     perm.add_argument("-y", "--yes", action="store_true", help="run destructive tools without asking (= auto)")
     perm.add_argument(
+        "--sandbox",
+        choices=("workspace-write", "read-only", "off"),
+        help="confine commands: workspace-write (default; write only the work folders, no network, "
+        "no ~/.ssh ...), read-only, or off (config sandbox.mode)",
+    )
+    perm.add_argument(
         "--trust", action="store_true", help="trust this project's .agentica/config.toml (MCP servers, ...)"
     )
     where = p.add_argument_group("folders")
@@ -129,6 +136,7 @@ def flag_settings(args: argparse.Namespace) -> dict[str, object]:
         "model.request_timeout": args.request_timeout,
         "permissions.mode": mode,
         "tools.max_turns": args.max_turns,
+        "sandbox.mode": args.sandbox,
     }
 
 
@@ -176,8 +184,14 @@ def main(argv: list[str] | None = None) -> int:
         from agentica_cli.cli.checkpoint_setup import checkpoint_options
 
         checkpoint_options(settings)
+        from agentica_cli.cli.sandbox_settings import sandbox_for, unconfined_warning
+
+        sandbox = sandbox_for(settings, work_dir, args.add_dir)
     except ConfigError as err:
         return fail(f"config error: {err}")
+    warning = unconfined_warning(sandbox)
+    if warning and (args.print_mode or not sys.stdin.isatty()):  # the REPL's banner says it
+        sys.stderr.write(f"agentica: warning: {warning}\n")
 
     if args.undo:
         from agentica_cli.cli.undo_run import run_undo

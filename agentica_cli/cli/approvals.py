@@ -7,10 +7,13 @@ Modes:
   plan          only read-only tools run (and the todo list); the model presents a plan
 
 Order of decision: a deny rule refuses (every mode); plan mode refuses anything not
-read-only; a write to a sensitive place (agentica's or git's config and hooks, shell start-up
+read-only; a command that asks to run outside the OS sandbox (execute sandbox=false) asks
+with its reason in every mode and is refused under auto, where nobody can answer; a write
+to a sensitive place (agentica's or git's config and hooks, shell start-up
 files) asks in every mode but an explicit --yes; an ask rule asks; auto allows; an allow
 rule or a session grant allows; a call that is not destructive runs; accept-edits allows
-edits inside the folders; anything else asks.
+edits inside the folders and commands the workspace sandbox confines (no network); anything
+else asks.
 
 `PermissionPolicy` is the agent's `approve` hook (and its `needs_review` tells the loop
 which non-destructive calls it must see). It asks through `ask` when one is given (the
@@ -147,6 +150,9 @@ class PermissionPolicy:
         self.ask = ask
         self.on_refusal = on_refusal
         self.refusals: list[str] = []
+        # The agentica_cli.sandbox.Sandbox that execute's commands run in (set by the CLI);
+        # None: commands run unconfined and nothing is asked less because of it.
+        self.sandbox: Any = None
 
     # -- mode and grants ----------------------------------------------------------------
 
@@ -240,6 +246,32 @@ class PermissionPolicy:
             return command_touches_sensitive(command)
         return None
 
+    def _sandbox_confines(self) -> bool:
+        return self.sandbox is not None and bool(getattr(self.sandbox, "confines", False))
+
+    def _sandboxed_command(self, name: str) -> bool:
+        """An execute call that runs confined to the work folders with no network."""
+        return (name == "execute" and self._sandbox_confines() and not self.sandbox.policy.network
+                and self.sandbox.policy.mode in ("workspace-write", "read-only"))
+
+    def _escalation(self, name: str, args: dict[str, Any]) -> Verdict | None:
+        """execute(sandbox=false): asked in every mode with the reason, refused where nobody
+        can be asked (--yes): only the user lifts the sandbox (--sandbox off)."""
+        if name != "execute" or "sandbox" not in args or args["sandbox"] is True or not self._sandbox_confines():
+            return None
+        reason = args.get("reason")
+        if not isinstance(reason, str) or not reason.strip():
+            reason = "(no reason given)"
+        if self.mode == "auto":
+            return Verdict("deny", f"'{name}' was not run: it asked to run outside the sandbox, and this run "
+                                   "cannot ask the user, so it was refused. Do not retry it or try another way; "
+                                   "tell the user what you needed and why. Only the user can lift the sandbox "
+                                   "(agentica --sandbox off).", "escalation")
+        from agentica_cli.cli.safe_text import safe_text
+
+        shown = safe_text(reason, keep_newlines=False)
+        return Verdict("ask", why="escalation", note=f"runs OUTSIDE the sandbox: {shown}")
+
     def evaluate(self, call: Any) -> Verdict:
         """The decision that needs no one: allow, deny, or ask (when someone can be asked)."""
         name = _call_name(call)
@@ -260,6 +292,9 @@ class PermissionPolicy:
                 "make) for the user to approve.",
                 "plan",
             )
+        escalation = self._escalation(name, args)
+        if escalation is not None:
+            return escalation
         sensitive = self._sensitive(name, args) if (destructive or name in EDIT_TOOLS) else None
         if sensitive and not (self.mode == "auto" and self.explicit_auto):
             return Verdict("ask", why="sensitive", note=f"sensitive: {sensitive}")
@@ -274,6 +309,8 @@ class PermissionPolicy:
             return Verdict("allow")
         if self.mode == "accept-edits" and self._edit_inside_work_dir(name, args):
             return Verdict("allow")
+        if self.mode == "accept-edits" and self._sandboxed_command(name):
+            return Verdict("allow")  # it can change only what an edit could, and reach no network
         outside = self.mode == "accept-edits" and edit_path(name, args) is not None
         return Verdict("ask", why="outside" if outside else "")
 
@@ -300,6 +337,8 @@ class PermissionPolicy:
             some = f" ({len(granted)} command prefix(es) granted)" + some
         if self.mode == "accept-edits" and name in EDIT_TOOLS:
             return "runs inside the work folders, asks elsewhere" + some
+        if self.mode == "accept-edits" and self._sandboxed_command(name):
+            return "runs in the sandbox; asks to run outside it" + some
         return "asks" + some
 
     def needs_review(self, call: Any) -> bool:
@@ -324,7 +363,7 @@ class PermissionPolicy:
         if inspect.isawaitable(answer):
             answer = await answer
         if answer.choice == "always":
-            if verdict.why not in ("sensitive", "rule"):
+            if verdict.why not in ("sensitive", "rule", "escalation"):
                 self.remember(call)
             return Decision.allow()
         if answer.choice == "once":
@@ -348,6 +387,10 @@ class PermissionPolicy:
             return (f"'{name}' was not run: it changes a sensitive file or setting ({what}), which always "
                     "needs the user's confirmation, and this run cannot ask. Do not retry it or "
                     "try another way; tell the user what you would have changed.")
+        if verdict.why == "escalation":
+            return (f"'{name}' was not run: it asked to run outside the sandbox, which always needs the user's "
+                    "confirmation, and this run cannot ask. Do not retry it or try another way; tell the user "
+                    "what you needed and why. Only the user can lift the sandbox (agentica --sandbox off).")
         if verdict.why == "outside":
             return (f"'{name}' was not run: it edits a file outside the work folder, and this run cannot ask. "
                     "Do not retry it; tell the user, who can allow that folder with --add-dir.")
@@ -385,6 +428,9 @@ def refusal_hint(name: str, mode: str, why: str = "") -> str:
     if why == "sensitive":
         return (f"agentica: refused '{name}': it changes agentica's or git's config, hooks or a shell start-up "
                 "file, which always asks; only an explicit --yes allows it")
+    if why == "escalation":
+        return (f"agentica: refused '{name}': it asked to run outside the sandbox, which is never allowed "
+                "without asking; re-run with --sandbox off to lift the sandbox")
     if why == "outside":
         return f"agentica: refused '{name}': the file is outside the work folder; allow its folder with --add-dir"
     edit = name in EDIT_TOOLS
@@ -405,8 +451,9 @@ def policy_from_settings(
     """The policy for a run: the mode, every layer's [permissions] rules (a project's only
     once trusted: config holds them back before), and who to ask."""
     from agentica_cli.cli.permission_rules import parse_rules
+    from agentica_cli.cli.sandbox_settings import sandbox_for
 
-    return PermissionPolicy(
+    policy = PermissionPolicy(
         settings.permission_mode,
         work_dir,
         allowed_dirs=allowed_dirs,
@@ -415,3 +462,5 @@ def policy_from_settings(
         ask=ask,
         on_refusal=on_refusal,
     )
+    policy.sandbox = sandbox_for(settings, work_dir, allowed_dirs)
+    return policy

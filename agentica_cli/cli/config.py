@@ -95,6 +95,13 @@ SCHEMA: dict[str, Any] = {
         "after_tool_call": [HOOK_SCHEMA],
     },
     "mcp_servers": {"*": MCP_SERVER_SCHEMA},
+    "sandbox": {
+        "mode": ("workspace-write", "read-only", "off"),  # agentica_cli.sandbox.MODES
+        "backend": ("auto", "bubblewrap", "landlock", "seatbelt"),
+        "network": "bool",  # commands may open connections
+        "hide": "list[str]",  # more paths commands may not read (besides ~/.ssh, ~/.aws, ...)
+        "env_allow": "list[str]",  # variables commands keep even if their names look secret
+    },
 }
 
 # Keys a project config may only set once the user trusts the project: they start programs
@@ -112,6 +119,10 @@ UNTRUSTED_PROJECT_KEYS = (
     "permissions.deny",
     "permissions.ask",
     "ui.statusline",  # runs a program
+    "sandbox.mode",  # loosens the command sandbox
+    "sandbox.backend",
+    "sandbox.network",
+    "sandbox.env_allow",  # passes secrets to commands
 )
 
 ENV_VARS: dict[str, str] = {

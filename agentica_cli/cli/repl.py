@@ -175,6 +175,12 @@ class Repl:
 
         where = home_relative(self.work_dir)
         plain(f"agentica {__version__}  ·  {model_label(self.model)}  ·  {where}  ·  mode {self.policy.mode}", "1")
+        from agentica_cli.cli.sandbox_settings import sandbox_line, unconfined_warning
+
+        if self.policy.sandbox is not None:
+            warning = unconfined_warning(self.policy.sandbox)
+            plain(sandbox_line(self.policy.sandbox) + (f" ({warning})" if warning else ""),
+                  "33" if warning or not self.policy.sandbox.confines else "2")
         if self.resume_messages:
             plain(f"Resumed session {self.session.id} ({len(self.resume_messages)} messages).", "2")
             self.show_transcript(self.resume_messages)

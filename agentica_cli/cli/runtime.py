@@ -180,4 +180,10 @@ def build_agent(
     exclude = settings.get("tools.exclude")
     if exclude:
         kwargs["exclude_tools"] = tuple(exclude)
+    from agentica_cli.cli.sandbox_settings import sandbox_for
+
+    kwargs["builtin_options"] = {
+        "sandbox": sandbox_for(settings, work_dir, allowed_dirs),
+        "keep_env": tuple(settings.get("sandbox.env_allow") or ()),
+    }
     return DeepAgent(model, **kwargs)

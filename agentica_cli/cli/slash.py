@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "redo": "redo what /undo took back",
     "rewind": "go back to before a turn: code, conversation or both",
     "cost": "tokens used this session",
+    "status": "model, folders, permission mode and the command sandbox",
     "resume": "list earlier sessions here, or /resume ID|N",
     "permissions": "mode, rules and grants: /permissions MODE | revoke N|all",
     "mcp": "MCP servers, their state and tools; /mcp restart NAME",
@@ -175,6 +176,28 @@ class SlashCommands:
         plain(
             f"tokens this session: {u['input_tokens']:,} in · {u['output_tokens']:,} out · {u['total_tokens']:,} total"
         )
+
+    async def cmd_status(self, rest: str) -> None:
+        from agentica_cli.cli.runtime import model_label
+        from agentica_cli.cli.sandbox_settings import sandbox_line, unconfined_warning
+
+        repl = self.repl
+        plain(f"model: {safe_text(model_label(repl.model))}")
+        folders = [home_relative(repl.work_dir), *(home_relative(Path(p)) for p in repl.allowed_dirs)]
+        plain("folders: " + ", ".join(safe_text(str(f)) for f in folders))
+        plain(f"permission mode: {repl.policy.mode}")
+        sandbox = repl.policy.sandbox
+        if sandbox is None:
+            plain("sandbox: off")
+            return
+        warning = unconfined_warning(sandbox)
+        plain(sandbox_line(sandbox), "33" if warning or not sandbox.confines else "")
+        if warning:
+            plain(f"  {warning}", "33")
+        elif sandbox.confines:
+            writable = ", ".join(safe_text(str(p)) for p in sandbox.policy.writable(None)) or "none"
+            plain(f"  writable: {writable} and a private TMPDIR; network: "
+                  f"{'on' if sandbox.policy.network else 'off'}", "2")
 
     async def cmd_permissions(self, rest: str) -> None:
         """/permissions: the mode, the rules and this session's grants; /permissions MODE;

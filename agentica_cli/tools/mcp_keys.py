@@ -19,5 +19,8 @@ CONFIG_KEYS: dict[str, str] = {
     "connect_timeout": "float",
     "include_tools": "list[str]",
     "exclude_tools": "list[str]",
+    "sandbox": "str",  # a stdio server's OS sandbox: one of SANDBOX_MODES (default "off")
+    "sandbox_network": "bool",  # a sandboxed server may open network connections
 }
+SANDBOX_MODES = ("workspace-write", "read-only", "off")  # agentica_cli.sandbox.MODES
 TRANSPORTS = ("stdio", "sse", "streamable-http", "http")

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from agentica_cli.tools.mcp import DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, McpTool
 from agentica_cli.tools.mcp_connection import McpServerError
-from agentica_cli.tools.mcp_keys import CONFIG_KEYS, TRANSPORTS
+from agentica_cli.tools.mcp_keys import CONFIG_KEYS, SANDBOX_MODES, TRANSPORTS
 
 ServerState = Literal["disabled", "idle", "starting", "ready", "failed", "closed"]
 
@@ -84,6 +84,8 @@ class McpServerConfig:
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT  # seconds to start and list tools
     include_tools: list[str] | None = None
     exclude_tools: list[str] = field(default_factory=list)
+    sandbox: str = "off"  # the OS sandbox of a stdio server (agentica_cli.sandbox), writable: its work folder
+    sandbox_network: bool = False
 
     @classmethod
     def from_dict(cls, name: str, table: Mapping[str, Any]) -> McpServerConfig:
@@ -110,6 +112,10 @@ class McpServerConfig:
                 raise McpConfigError(f"mcp_servers.{name}.transport 'stdio' needs 'command', not 'url'")
         elif "headers" in values or transport not in (None, "stdio"):
             raise McpConfigError(f"mcp_servers.{name}: 'headers' and HTTP transports need 'url'")
+        if values.get("sandbox", "off") not in SANDBOX_MODES:
+            raise McpConfigError(f"mcp_servers.{name}.sandbox must be one of {', '.join(SANDBOX_MODES)}")
+        if "url" in values and values.get("sandbox", "off") != "off":
+            raise McpConfigError(f"mcp_servers.{name}.sandbox applies to a 'command' server, not a 'url' one")
         for key in ("timeout", "connect_timeout"):
             if key in values:
                 values[key] = float(values[key])
@@ -125,9 +131,12 @@ class McpServerConfig:
         if self.cwd is not None:
             path = Path(self.cwd).expanduser()
             cwd = str(path if path.is_absolute() or base_dir is None else base_dir / path)
-        return McpTool(
-            self.command,
-            args=self.args,
+        command, args, sandbox = self.command, self.args, None
+        if self.command is not None and self.sandbox != "off":
+            command, args, env, sandbox = self._sandboxed(Path(cwd) if cwd else base_dir or Path.cwd(), env)
+        tool = McpTool(
+            command,
+            args=args,
             env=env or None,
             cwd=cwd,
             url=self.url,
@@ -140,6 +149,19 @@ class McpServerConfig:
             timeout=self.timeout,
             log_file=(log_dir / f"{self.name}.log") if log_dir is not None else None,
         )
+        tool.sandbox = sandbox  # keeps its private temp folder alive as long as the tool
+        return tool
+
+    def _sandboxed(self, work_dir: Path, env: dict[str, str]) -> tuple[str, list[str], dict[str, str], Any]:
+        """The server's command line inside its sandbox; no backend here is an error (fail closed)."""
+        from agentica_cli.sandbox import Sandbox, SandboxPolicy
+
+        sandbox = Sandbox(SandboxPolicy.build(self.sandbox, work_dir, network=self.sandbox_network))
+        if not sandbox.confines:
+            raise McpConfigError(f"mcp_servers.{self.name}.sandbox: no sandbox backend on this machine "
+                                 "(install bubblewrap); set sandbox = \"off\" to run it unconfined")
+        argv = sandbox.wrap([self.command or "", *(self.args or [])], work_dir)
+        return argv[0], argv[1:], sandbox.environment(env), sandbox
 
 
 @dataclass(frozen=True)

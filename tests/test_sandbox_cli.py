@@ -1,0 +1,141 @@
+"""The command sandbox through the real `agentica` command and the scripted model server."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pexpect
+import pytest
+from test_cli_helpers import AGENTICA, cli_env, model_args, run_cli, tool_results
+
+from agentica_cli.sandbox import best_backend
+from agentica_cli.testing import ScriptedModelServer, turns
+
+pytestmark = pytest.mark.skipif(best_backend() is None, reason="no sandbox backend (bubblewrap or Landlock) here")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+def test_accept_edits_runs_a_sandboxed_command_unasked(home: Path, project: Path) -> None:
+    script = [turns.tool_calls(turns.call("execute", {"command": "touch ran.txt"}, id="x1")), turns.text("done")]
+    with ScriptedModelServer(script) as server:
+        proc = run_cli(["-p", "go", "--permission-mode", "accept-edits", *model_args(server)], cwd=project, home=home)
+        requests = server.requests
+    assert proc.returncode == 0, proc.stderr
+    assert (project / "ran.txt").exists()
+    assert tool_results(requests[1])["x1"].startswith("[exit code 0;")
+
+
+def test_a_denied_write_tells_the_model_how_to_escalate(home: Path, project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    script = [turns.tool_calls(turns.call("execute", {"command": f"echo x > {outside}"}, id="x1")),
+              turns.text("done")]
+    with ScriptedModelServer(script) as server:
+        proc = run_cli(["-p", "go", "--yes", *model_args(server)], cwd=project, home=home)
+        requests = server.requests
+    assert proc.returncode == 0, proc.stderr
+    assert not outside.exists()
+    result = tool_results(requests[1])["x1"]
+    assert "workspace-write sandbox" in result and "sandbox=false and a reason" in result
+
+
+def test_escalation_is_refused_under_yes_with_how_to_lift_the_sandbox(home: Path, project: Path,
+                                                                      tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    args = {"command": f"echo x > {outside}", "sandbox": False, "reason": "write the shared log"}
+    script = [turns.tool_calls(turns.call("execute", args, id="x1")), turns.text("I could not.")]
+    with ScriptedModelServer(script) as server:
+        proc = run_cli(["-p", "go", "--yes", *model_args(server)], cwd=project, home=home)
+        requests = server.requests
+    assert proc.returncode == 0, proc.stderr
+    assert not outside.exists()
+    assert "outside the sandbox" in tool_results(requests[1])["x1"]
+    assert "--sandbox off" in proc.stderr
+
+
+def test_sandbox_off_runs_commands_unconfined(home: Path, project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    script = [turns.tool_calls(turns.call("execute", {"command": f"echo x > {outside}"}, id="x1")),
+              turns.text("done")]
+    with ScriptedModelServer(script) as server:
+        proc = run_cli(["-p", "go", "--yes", "--sandbox", "off", *model_args(server)], cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr
+    assert outside.read_text() == "x\n"
+
+
+def test_config_sets_the_mode_and_a_missing_backend_is_a_config_error(home: Path, project: Path) -> None:
+    (home / "config.toml").write_text('[sandbox]\nbackend = "seatbelt"\n')
+    proc = run_cli(["-p", "hi", "--base-url", "http://127.0.0.1:9", "--api-key", "k"], cwd=project, home=home)
+    assert proc.returncode == 2
+    assert "sandbox.backend" in proc.stderr and "not available" in proc.stderr
+    (home / "config.toml").write_text('[sandbox]\nmode = "everything"\n')
+    proc = run_cli(["-p", "hi"], cwd=project, home=home)
+    assert proc.returncode == 2 and "'sandbox.mode' must be one of" in proc.stderr
+
+
+def test_a_sigkilled_agent_takes_its_sandboxed_command_with_it(home: Path, project: Path) -> None:
+    command = "touch started; (sleep 2; touch LATE_CHILD) & sleep 2; touch LATE"
+    script = [turns.tool_calls(turns.call("execute", {"command": command}, id="x1")), turns.text("never")]
+    with ScriptedModelServer(script) as server:
+        proc = subprocess.Popen([*AGENTICA, "-p", "run it", "--yes", *model_args(server)], cwd=project,
+                                env=cli_env(home), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        try:
+            deadline = time.monotonic() + 30
+            while not (project / "started").exists():
+                assert time.monotonic() < deadline, "the command never started"
+                time.sleep(0.02)
+        finally:
+            proc.kill()
+            proc.communicate(timeout=10)
+        time.sleep(3)  # past the moment the command would have touched its files
+    assert not (project / "LATE").exists()
+    assert not (project / "LATE_CHILD").exists()
+
+
+def _repl(home: Path, project: Path, server: ScriptedModelServer, *extra: str) -> pexpect.spawn:
+    child = pexpect.spawn(AGENTICA[0], [*AGENTICA[1:], *model_args(server), *extra], cwd=str(project),
+                          env=cli_env(home, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color"), encoding="utf-8",
+                          dimensions=(40, 120), timeout=20)
+    return child
+
+
+@pytest.mark.parametrize(("flag", "shown"),
+                         [((), "sandbox: workspace-write ("), (("--sandbox", "off"), "sandbox: off")])
+def test_banner_and_status_show_the_sandbox(home: Path, project: Path, flag: tuple[str, ...], shown: str) -> None:
+    with ScriptedModelServer([]) as server:
+        child = _repl(home, project, server, *flag)
+        try:
+            child.expect_exact(shown)  # the banner
+            child.expect_exact("❯")
+            child.send("/status\r")
+            child.expect_exact("permission mode: default")
+            child.expect_exact(shown)
+            if not flag:
+                child.expect_exact(f"writable: {project}")
+            child.expect_exact("❯")
+            child.send("/exit\r")
+            child.expect(pexpect.EOF, timeout=15)
+        finally:
+            if child.isalive():
+                child.terminate(force=True)
+
+
+def test_env_allow_passes_named_variables_and_the_basics_stay(home: Path, project: Path) -> None:
+    (home / "config.toml").write_text('[sandbox]\nenv_allow = ["DEPLOY_TOKEN"]\n')
+    command = 'echo "deploy=$DEPLOY_TOKEN other=$OTHER_TOKEN path=${PATH:+set} home=$HOME term=$TERM lang=$LANG"'
+    script = [turns.tool_calls(turns.call("execute", {"command": command}, id="x1")), turns.text("done")]
+    env = cli_env(home, DEPLOY_TOKEN="dt-123", OTHER_TOKEN="ot-456", HOME=str(project), TERM="xterm", LANG="C.UTF-8")
+    with ScriptedModelServer(script) as server:
+        proc = run_cli(["-p", "go", "--yes", *model_args(server)], cwd=project, home=home, env=env)
+        requests = server.requests
+    assert proc.returncode == 0, proc.stderr
+    result = tool_results(requests[1])["x1"]
+    assert f"deploy=dt-123 other= path=set home={project} term=xterm lang=C.UTF-8" in result
