@@ -167,6 +167,9 @@ def test_ignored_and_oversized_files_are_left_out(user_repo):
     info = checkpoints.snapshot()
     checkpoints.end_turn(take_snapshot=False)
     assert info is not None and info.skipped == ["big.log"]
+    assert "big.log" in info.note and "larger than 1,000 bytes" in info.note
+    again = checkpoints.snapshot()
+    assert again is not None and again.skipped == ["big.log"] and again.note == ""  # told once
     assert checkpoints.turns()[0].files == ["calc.py"]
     assert "big.log" not in checkpoints.diff() and "changed" in checkpoints.diff(1)
     assert checkpoints.undo().done

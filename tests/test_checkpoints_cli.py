@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_cli_helpers import model_args, run_cli
+from test_cli_helpers import cli_env, model_args, run_cli
 
 from agentica_cli.testing import ScriptedModelServer, turns
 
@@ -98,3 +98,18 @@ def test_force_without_undo_and_a_bad_setting_are_usage_errors(home: Path, proje
     (home / "config.toml").write_text("[checkpoints]\nmax_file_size = -1\n")
     bad = run_cli(["--undo"], cwd=project, home=home)
     assert bad.returncode == 2 and "checkpoints.max_file_size" in bad.stderr
+
+
+def test_large_files_are_noted_and_without_git_checkpoints_are_off(home: Path, project: Path, tmp_path: Path) -> None:
+    (home / "config.toml").write_text("[checkpoints]\nmax_file_size = 100\n")
+    (project / "big.bin").write_bytes(b"x" * 500)
+    with ScriptedModelServer([turns.text("ok")]) as server:
+        proc = run_cli(["-p", "hi", *model_args(server)], cwd=project, home=home)
+    assert proc.returncode == 0 and "Left out of checkpoints" in proc.stderr and "big.bin" in proc.stderr
+
+    empty = tmp_path / "no-programs"
+    empty.mkdir()
+    with ScriptedModelServer([turns.text("ok")]) as server:
+        proc = run_cli(["-p", "hi", *model_args(server)], cwd=project, home=home, env=cli_env(home, PATH=str(empty)))
+    assert proc.returncode == 0 and proc.stdout == "ok\n"
+    assert "no git program found: checkpoints are off" in proc.stderr

@@ -285,6 +285,8 @@ class Agent:
     def _checkpoint_done(self, run: RunState, info: Any) -> None:
         if info is not None:
             run.emit(Checkpoint(info.commit, info.label, info.turn, list(info.files), list(info.skipped)))
+            if getattr(info, "note", ""):
+                run.emit(Notice(info.note, kind="info"))
         reason = getattr(self.checkpoints, "disabled", "")
         if reason and not getattr(self.checkpoints, "disabled_told", False):  # said once, then quiet
             self.checkpoints.disabled_told = True

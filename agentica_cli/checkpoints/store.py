@@ -52,6 +52,7 @@ class SnapshotInfo:
     turn: int
     files: list[str]  # changed since the previous snapshot
     skipped: list[str]  # left out: over the size limit
+    note: str = ""  # for the user, once per file: which files were left out and why
 
 
 @dataclass
@@ -82,6 +83,7 @@ class Checkpoints:
         self._session = ""
         self._repo: ShadowRepo | None = None
         self._ref = ""  # the commit refs/agentica/<session> was last set to by this object
+        self._told_skipped: set[str] = set()
         self.journal: dict[str, Any] = {}
         self.session_id = session_id or f"nosession-{secrets.token_hex(4)}"
 
@@ -170,7 +172,14 @@ class Checkpoints:
                             parent_tree=known)
         self.journal["last"], self.journal["last_tree"] = state.commit, state.tree
         changed = [c.path for c in repo.changes(previous, state.commit)] if previous else []
-        return SnapshotInfo(state.commit, label, turn, changed, state.skipped)
+        new = [path for path in state.skipped if path not in self._told_skipped]
+        self._told_skipped.update(new)
+        note = ""
+        if new:
+            shown = ", ".join(new[:5]) + (f" and {len(new) - 5} more" if len(new) > 5 else "")
+            note = (f"Left out of checkpoints (larger than {self.max_file_size:,} bytes; /undo cannot restore "
+                    f"them): {shown}")
+        return SnapshotInfo(state.commit, label, turn, changed, state.skipped, note)
 
     def _guard(self, label: str, turn: int) -> SnapshotInfo | None:
         """A snapshot, or None once checkpoints are off (the reason is in `disabled`)."""
