@@ -222,3 +222,43 @@ def test_landlock_launcher_costs_no_site_packages() -> None:
 
     probe = subprocess.run([sys.executable, "-I", "-S", LANDLOCK_LAUNCHER, "--bogus"], capture_output=True, text=True)
     assert probe.returncode == 2 and "unknown launcher option" in probe.stderr
+
+
+_AS_NOBODY = """
+import subprocess, sys
+from agentica_cli.sandbox import Sandbox, SandboxPolicy
+work, outside, backend = sys.argv[1:4]
+sandbox = Sandbox(SandboxPolicy.build("workspace-write", work), backend)
+argv = sandbox.wrap(["bash", "-c", f"echo in > in.txt; echo out > {outside}"], work)
+done = subprocess.run(argv, cwd=work, env=sandbox.environment({"PATH": "/usr/bin:/bin"}), capture_output=True,
+                      text=True)
+print(done.returncode, done.stderr)
+"""
+
+
+SYSTEM_PYTHON = "/usr/bin/python3"  # the venv's interpreter may live under a root-only folder (pyenv in /root)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/usr/bin/setpriv") or not os.path.exists(SYSTEM_PYTHON),
+                    reason="needs root, setpriv and /usr/bin/python3 to run a check as the unprivileged user nobody")
+def test_the_backend_works_for_an_unprivileged_user(backend: str) -> None:
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="agentica-nobody-"))  # pytest's tmp_path is root-only (0700)
+    try:
+        work = base / "work"
+        work.mkdir()
+        base.chmod(0o777)
+        work.chmod(0o777)
+        outside = base / "outside.txt"
+        probe = subprocess.run(["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                                SYSTEM_PYTHON, "-c", _AS_NOBODY, str(work), str(outside), backend],
+                               capture_output=True, text=True, timeout=60, env={"PYTHONPATH": str(Path.cwd())})
+        assert probe.returncode == 0, probe.stderr
+        assert probe.stdout.startswith("1 ") and ("Read-only" in probe.stdout or "Permission denied" in probe.stdout)
+        assert (work / "in.txt").read_text() == "in\n"
+        assert (work / "in.txt").stat().st_uid != 0  # really written by nobody
+        assert not outside.exists()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
