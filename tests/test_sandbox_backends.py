@@ -262,3 +262,13 @@ def test_the_backend_works_for_an_unprivileged_user(backend: str) -> None:
         assert not outside.exists()
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_task_sub_agents_run_their_commands_in_the_same_sandbox(project: Path, fake_home: Path) -> None:
+    from builtin_tools import get_builtin_tools
+
+    sandbox = Sandbox(SandboxPolicy.build("workspace-write", project, home=fake_home))
+    tools = get_builtin_tools(project, sandbox=sandbox)
+    task = next(t for t in tools if t.name == "task")
+    sub_execute = [t for t in task.sub_agent_tools(None) if isinstance(t, BuiltinExecuteTool)]  # no parent limit
+    assert [t.sandbox for t in sub_execute] == [sandbox]
