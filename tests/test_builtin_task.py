@@ -17,7 +17,8 @@ from builtin_tools import BuiltinTaskTool
 from builtin_tools.task import SUB_AGENT_PROMPT
 
 FULL_SET = {"ls", "read_file", "write_file", "edit_file", "multi_edit_file", "glob", "grep", "execute",
-            "write_todos", "web_search", "fetch_url"}
+            "read_background_output", "stop_background", "write_todos", "web_search", "fetch_url"}
+BACKGROUND = {"read_background_output", "stop_background"}  # execute's: they go with it
 
 
 def tool_names(body: dict[str, Any]) -> set[str]:
@@ -85,7 +86,7 @@ def test_sub_agent_uses_the_parents_approval_and_never_gets_more_tools(scripted,
     events = asyncio.run(collect(agent, "make a file"))
     assert asked == ["write_file"]
     assert not (tmp_path / "new.txt").exists()
-    assert tool_names(server.requests[1]) == FULL_SET - {"execute", "fetch_url"}
+    assert tool_names(server.requests[1]) == FULL_SET - {"execute", "fetch_url"} - BACKGROUND
     assert any(isinstance(e, ApprovalRequested) and e.source == "task:t9" and e.name == "write_file" for e in events)
     denied = [e for e in events if isinstance(e, ToolCallFinished) and e.source == "task:t9"]
     assert [e.status for e in denied] == ["denied"]
@@ -109,7 +110,9 @@ def test_read_only_sub_agents_run_in_parallel(scripted, tmp_path: Path) -> None:
     def route(body: dict[str, Any]) -> dict[str, Any]:
         if is_sub_agent(body):
             prompt = body["messages"][1]["content"]
-            assert tool_names(body) == {"ls", "read_file", "glob", "grep", "web_search", "fetch_url"}
+            # reading a background process's output (the parent's dev server log) is read-only too
+            assert tool_names(body) == {"ls", "read_file", "glob", "grep", "web_search", "fetch_url",
+                                        "read_background_output"}
             return turns.text(f"answer to {prompt}", delay=0.8)
         if body["messages"][-1]["role"] == "tool":
             return turns.text("both done")
