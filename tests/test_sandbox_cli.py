@@ -139,3 +139,29 @@ def test_env_allow_passes_named_variables_and_the_basics_stay(home: Path, projec
     assert proc.returncode == 0, proc.stderr
     result = tool_results(requests[1])["x1"]
     assert f"deploy=dt-123 other= path=set home={project} term=xterm lang=C.UTF-8" in result
+
+
+def test_the_repl_asks_an_escalation_with_its_reason_and_offers_no_always(home: Path, project: Path,
+                                                                         tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    args = {"command": f"touch {outside}", "sandbox": False, "reason": "needs the shared log"}
+    script = [turns.tool_calls(turns.call("execute", args, id="x1")), turns.text("ok, not done")]
+    with ScriptedModelServer(script) as server:
+        child = _repl(home, project, server, "--permission-mode", "accept-edits")
+        try:
+            child.expect_exact("❯")
+            child.send("write the log\r")
+            child.expect_exact("runs OUTSIDE the sandbox: needs the shared log")
+            child.expect_exact("no, and stop")
+            assert "don't ask again" not in child.before
+            child.send("n")
+            child.expect_exact("ok, not done")
+            child.expect_exact("❯")
+            child.send("/exit\r")
+            child.expect(pexpect.EOF, timeout=15)
+        finally:
+            if child.isalive():
+                child.terminate(force=True)
+        requests = server.requests
+    assert not outside.exists()
+    assert "declined" in tool_results(requests[1])["x1"]

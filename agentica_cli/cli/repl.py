@@ -351,8 +351,8 @@ class Repl:
 
     def always_scope(self, call: Any, verdict: Any) -> str | None:
         """What an "always" answer would allow, for the question; None when it cannot be offered."""
-        if verdict is not None and getattr(verdict, "why", "") in ("sensitive", "rule"):
-            return None  # sensitive files and ask rules are asked every time
+        if verdict is not None and getattr(verdict, "why", "") in ("sensitive", "rule", "escalation"):
+            return None  # sensitive files, ask rules and runs outside the sandbox are asked every time
         from agentica_cli.cli.approvals import EDIT_TOOLS
         from agentica_cli.cli.safe_text import safe_text
 
