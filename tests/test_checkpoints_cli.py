@@ -100,7 +100,7 @@ def test_force_without_undo_and_a_bad_setting_are_usage_errors(home: Path, proje
     assert bad.returncode == 2 and "checkpoints.max_file_size" in bad.stderr
 
 
-def test_large_files_are_noted_and_without_git_checkpoints_are_off(home: Path, project: Path, tmp_path: Path) -> None:
+def test_large_files_are_noted_and_without_git_only_file_tools_are_covered(home: Path, project: Path, tmp_path: Path) -> None:
     (home / "config.toml").write_text("[checkpoints]\nmax_file_size = 100\n")
     (project / "big.bin").write_bytes(b"x" * 500)
     with ScriptedModelServer([turns.text("ok")]) as server:
@@ -112,4 +112,4 @@ def test_large_files_are_noted_and_without_git_checkpoints_are_off(home: Path, p
     with ScriptedModelServer([turns.text("ok")]) as server:
         proc = run_cli(["-p", "hi", *model_args(server)], cwd=project, home=home, env=cli_env(home, PATH=str(empty)))
     assert proc.returncode == 0 and proc.stdout == "ok\n"
-    assert "no git program found: checkpoints are off" in proc.stderr
+    assert "no git program found: checkpoints cover only the file tools' edits" in proc.stderr

@@ -287,7 +287,7 @@ class Agent:
             run.emit(Checkpoint(info.commit, info.label, info.turn, list(info.files), list(info.skipped)))
             if getattr(info, "note", ""):
                 run.emit(Notice(info.note, kind="info"))
-        reason = getattr(self.checkpoints, "disabled", "")
+        reason = getattr(self.checkpoints, "disabled", "") or getattr(self.checkpoints, "notice", "")
         if reason and not getattr(self.checkpoints, "disabled_told", False):  # said once, then quiet
             self.checkpoints.disabled_told = True
             run.emit(Notice(reason, kind="warning"))

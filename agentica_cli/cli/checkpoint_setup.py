@@ -22,11 +22,24 @@ def checkpoint_options(settings: Settings) -> dict[str, Any]:
 
 def checkpoints_from_settings(settings: Settings, work_dir: Path, session_id: str | None = None) -> Any:
     """The project's Checkpoints for `session_id` (None: a throwaway id), or None when
-    [checkpoints] enabled = false."""
+    [checkpoints] enabled = false. Without git: FileBackups (the file tools' edits only)."""
     options = checkpoint_options(settings)
     if not options["enabled"]:
         return None
-    from agentica_cli.checkpoints import Checkpoints
+    from agentica_cli.checkpoints import Checkpoints, git_available
 
+    if not git_available():
+        from agentica_cli.checkpoints.backups import FileBackups
+
+        return FileBackups(work_dir, session_id=session_id)
     return Checkpoints(work_dir, session_id=session_id, max_file_size=int(options["max_file_size"]),
                        keep_sessions=int(options["keep_sessions"]), keep_days=float(options["keep_days"]))
+
+
+def attach_checkpoints(agent: Any, checkpoints: Any) -> Any:
+    """Give the agent its checkpoints; file backups (no git) also watch the file tools'
+    calls as a hook. Returns `checkpoints`."""
+    agent.checkpoints = checkpoints
+    if hasattr(checkpoints, "before_tool_call") and not any(h is checkpoints for h in agent.hooks):
+        agent.hooks.append(checkpoints)
+    return checkpoints

@@ -226,9 +226,10 @@ class PrintRun:
             report=lambda text: self.progress.line(f"agentica: {safe_text(text)}"),
         )
         PermissionModePrompt(agent).apply(policy.mode)
-        from agentica_cli.cli.checkpoint_setup import checkpoints_from_settings
+        from agentica_cli.cli.checkpoint_setup import attach_checkpoints, checkpoints_from_settings
 
-        self.checkpoints = agent.checkpoints = checkpoints_from_settings(self.settings, self.work_dir, self.session_id)
+        self.checkpoints = attach_checkpoints(agent, checkpoints_from_settings(self.settings, self.work_dir,
+                                                                              self.session_id))
         return agent
 
     def record(self, event: Any) -> None:

@@ -455,7 +455,9 @@ class Repl:
             self.pending_context.clear()
 
         self.current_session()  # the turn's snapshots are filed under this session's id
-        agent.checkpoints = self.active_checkpoints()
+        from agentica_cli.cli.checkpoint_setup import attach_checkpoints
+
+        attach_checkpoints(agent, self.active_checkpoints())
 
         async def consume() -> None:
             async for event in agent.run_stream(text):
