@@ -2,9 +2,9 @@
 
 The whole file system is bound read-only, the writable folders are bound back writable,
 the hidden secrets are covered (a folder by an empty tmpfs, a file by /dev/null), and the
-command gets its own /dev, /proc, PID namespace and session (no TIOCSTI into the user's
-terminal); `--unshare-net` leaves it only a loopback of its own. `--die-with-parent` ends it
-with the agent.
+command gets its own /dev, /proc and PID namespace; `--unshare-net` leaves it only a
+loopback of its own. It stays in the caller's process group (see bwrap_argv), so the agent's
+group kills reach it.
 """
 
 from __future__ import annotations
@@ -54,5 +54,13 @@ def bwrap_argv(policy: SandboxPolicy, argv: list[str], *, cwd: Path, temp_dir: P
             out += ["--ro-bind", "/dev/null", str(path)]
     if not policy.network:
         out.append("--unshare-net")
-    out += ["--unshare-pid", "--die-with-parent", "--new-session", "--chdir", str(cwd), "--", *argv]
+    # No --new-session and no --die-with-parent: bwrap, its PID-namespace init and the command
+    # stay in the caller's process group, so one killpg (timeout, /kill, the agent's death
+    # through the group watcher) reaches all of them, and SIGKILL to the init ends everything
+    # inside. --die-with-parent would tie the command to the *thread* that started it (the
+    # kernel's parent-death signal follows the thread), killing background processes started
+    # from a worker thread. The caller starts it in a session of its own (execute, background
+    # processes and MCP servers all do): without a controlling terminal there is nothing for
+    # TIOCSTI to type into, which is what --new-session would prevent.
+    out += ["--unshare-pid", "--chdir", str(cwd), "--", *argv]
     return out
