@@ -40,7 +40,8 @@ def bwrap_works() -> bool:
     return probe.returncode == 0
 
 
-def bwrap_argv(policy: SandboxPolicy, argv: list[str], *, cwd: Path, temp_dir: Path | None) -> list[str]:
+def bwrap_argv(policy: SandboxPolicy, argv: list[str], *, cwd: Path, temp_dir: Path | None,
+               die_with_parent: bool = False) -> list[str]:
     out = [bwrap_path() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     if os.path.isdir("/dev/shm"):
         out += ["--tmpfs", "/dev/shm"]
@@ -62,5 +63,7 @@ def bwrap_argv(policy: SandboxPolicy, argv: list[str], *, cwd: Path, temp_dir: P
     # from a worker thread. The caller starts it in a session of its own (execute, background
     # processes and MCP servers all do): without a controlling terminal there is nothing for
     # TIOCSTI to type into, which is what --new-session would prevent.
+    if die_with_parent:  # for a process started from a thread that lives as long as it should (MCP servers)
+        out.append("--die-with-parent")
     out += ["--unshare-pid", "--chdir", str(cwd), "--", *argv]
     return out

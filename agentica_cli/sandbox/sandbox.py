@@ -107,15 +107,18 @@ class Sandbox:
         temp = str(self.temp_dir())
         return {**env, "TMPDIR": temp, "TMP": temp, "TEMP": temp}
 
-    def wrap(self, argv: list[str], cwd: str | os.PathLike[str]) -> list[str]:
-        """`argv` as it runs inside the sandbox (unchanged when nothing confines it)."""
+    def wrap(self, argv: list[str], cwd: str | os.PathLike[str], *, die_with_parent: bool = False) -> list[str]:
+        """`argv` as it runs inside the sandbox (unchanged when nothing confines it). Run it in
+        a session of its own and kill its process group to stop it. `die_with_parent`
+        (bubblewrap): SIGKILL it when the thread that started it ends, for processes without
+        a group watcher."""
         if not self.confines:
             return argv
         temp = self.temp_dir()
         if self.backend == "bubblewrap":
             from agentica_cli.sandbox.bwrap import bwrap_argv
 
-            return bwrap_argv(self.policy, argv, cwd=Path(cwd), temp_dir=temp)
+            return bwrap_argv(self.policy, argv, cwd=Path(cwd), temp_dir=temp, die_with_parent=die_with_parent)
         if self.backend == "landlock":
             from agentica_cli.sandbox.landlock import launcher_args
 

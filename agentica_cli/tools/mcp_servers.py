@@ -160,7 +160,8 @@ class McpServerConfig:
         if not sandbox.confines:
             raise McpConfigError(f"mcp_servers.{self.name}.sandbox: no sandbox backend on this machine "
                                  "(install bubblewrap); set sandbox = \"off\" to run it unconfined")
-        argv = sandbox.wrap([self.command or "", *(self.args or [])], work_dir)
+        # die_with_parent: a server has no group watcher; it dies with the agent's event-loop thread
+        argv = sandbox.wrap([self.command or "", *(self.args or [])], work_dir, die_with_parent=True)
         return argv[0], argv[1:], sandbox.environment(env), sandbox
 
 
