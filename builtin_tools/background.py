@@ -17,12 +17,15 @@ import atexit
 import contextlib
 import itertools
 import os
+import queue
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from builtin_tools.output_capture import _cut_end, _cut_start
 from builtin_tools.process_group import (
@@ -41,6 +44,40 @@ MAX_FINISHED_KEPT = 16  # ended processes listed (with their output) before the 
 LAST_LINES = 3
 
 _ids = itertools.count(1)
+_T = TypeVar("_T")
+
+
+class _SpawnThread:
+    """Starts every background process from one thread that lives as long as this process.
+    Linux sends the parent-death signal (PR_SET_PDEATHSIG: bwrap's --die-with-parent, a
+    launcher's own prctl) when the *thread* that forked the child ends: a process started from
+    a worker thread (asyncio.to_thread's pool goes with its event loop, so after every -p run
+    and every run_sync turn) would be killed with that thread."""
+
+    def __init__(self) -> None:
+        self.jobs: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]]] = queue.SimpleQueue()
+        self.thread: threading.Thread | None = None
+        self.lock = threading.Lock()
+
+    def run(self, job: Callable[[], _T]) -> _T:
+        with self.lock:
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._serve, daemon=True, name="agentica-background-spawn")
+                self.thread.start()
+        done: Future[_T] = Future()
+        self.jobs.put((done, job))
+        return done.result()
+
+    def _serve(self) -> None:
+        while True:
+            done, job = self.jobs.get()
+            try:
+                done.set_result(job())
+            except BaseException as exc:  # handed to the caller, whatever it is
+                done.set_exception(exc)
+
+
+_spawner = _SpawnThread()
 
 
 class OutputRing:
@@ -223,14 +260,14 @@ class BackgroundProcesses:
         read_end, write_end = os.pipe()
         try:
             argv, options = launch_options(argv, cwd=cwd, env=env)
-            process = subprocess.Popen(argv, stdout=write_end, stderr=write_end, **options)
+            process = _spawner.run(lambda: subprocess.Popen(argv, stdout=write_end, stderr=write_end, **options))
         except BaseException:
             os.close(read_end)
             raise
         finally:
             os.close(write_end)
         entry = BackgroundProcess(f"bg{next(_ids)}", command, process, os.fstat(read_end).st_ino)
-        entry.watcher = watch_group_blocking(process.pid)
+        entry.watcher = _spawner.run(lambda: watch_group_blocking(process.pid))
         entry.reader = threading.Thread(target=self._pump, args=(entry, read_end), daemon=True,
                                         name=f"agentica-{entry.id}-output")
         entry.reader.start()

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -248,3 +249,34 @@ def test_a_server_in_the_sandbox_without_network_is_said_to_be_out_of_reach(tmp_
         assert "without network" not in result
     finally:
         offline.background.stop_all(grace=0.5)
+
+
+def test_a_process_started_from_a_thread_that_ends_keeps_running(tmp_path: Path) -> None:
+    # Like bwrap --die-with-parent: the command asks for SIGKILL when its parent goes, and the
+    # kernel's "parent" is the thread that forked it. The tool's worker thread ends with its
+    # event loop (after every -p run, every run_sync turn); the process must not end with it.
+    command = (f"exec {sys.executable} -c 'import ctypes, time; ctypes.CDLL(None).prctl(1, 9); "
+               "print(\"armed\", flush=True); time.sleep(60)'")
+    registry = BackgroundProcesses()
+    started: list = []
+    release = threading.Event()
+
+    def worker() -> None:
+        started.append(registry.start(["/bin/sh", "-c", command], command=command, cwd=str(tmp_path),
+                                      env=dict(os.environ)))
+        release.wait(30)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 15
+        while not (started and "armed" in started[0].output.since(0)[0].decode()):
+            assert time.monotonic() < deadline, "the command never armed its parent-death signal"
+            time.sleep(0.02)
+        release.set()
+        thread.join()
+        time.sleep(0.5)
+        assert started[0].running, started[0].state
+    finally:
+        release.set()
+        registry.stop_all(grace=0.5)
