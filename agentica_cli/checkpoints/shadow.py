@@ -124,10 +124,10 @@ class ShadowRepo:
                 fh.write(DEFAULT_EXCLUDES)
             with open_private(self.git_dir / "project", "w") as fh:  # which folder this is, for people
                 fh.write(str(self.project) + "\n")
-        if not self.index.exists():
-            shared = self.git_dir / "index"
-            if shared.exists() and shared != self.index:  # start from another session's stat cache
-                shutil.copyfile(shared, self.index)
+        if not self.index.exists():  # start from the latest session's stat cache: no full re-hash
+            others = sorted(self.git_dir.glob("index-*"), key=lambda p: p.stat().st_mtime, reverse=True)
+            if others:
+                shutil.copyfile(others[0], self.index)
         os.utime(self.git_dir / "HEAD")  # "last used", for pruning whole projects
 
     def env(self) -> dict[str, str]:
