@@ -256,3 +256,15 @@ def test_a_deep_agent_turn_with_edit_file_and_shell_commands_is_undone_and_redon
     assert repo_state(user_repo) == before_repo
     assert checkpoints.redo().done
     assert files_of(user_repo) == after_files
+
+
+def test_a_new_session_starts_from_the_latest_sessions_index(user_repo):
+    first = Checkpoints(user_repo, session_id="a")
+    first.begin_turn("x")
+    first.end_turn()
+    second = Checkpoints(user_repo, session_id="b")
+    repo = second.repo  # set up, no snapshot yet
+    assert repo.index.read_bytes() == (repo.git_dir / "index-a").read_bytes()
+    assert repo.pending() == []  # nothing to hash again: the stat cache came along
+    (user_repo / "calc.py").write_text("changed\n")
+    assert repo.pending() == ["calc.py"]
