@@ -108,7 +108,7 @@ class CheckpointCommands:
             plain(result.reason.capitalize() + ".", "2")
             return
         prompt = safe_text(result.turn.prompt, keep_newlines=False)
-        plain(f"{verb} turn {result.turn.number} ({_short(prompt)}): {len(result.files)} file(s)", "32")
+        plain(f"{verb} turn {result.turn.number} ({short_prompt(prompt)}): {len(result.files)} file(s)", "32")
         for path in result.files[:30]:
             plain(f"  {path}", "2")
         if len(result.files) > 30:
@@ -138,7 +138,7 @@ class CheckpointCommands:
             for turn in turns:
                 when = time.strftime("%H:%M", time.localtime(turn.started))
                 mark = "  (undone)" if turn.undone else ""
-                prompt = _short(safe_text(turn.prompt, keep_newlines=False))
+                prompt = short_prompt(safe_text(turn.prompt, keep_newlines=False))
                 plain(f"  {turn.number:>3}. {when}  {prompt}  · {len(turn.files)} file(s){mark}")
             try:
                 words = (await self.repl.ask_line("Rewind to before which turn? (number; Enter: none) ")).split()
@@ -196,6 +196,7 @@ class CheckpointCommands:
               "its prompt is back at the input.", "32")
 
 
-def _short(text: str, width: int = 60) -> str:
+def short_prompt(text: str, width: int = 60) -> str:
+    """A prompt on one line, cut to `width` characters."""
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"

@@ -23,6 +23,7 @@ def _fail(message: str, code: int = exitcodes.MODEL_ERROR) -> int:
 
 
 def run_undo(args: argparse.Namespace, settings: Settings, work_dir: Path) -> int:
+    from agentica_cli.cli.checkpoint_commands import short_prompt
     from agentica_cli.cli.checkpoint_setup import checkpoints_from_settings
     from agentica_cli.cli.sessions import SessionStore
 
@@ -52,7 +53,7 @@ def run_undo(args: argparse.Namespace, settings: Settings, work_dir: Path) -> in
     if result.done:
         if args.output_format != "json":
             sys.stdout.write(f"Undid turn {turn.number} of session {session_id}: "
-                             f"{safe_text(_short(turn.prompt))}\n")
+                             f"{safe_text(short_prompt(turn.prompt))}\n")
             sys.stdout.writelines(f"  {safe_text(path, keep_newlines=False)}\n" for path in result.files)
         return exitcodes.OK
     if result.conflicts:
@@ -60,8 +61,3 @@ def run_undo(args: argparse.Namespace, settings: Settings, work_dir: Path) -> in
         return _fail(f"not undone: these files changed after turn {turn.number} ended:{listed}\n"
                      "Run again with --force to overwrite them (your changes to them are lost).")
     return _fail(f"--undo: {result.reason} (session {session_id})")
-
-
-def _short(text: str, width: int = 60) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
