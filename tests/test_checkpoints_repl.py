@@ -108,3 +108,33 @@ def test_rewind_takes_back_code_and_conversation(start_repl, project: Path) -> N
         assert users[-2:] == ["first task", "again"] and "second task" not in users
         repl.expect_prompt()
         assert repl.exit() == 0
+
+
+def test_rewind_of_the_conversation_works_after_a_resume(start_repl, project: Path) -> None:  # noqa: F811
+    script = [
+        turns.tool_calls(turns.call("execute", {"command": "echo one > a.txt"}, id="a")),
+        turns.text("First done."),
+        turns.tool_calls(turns.call("execute", {"command": "echo two > a.txt"}, id="b")),
+        turns.text("Second done."),
+        turns.text("Answer after rewind."),
+    ]
+    with ScriptedModelServer(script) as server:
+        repl = start_repl(server, "-y")
+        for prompt, answer in (("first task", "First done."), ("second task", "Second done.")):
+            repl.send_line(prompt)
+            repl.expect(answer)
+            repl.expect_prompt()
+        assert repl.exit() == 0
+
+        resumed = start_repl(server, "-y", "--continue")
+        resumed.send_line("/rewind 2 both")
+        resumed.expect("Rewound the conversation")
+        assert (project / "a.txt").read_text() == "one\n"
+        resumed.expect_prompt()
+        resumed.child.sendcontrol("u")
+        resumed.send_line("third task")
+        resumed.expect("Answer after rewind.")
+        users = [m["content"] for m in server.requests[-1]["messages"] if m["role"] == "user"]
+        assert users == ["first task", "third task"]
+        resumed.expect_prompt()
+        assert resumed.exit() == 0
