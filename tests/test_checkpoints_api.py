@@ -268,3 +268,26 @@ def test_a_new_session_starts_from_the_latest_sessions_index(user_repo):
     assert repo.pending() == []  # nothing to hash again: the stat cache came along
     (user_repo / "calc.py").write_text("changed\n")
     assert repo.pending() == ["calc.py"]
+
+
+def test_undo_never_removes_a_file_through_a_folder_swapped_for_a_symlink(user_repo, tmp_path):
+    from agentica_cli.checkpoints import CheckpointError
+
+    checkpoints = Checkpoints(user_repo, session_id="s1")
+    checkpoints.begin_turn("make sub/new.txt")
+    (user_repo / "sub").mkdir()
+    (user_repo / "sub" / "new.txt").write_text("x\n")
+    checkpoints.end_turn()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "new.txt").write_text("x\n")  # the same content: only the folder differs
+    shutil.rmtree(user_repo / "sub")
+    (user_repo / "sub").symlink_to(outside)
+
+    assert checkpoints.undo().conflicts == ["sub/new.txt"]  # asked first
+    assert checkpoints.undo(force=True).done
+    assert (outside / "new.txt").read_text() == "x\n"  # git sees a symlink, not a folder to empty
+    assert (user_repo / "sub").is_symlink()
+    with pytest.raises(CheckpointError, match="leads outside the project"):
+        checkpoints.repo._remove("sub/new.txt")  # and the removal itself refuses to follow it
+    assert (outside / "new.txt").read_text() == "x\n"

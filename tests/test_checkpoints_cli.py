@@ -100,7 +100,9 @@ def test_force_without_undo_and_a_bad_setting_are_usage_errors(home: Path, proje
     assert bad.returncode == 2 and "checkpoints.max_file_size" in bad.stderr
 
 
-def test_large_files_are_noted_and_without_git_only_file_tools_are_covered(home: Path, project: Path, tmp_path: Path) -> None:
+def test_large_files_are_noted_and_without_git_only_file_tools_are_covered(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
     (home / "config.toml").write_text("[checkpoints]\nmax_file_size = 100\n")
     (project / "big.bin").write_bytes(b"x" * 500)
     with ScriptedModelServer([turns.text("ok")]) as server:

@@ -86,8 +86,8 @@ class CheckpointCommands:
 
     async def _restore(self, what: str, action: Any) -> Any:
         """Run undo/redo/rewind; on conflicts list them and ask before overwriting."""
-        result = await asyncio.to_thread(action, False)
-        if result.done or not result.conflicts:
+        result = await self._attempt(action, False)
+        if result is None or result.done or not result.conflicts:
             return result
         plain(f"Changed since the agent's {what}, outside the agent:", "33")
         for path in result.conflicts:
@@ -99,7 +99,16 @@ class CheckpointCommands:
         if reply.strip().lower() not in ("y", "yes"):
             plain("Nothing was changed.", "2")
             return None
-        return await asyncio.to_thread(action, True)
+        return await self._attempt(action, True)
+
+    @staticmethod
+    async def _attempt(action: Any, force: bool) -> Any:
+        """`action(force)` in a worker thread; a git failure is told, not raised (None)."""
+        try:
+            return await asyncio.to_thread(action, force)
+        except Exception as exc:
+            plain(f"Could not restore: {safe_text(str(exc))}", "31")
+            return None
 
     def _report(self, verb: str, result: Any) -> None:
         if result is None:
@@ -185,7 +194,8 @@ class CheckpointCommands:
             return
         kept = messages[:cut]
         if repl.agent is not None:
-            repl.agent.messages = kept
+            repl.agent.reset()  # as /resume: the context manager's bookkeeping starts over
+            repl.agent.messages.extend(kept)
         repl.resume_messages = list(kept)
         session = repl.current_session()
         if session is not None:
