@@ -291,3 +291,19 @@ def test_undo_never_removes_a_file_through_a_folder_swapped_for_a_symlink(user_r
     with pytest.raises(CheckpointError, match="leads outside the project"):
         checkpoints.repo._remove("sub/new.txt")  # and the removal itself refuses to follow it
     assert (outside / "new.txt").read_text() == "x\n"
+
+
+def test_pruning_removes_projects_not_used_for_keep_days(user_repo, tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "f.txt").write_text("x\n")
+    old = Checkpoints(other, session_id="s")
+    old.begin_turn("x")
+    old_shadow = shadow_dir_for(other)
+    os.utime(old_shadow / "HEAD", (time.time() - 40 * 86400,) * 2)  # last used 40 days ago
+
+    current = Checkpoints(user_repo, session_id="s", keep_days=30)
+    current.begin_turn("y")
+    current.prune()
+    assert not old_shadow.exists()
+    assert shadow_dir_for(user_repo).is_dir()
