@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pexpect
@@ -23,26 +25,27 @@ def project(tmp_path: Path) -> Path:
     return path
 
 
-def test_accept_edits_runs_a_sandboxed_command_unasked(home: Path, project: Path) -> None:
-    script = [turns.tool_calls(turns.call("execute", {"command": "touch ran.txt"}, id="x1")), turns.text("done")]
+def run_execute(home: Path, project: Path, arguments: dict[str, object], *flags: str,
+                env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], str]:
+    """`agentica -p` whose model makes one execute call: the run and the call's result."""
+    script = [turns.tool_calls(turns.call("execute", arguments, id="x1")), turns.text("done")]
     with ScriptedModelServer(script) as server:
-        proc = run_cli(["-p", "go", "--permission-mode", "accept-edits", *model_args(server)], cwd=project, home=home)
+        proc = run_cli(["-p", "go", *flags, *model_args(server)], cwd=project, home=home, env=env)
         requests = server.requests
     assert proc.returncode == 0, proc.stderr
+    return proc, tool_results(requests[1])["x1"]
+
+
+def test_accept_edits_runs_a_sandboxed_command_unasked(home: Path, project: Path) -> None:
+    _, result = run_execute(home, project, {"command": "touch ran.txt"}, "--permission-mode", "accept-edits")
     assert (project / "ran.txt").exists()
-    assert tool_results(requests[1])["x1"].startswith("[exit code 0;")
+    assert result.startswith("[exit code 0;")
 
 
 def test_a_denied_write_tells_the_model_how_to_escalate(home: Path, project: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside.txt"
-    script = [turns.tool_calls(turns.call("execute", {"command": f"echo x > {outside}"}, id="x1")),
-              turns.text("done")]
-    with ScriptedModelServer(script) as server:
-        proc = run_cli(["-p", "go", "--yes", *model_args(server)], cwd=project, home=home)
-        requests = server.requests
-    assert proc.returncode == 0, proc.stderr
+    _, result = run_execute(home, project, {"command": f"echo x > {outside}"}, "--yes")
     assert not outside.exists()
-    result = tool_results(requests[1])["x1"]
     assert "workspace-write sandbox" in result and "sandbox=false and a reason" in result
 
 
@@ -50,23 +53,15 @@ def test_escalation_is_refused_under_yes_with_how_to_lift_the_sandbox(home: Path
                                                                       tmp_path: Path) -> None:
     outside = tmp_path / "outside.txt"
     args = {"command": f"echo x > {outside}", "sandbox": False, "reason": "write the shared log"}
-    script = [turns.tool_calls(turns.call("execute", args, id="x1")), turns.text("I could not.")]
-    with ScriptedModelServer(script) as server:
-        proc = run_cli(["-p", "go", "--yes", *model_args(server)], cwd=project, home=home)
-        requests = server.requests
-    assert proc.returncode == 0, proc.stderr
+    proc, result = run_execute(home, project, args, "--yes")
     assert not outside.exists()
-    assert "outside the sandbox" in tool_results(requests[1])["x1"]
+    assert "outside the sandbox" in result
     assert "--sandbox off" in proc.stderr
 
 
 def test_sandbox_off_runs_commands_unconfined(home: Path, project: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside.txt"
-    script = [turns.tool_calls(turns.call("execute", {"command": f"echo x > {outside}"}, id="x1")),
-              turns.text("done")]
-    with ScriptedModelServer(script) as server:
-        proc = run_cli(["-p", "go", "--yes", "--sandbox", "off", *model_args(server)], cwd=project, home=home)
-    assert proc.returncode == 0, proc.stderr
+    run_execute(home, project, {"command": f"echo x > {outside}"}, "--yes", "--sandbox", "off")
     assert outside.read_text() == "x\n"
 
 
@@ -100,44 +95,40 @@ def test_a_sigkilled_agent_takes_its_sandboxed_command_with_it(home: Path, proje
     assert not (project / "LATE_CHILD").exists()
 
 
-def _repl(home: Path, project: Path, server: ScriptedModelServer, *extra: str) -> pexpect.spawn:
+@contextmanager
+def repl(home: Path, project: Path, server: ScriptedModelServer, *extra: str) -> Iterator[pexpect.spawn]:
+    """An interactive session on a pseudo-terminal; left with /exit at its next prompt."""
     child = pexpect.spawn(AGENTICA[0], [*AGENTICA[1:], *model_args(server), *extra], cwd=str(project),
                           env=cli_env(home, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color"), encoding="utf-8",
                           dimensions=(40, 120), timeout=20)
-    return child
+    try:
+        yield child
+        child.expect_exact("❯")
+        child.send("/exit\r")
+        child.expect(pexpect.EOF, timeout=15)
+    finally:
+        if child.isalive():
+            child.terminate(force=True)
 
 
 @pytest.mark.parametrize(("flag", "shown"),
                          [((), "sandbox: workspace-write ("), (("--sandbox", "off"), "sandbox: off")])
 def test_banner_and_status_show_the_sandbox(home: Path, project: Path, flag: tuple[str, ...], shown: str) -> None:
-    with ScriptedModelServer([]) as server:
-        child = _repl(home, project, server, *flag)
-        try:
-            child.expect_exact(shown)  # the banner
-            child.expect_exact("❯")
-            child.send("/status\r")
-            child.expect_exact("permission mode: default")
-            child.expect_exact(shown)
-            if not flag:
-                child.expect_exact(f"writable: {project}")
-            child.expect_exact("❯")
-            child.send("/exit\r")
-            child.expect(pexpect.EOF, timeout=15)
-        finally:
-            if child.isalive():
-                child.terminate(force=True)
+    with ScriptedModelServer([]) as server, repl(home, project, server, *flag) as child:
+        child.expect_exact(shown)  # the banner
+        child.expect_exact("❯")
+        child.send("/status\r")
+        child.expect_exact("permission mode: default")
+        child.expect_exact(shown)
+        if not flag:
+            child.expect_exact(f"writable: {project}")
 
 
 def test_env_allow_passes_named_variables_and_the_basics_stay(home: Path, project: Path) -> None:
     (home / "config.toml").write_text('[sandbox]\nenv_allow = ["DEPLOY_TOKEN"]\n')
     command = 'echo "deploy=$DEPLOY_TOKEN other=$OTHER_TOKEN path=${PATH:+set} home=$HOME term=$TERM lang=$LANG"'
-    script = [turns.tool_calls(turns.call("execute", {"command": command}, id="x1")), turns.text("done")]
     env = cli_env(home, DEPLOY_TOKEN="dt-123", OTHER_TOKEN="ot-456", HOME=str(project), TERM="xterm", LANG="C.UTF-8")
-    with ScriptedModelServer(script) as server:
-        proc = run_cli(["-p", "go", "--yes", *model_args(server)], cwd=project, home=home, env=env)
-        requests = server.requests
-    assert proc.returncode == 0, proc.stderr
-    result = tool_results(requests[1])["x1"]
+    _, result = run_execute(home, project, {"command": command}, "--yes", env=env)
     assert f"deploy=dt-123 other= path=set home={project} term=xterm lang=C.UTF-8" in result
 
 
@@ -147,8 +138,7 @@ def test_the_repl_asks_an_escalation_with_its_reason_and_offers_no_always(home: 
     args = {"command": f"touch {outside}", "sandbox": False, "reason": "needs the shared log"}
     script = [turns.tool_calls(turns.call("execute", args, id="x1")), turns.text("ok, not done")]
     with ScriptedModelServer(script) as server:
-        child = _repl(home, project, server, "--permission-mode", "accept-edits")
-        try:
+        with repl(home, project, server, "--permission-mode", "accept-edits") as child:
             child.expect_exact("❯")
             child.send("write the log\r")
             child.expect_exact("runs OUTSIDE the sandbox: needs the shared log")
@@ -156,12 +146,6 @@ def test_the_repl_asks_an_escalation_with_its_reason_and_offers_no_always(home: 
             assert "don't ask again" not in child.before
             child.send("n")
             child.expect_exact("ok, not done")
-            child.expect_exact("❯")
-            child.send("/exit\r")
-            child.expect(pexpect.EOF, timeout=15)
-        finally:
-            if child.isalive():
-                child.terminate(force=True)
         requests = server.requests
     assert not outside.exists()
     assert "declined" in tool_results(requests[1])["x1"]
