@@ -272,3 +272,19 @@ def test_task_sub_agents_run_their_commands_in_the_same_sandbox(project: Path, f
     task = next(t for t in tools if t.name == "task")
     sub_execute = [t for t in task.sub_agent_tools(None) if isinstance(t, BuiltinExecuteTool)]  # no parent limit
     assert [t.sandbox for t in sub_execute] == [sandbox]
+
+
+def test_landlock_grants_device_writes_only_to_harmless_devices(project: Path, fake_home: Path) -> None:
+    """Root may write a disk through /dev; the Landlock rules name single character devices.
+    The probe only opens a block device for appending (it writes nothing)."""
+    import stat
+
+    if not backend_available("landlock"):
+        pytest.skip("the kernel has no Landlock (Linux >= 5.13 with landlock enabled)")
+    blocks = [f"/dev/{n}" for n in sorted(os.listdir("/dev")) if stat.S_ISBLK(os.stat(f"/dev/{n}").st_mode)]
+    if not blocks or not os.access(blocks[0], os.W_OK):
+        pytest.skip("no block device in /dev that this user could open for writing anyway")
+    tool = make_tool("landlock", project, fake_home)
+    result = run(tool, f"echo ok > /dev/null && echo null-ok; exec 3>>{blocks[0]} && echo opened-disk")
+    assert "null-ok" in result
+    assert "opened-disk" not in result and "Permission denied" in result

@@ -12,8 +12,9 @@ What Landlock can express: an allow-list. Read (and execute) is granted on every
 `/` except along the paths to the hidden secrets, where it is granted entry by entry, so a
 secret's siblings stay readable and the secret is not (its parent folders can still be
 listed: names, not contents; a symlink that leads to a secret or above it gets no rule of
-its own, the real path stays reachable). Write is granted on the writable folders, the character
-devices (/dev/null, /dev/tty) and /dev/shm. TCP connect and bind are denied (ABI >= 4)
+its own, the real path stays reachable). Write is granted on the writable folders, a few
+character devices (/dev/null, /dev/tty, ...; not the rest of /dev, which as root holds the
+disks), /dev/pts and /dev/shm. TCP connect and bind are denied (ABI >= 4)
 unless the network is allowed; UDP (e.g. DNS) is not covered by Landlock. Signals to and
 abstract Unix sockets of processes outside the sandbox are denied (ABI >= 6).
 """
@@ -37,6 +38,7 @@ NET_BIND_TCP, NET_CONNECT_TCP = 1 << 0, 1 << 1  # ABI 4
 SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6
 
 READ = EXECUTE | READ_FILE | READ_DIR
+WRITABLE_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx")
 FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE  # the rights a rule on a file may carry
 
 
@@ -141,7 +143,9 @@ def restrict_self(spec: dict) -> int:
         write = handled & ~READ
         rules = read_rules(list(spec.get("hidden", ())))
         rules += [(path, READ | write) for path in spec.get("write", ())]
-        rules += [("/dev", WRITE_FILE | (TRUNCATE if abi >= 3 else 0)), ("/dev/shm", write)]
+        # Only the harmless character devices, never all of /dev (as root that would include disks).
+        device = WRITE_FILE | (TRUNCATE if abi >= 3 else 0)
+        rules += [(path, device) for path in WRITABLE_DEVICES] + [("/dev/pts", device), ("/dev/shm", write)]
         for path, rights in rules:
             _add_path_rule(libc, ruleset, path, rights & handled)
         if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
