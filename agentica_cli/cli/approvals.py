@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # imported when a call is decided: agentica_cli.agent is too 
 EDIT_TOOLS = frozenset({"write_file", "edit_file", "multi_edit", "multi_edit_file", "create_file", "str_replace"})
 PATH_KEYS = ("file_path", "path", "filename", "file")
 COMMAND_KEYS = ("command", "cmd")
-COMMAND_TOOL_NAMES = frozenset({"execute", "shell", "bash", "run_command"})
+COMMAND_TOOLS = frozenset({"execute", "shell", "bash", "run_command"})  # tools whose `command` runs in a shell
 
 
 @dataclass(frozen=True)
@@ -160,10 +160,6 @@ class PermissionPolicy:
         self.mode = mode
         self.explicit_auto = mode == "auto" and explicit
 
-    @property
-    def session_allowed(self) -> set[str]:  # kept for callers that list tool-wide grants
-        return {g.tool for g in self.grants if not g.words}
-
     def revoke(self, index: int) -> Grant:
         return self.grants.pop(index)
 
@@ -215,11 +211,10 @@ class PermissionPolicy:
         command = _command_of(args)
         if command is None:
             return False
-        from agentica_cli.cli.sensitive_paths import command_touches_sensitive
         from agentica_cli.cli.shell_parts import parse_command
 
-        parsed = parse_command(command)
-        if not parsed.grantable or command_touches_sensitive(command):
+        parsed = parse_command(command)  # (a sensitive command never gets here: evaluate() asks first)
+        if not parsed.grantable:
             return False
         return all(any(g.covers(words) for g in grants if g.words) for words in parsed.parts)
 
@@ -326,7 +321,7 @@ class PermissionPolicy:
             return "refused in plan mode"
         some = " (some calls: rules)" if covering else ""
         if self.mode == "auto" or not destructive:
-            sensitive = " (sensitive files ask)" if name in EDIT_TOOLS or name in COMMAND_TOOL_NAMES else ""
+            sensitive = " (sensitive files ask)" if name in EDIT_TOOLS or name in COMMAND_TOOLS else ""
             return ("runs" + (sensitive if self.mode == "auto" and not self.explicit_auto else "")) + some
         if any(g.tool == name and not g.words for g in self.grants) or any(
             r.kind == "allow" and r.pattern is None for r in covering

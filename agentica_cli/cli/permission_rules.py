@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentica_cli.cli.approvals import COMMAND_TOOLS
 from agentica_cli.cli.shell_parts import parse_command
 
 RULE_KINDS = ("deny", "ask", "allow")
-COMMAND_TOOLS = frozenset({"execute", "shell", "bash", "run_command"})
 PATH_ARGS = ("file_path", "path", "filename", "file")
 MAIN_ARGS = ("command", "file_path", "path", "pattern", "query", "url", "name")
 CLAUDE_NAMES: dict[str, tuple[str, ...]] = {

@@ -23,6 +23,7 @@ from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.text import Text
 
+from agentica_cli.cli.approvals import COMMAND_TOOLS
 from agentica_cli.cli.diff_preview import preview_edit, render_diff
 from agentica_cli.cli.live_view import ModelWait, RunningTool
 from agentica_cli.cli.safe_text import safe_text
@@ -36,7 +37,6 @@ from agentica_cli.cli.summaries import (
 from agentica_cli.cli.terminal_markdown import TerminalMarkdown, print_markdown
 
 TODO_TOOLS = ("write_todos", "todo_write", "update_todos", "todos")
-COMMAND_TOOLS = ("execute", "bash", "shell", "run_command")
 HEADER_FIRST = ("task",)  # calls whose steps show under them: their header is printed at the start
 MAX_DIFF_LINES = 80  # after an edit; the approval question shows the whole diff
 OUTPUT_TAIL_LINES = 4  # of a finished command's output
