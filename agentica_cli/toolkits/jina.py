@@ -79,7 +79,8 @@ class JinaTool(Tool):
             url: The http(s) page URL.
         """
         check_public_url(url)
-        response = await self.reader.get("/" + quote(url, safe=":/?&=%#@+,;~"), headers=self._headers("text/plain"))
+        target = f"{self.reader.base_url}/{quote(url, safe=':/?&=%#@+,;~')}"  # the page URL goes in the path
+        response = await self.reader.get(target, headers=self._headers("text/plain"))
         return clip(response.text.strip(), self.max_chars) or f"Jina Reader returned no text for {url}."
 
     async def jina_search(self, query: str) -> str:

@@ -43,7 +43,7 @@ def _number(value: Any) -> str:
     if isinstance(value, dict):  # quoteSummary's {"raw": 1.2, "fmt": "1.20"}
         return str(value.get("fmt") or value.get("longFmt") or value.get("raw") or "")
     if isinstance(value, float):
-        return f"{value:,.4g}" if abs(value) < 1000 else f"{value:,.2f}"
+        return f"{value:,.2f}" if abs(value) >= 1 else f"{value:.4g}"  # prices: cents; ratios: 4 digits
     return "" if value is None else str(value)
 
 
