@@ -29,7 +29,7 @@ _SPLIT = re.compile(r"[\s_-]+")
 class Extracted:
     title: str
     markdown: str
-    links: list[str] = field(default_factory=list)  # absolute http(s) links of the whole page, in order
+    links: list[str] = field(default_factory=list)  # absolute http(s) links: main content's first, then the rest
 
 
 def _is_boilerplate(tag: Any) -> bool:
@@ -67,7 +67,11 @@ def extract(html: str, url: str) -> Extracted:
             tag.decompose()
     root = _main_node(soup)
     markdown = html_to_markdown(str(root)) if root is not None else ""
-    return Extracted(title=title, markdown=markdown, links=links)
+    # Links in the main content first: a crawl follows what the article points to before the menus.
+    in_content = [a["href"] for a in root.find_all("a", href=True)] if root is not None else []
+    ordered = [link for link in in_content if link in links]
+    ordered += [link for link in links if link not in ordered]
+    return Extracted(title=title, markdown=markdown, links=list(dict.fromkeys(ordered)))
 
 
 def _main_node(soup: Any) -> Any:

@@ -65,8 +65,10 @@ class UrlCrawlerTool(Tool):
             async with semaphore:
                 return await self._read(page_url)
 
+        unread = 0
         for current_depth in range(depth + 1):
             batch = level[: self.max_pages - len(pages)]
+            unread = len(level) - len(batch)
             results = await asyncio.gather(*(read(u) for u in batch), return_exceptions=True)
             next_level: list[str] = []
             for page_url, result in zip(batch, results, strict=True):
@@ -88,8 +90,8 @@ class UrlCrawlerTool(Tool):
             if not level or len(pages) >= self.max_pages:
                 break
         answer = "\n\n".join(pages)
-        if depth and level and len(pages) >= self.max_pages:
-            answer += f"\n\n[stopped at the {self.max_pages}-page limit; {len(level)} more links not read]"
+        if unread:
+            answer += f"\n\n[stopped at the {self.max_pages}-page limit; {unread} more same-site links not read]"
         return clip(answer, self.max_chars, "ask for one page at a time to read more")
 
     async def _read(self, url: str) -> tuple[str, str, list[str]]:
