@@ -95,7 +95,7 @@ class LocalWeb:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
     def route(self, method: str, path: str, body: Any = b"", *, status: int = 200,
               headers: dict[str, str] | None = None, responses: list[tuple[int, Any]] | None = None,

@@ -162,7 +162,6 @@ def build_agent(
 ) -> Any:
     from agentica_cli.agent import DeepAgent
     from agentica_cli.cli.hooks import ConfigHooks
-
     from agentica_cli.cli.toolkit_setup import build_enabled_toolkits
 
     extra_tools = [*(extra_tools or []), *build_enabled_toolkits(settings, report)]

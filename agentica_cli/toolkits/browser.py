@@ -17,6 +17,7 @@ import os
 import shutil
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urljoin
 
 from agentica_cli.toolkits._http import ToolkitError, require_module, url_guard
 from agentica_cli.toolkits._text import clip
@@ -25,6 +26,7 @@ from agentica_cli.tools.context import ToolContext
 
 BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 MAX_CONTROLS = 40
+MAX_REDIRECTS = 5
 
 # Visible form controls, buttons and links, each with a selector the model can use next.
 _CONTROLS_JS = """(max) => {
@@ -134,14 +136,31 @@ class BrowserTool(Tool):
 
     async def _vet_request(self, route: Any, request: Any) -> None:
         # Only navigations are vetted: sub-resources of an allowed page load as in any browser.
-        if request.is_navigation_request() and request.url.startswith(("http://", "https://")):
-            try:
-                await self.guard.check(request.url)
-            except Exception as err:
-                self._refused = str(err)
-                await route.abort("blockedbyclient")
-                return
-        await route.continue_()
+        if not (request.is_navigation_request() and request.url.startswith(("http://", "https://"))):
+            await route.continue_()
+            return
+        try:
+            await self.guard.check(request.url)
+        except Exception as err:
+            self._refused = str(err)
+            await route.abort("blockedbyclient")
+            return
+        # Redirects the browser follows do not come back through this handler, so the chain is
+        # walked here first (each Location vetted), then the first answer is handed to the page.
+        try:
+            response = hop = await route.fetch(max_redirects=0)
+            current = request.url
+            for _ in range(MAX_REDIRECTS):
+                if hop.status not in (301, 302, 303, 307, 308) or not hop.headers.get("location"):
+                    break
+                current = urljoin(current, hop.headers["location"])
+                await self.guard.check(current)
+                hop = await route.fetch(url=current, max_redirects=0)
+        except Exception as err:
+            self._refused = str(err)
+            await route.abort("blockedbyclient")
+            return
+        await route.fulfill(response=response)
 
     async def close(self) -> None:
         """Close the browser (the tool starts a new one on its next call)."""
