@@ -20,9 +20,11 @@ httpx is imported on first request, so importing a toolkit costs nothing.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import random
+import ssl
 from dataclasses import dataclass, field
 from importlib import import_module
 from types import ModuleType
@@ -130,6 +132,18 @@ class HttpResponse:
         except ValueError:
             snippet = " ".join(self.text[:120].split())
             raise ToolkitHttpError(f"{self.service} sent a malformed response (not JSON): {snippet!r}") from None
+
+
+@functools.lru_cache(maxsize=1)
+def _ssl_context() -> ssl.SSLContext:
+    """One TLS context for every request: building one loads the CA bundle, which costs ~20-100 ms,
+    and each request opens its own client. SSL_CERT_FILE / SSL_CERT_DIR are honoured as by httpx."""
+    import certifi
+
+    context = ssl.create_default_context(cafile=os.environ.get("SSL_CERT_FILE") or certifi.where())
+    if os.environ.get("SSL_CERT_DIR"):
+        context.load_verify_locations(capath=os.environ["SSL_CERT_DIR"])
+    return context
 
 
 def _retry_delay(response_headers: dict[str, str], attempt: int, backoff: float) -> float | None:
@@ -264,13 +278,14 @@ class HttpClient:
         if self.guard is None:
             # A configured endpoint: proxies from the environment apply, redirects are followed.
             async with httpx.AsyncClient(timeout=self.timeout, headers=merged, follow_redirects=True,
-                                         proxy=self.proxy, cookies=cookies) as client:
+                                         proxy=self.proxy, cookies=cookies, verify=_ssl_context()) as client:
                 request = client.build_request(method, url, params=clean_params or None, json=json_body)
                 response = await client.send(request, stream=True)
                 return await self._read(response, str(response.url))
         # A URL from the model: vet each hop, connect to the vetted address only.
         async with httpx.AsyncClient(timeout=self.timeout, headers=merged, follow_redirects=False, trust_env=False,
-                                     cookies=cookies, limits=httpx.Limits(max_keepalive_connections=0)) as client:
+                                     cookies=cookies, limits=httpx.Limits(max_keepalive_connections=0),
+                                     verify=_ssl_context()) as client:
             current = url
             for _ in range(MAX_REDIRECTS + 1):
                 addresses = await self.guard.vetted_addresses(current)
