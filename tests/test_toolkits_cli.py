@@ -91,3 +91,23 @@ def test_config_enable_and_the_tools_command(home: Path, project: Path) -> None:
             child.expect(pexpect.EOF)
         finally:
             child.close(force=True)
+
+
+def test_a_missing_extra_is_named_in_the_state_and_the_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from agentica_cli.toolkits import ArxivTool, BrowserTool
+    from agentica_cli.toolkits.catalog import status
+    from agentica_cli.tools.base import FunctionCall
+
+    monkeypatch.setitem(sys.modules, "playwright", None)  # what an install without the extra looks like
+    monkeypatch.setitem(sys.modules, "pypdf", None)
+    assert status("browser").problem == 'missing extra: pip install "agentica-cli[browser]"'
+    assert status("arxiv").describe() == 'ready; some functions need: pip install "agentica-cli[pdf]"'
+    call = asyncio.run(FunctionCall(BrowserTool(allow_private=True).functions["browser_open"], "a",
+                                    {"url": "http://127.0.0.1:9/"}).execute())
+    assert call.error == ("Error: MissingExtraError: BrowserTool needs the 'playwright' package: "
+                          'pip install "agentica-cli[browser]"')
+    call = asyncio.run(FunctionCall(ArxivTool().functions["arxiv_read"], "b", {"paper": "1706.03762"}).execute())
+    assert call.error == ("Error: MissingExtraError: ArxivTool.arxiv_read needs the 'pypdf' package: "
+                          'pip install "agentica-cli[pdf]"')
