@@ -46,6 +46,10 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
+    if module is None:  # the toolkits (ArxivTool, ...): their package's own lazy map, so one list to keep
+        from agentica_cli.toolkits import _LAZY as toolkit_modules
+
+        module = toolkit_modules.get(name)
     if module is None:
         raise AttributeError(f"module 'agentica_cli' has no attribute {name!r}")
     value = getattr(import_module(module), name)

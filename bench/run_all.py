@@ -33,6 +33,7 @@ BENCHES = {
     "keys": "bench_keys.py",
     "checkpoints": "bench_checkpoints.py",
     "sandbox": "bench_sandbox.py",
+    "toolkits": "bench_toolkits.py",
 }
 
 

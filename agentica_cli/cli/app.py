@@ -120,6 +120,13 @@ def build_parser() -> ArgumentParser:
     sess.add_argument(
         "--force", action="store_true", help="with --undo: also overwrite files changed after that turn ended"
     )
+    p.add_argument(
+        "--tools",
+        action="append",
+        metavar="NAMES",
+        help="add toolkits, comma-separated: arxiv, wikipedia, weather, duckduckgo, crawler, browser, ... "
+        "(config tools.enable; /tools shows their state)",
+    )
     p.add_argument("--max-turns", type=int, help="stop after this many model requests")
     p.add_argument("-V", "--version", action="store_true", help="print the version and exit")
     return p
@@ -128,7 +135,10 @@ def build_parser() -> ArgumentParser:
 def flag_settings(args: argparse.Namespace) -> dict[str, object]:
     """Command-line values as dotted config keys (the top precedence layer)."""
     mode = "auto" if args.yes else args.permission_mode
+    from agentica_cli.cli.toolkit_setup import parse_tools_flag
+
     return {
+        "tools.enable": parse_tools_flag(args.tools),
         "model.name": args.model,
         "model.provider": args.provider,
         "model.base_url": args.base_url,
@@ -180,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
             trust(work_dir)
         settings = load_settings(work_dir, flag_settings(args), trusted=is_trusted(work_dir))
         check_mcp_servers(settings)
+        from agentica_cli.cli.toolkit_setup import check_toolkits
+
+        check_toolkits(settings)
         check_model_timeouts(settings)
         from agentica_cli.cli.checkpoint_setup import checkpoint_options
 

@@ -73,6 +73,7 @@ SCHEMA: dict[str, Any] = {
         "compress_tool_results": "bool",
         "context_overflow_threshold": "float",
         "exclude": "list[str]",
+        "enable": "list[str]",  # toolkits by name (agentica_cli.toolkits.catalog): arxiv, weather, ...
     },
     "ui": {
         "markdown": "bool",

@@ -162,7 +162,9 @@ def build_agent(
 ) -> Any:
     from agentica_cli.agent import DeepAgent
     from agentica_cli.cli.hooks import ConfigHooks
+    from agentica_cli.cli.toolkit_setup import build_enabled_toolkits
 
+    extra_tools = [*(extra_tools or []), *build_enabled_toolkits(settings, report)]
     kwargs: dict[str, Any] = {
         "work_dir": str(work_dir),
         "allowed_dirs": tuple(str(p) for p in allowed_dirs),

@@ -135,6 +135,13 @@ class SlashCommands:
             description = (function.description or "").strip().splitlines()
             summary = safe_text(description[0] if description else "", keep_newlines=False)  # MCP servers write these
             plain(f"  {safe_text(name):<22} {summary[:70]}  [{', '.join(flags)}]")
+        from agentica_cli.cli.toolkit_setup import status_lines
+
+        toolkit_lines = status_lines(repl.settings)
+        if toolkit_lines:
+            plain("toolkits (--tools, [tools] enable):", "2")
+            for line in toolkit_lines:
+                plain(line)
 
     async def cmd_todos(self, rest: str) -> None:
         repl = self.repl
