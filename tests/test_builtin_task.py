@@ -10,8 +10,9 @@ from typing import Any
 from builtin_support import call_tool
 from conftest import scripted_model
 
-from agentica_cli.agent import Decision, DeepAgent
+from agentica_cli.agent import Decision
 from agentica_cli.agent.events import ApprovalRequested, ToolCallFinished, ToolCallStarted, TurnFinished
+from agentica_cli.deep import DeepAgent
 from agentica_cli.testing import turns
 from builtin_tools import BuiltinTaskTool
 from builtin_tools.task import SUB_AGENT_PROMPT

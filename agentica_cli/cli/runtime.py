@@ -160,8 +160,8 @@ def build_agent(
     extra_tools: list[Any] | None = None,
     report: Callable[[str], None] | None = None,
 ) -> Any:
-    from agentica_cli.agent import DeepAgent
     from agentica_cli.cli.hooks import ConfigHooks
+    from agentica_cli.deep import DeepAgent
 
     kwargs: dict[str, Any] = {
         "work_dir": str(work_dir),
