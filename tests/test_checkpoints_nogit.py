@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_support import cli_env, model_args, run_cli
 from conftest import scripted_model
-from test_cli_helpers import cli_env, model_args, run_cli
 
 from agentica_cli.agent import Decision
 from agentica_cli.checkpoints.backups import NO_GIT_NOTE, FileBackups

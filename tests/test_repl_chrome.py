@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pexpect
 import pytest
+from cli_support import model_args
 from screen_support import Screen, spawn_screen
-from test_cli_helpers import model_args
 from test_repl import _spawn
 
 from agentica_cli.testing import ScriptedModelServer, turns

@@ -22,7 +22,6 @@ import typer
 from agentica_cli.cli import exitcodes
 
 SUBCOMMANDS = ("acp", "mcp", "sessions")
-COMPLETION_FLAGS = ("--install-completion", "--show-completion")
 
 DESCRIPTION = """\
 A terminal coding agent. PROMPT is the task (with -p), or a first message. Without -p, opens
@@ -97,12 +96,13 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _show_version(value: bool) -> None:
+def _show_version(value: bool) -> bool:
     if value:
         from agentica_cli import __version__
 
         typer.echo(f"agentica {__version__}")
         raise typer.Exit(exitcodes.OK)
+    return value
 
 
 def agentica(
@@ -165,7 +165,7 @@ def agentica(
 
 
 def _root_app() -> typer.Typer:
-    root = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
+    root = typer.Typer(add_completion=True, rich_markup_mode=None, pretty_exceptions_enable=False)
     root.command(help=DESCRIPTION, epilog=_verbatim(EPILOG), context_settings={"help_option_names": ["-h", "--help"]})(
         agentica
     )
@@ -185,17 +185,18 @@ def _commands_app() -> typer.Typer:
 
 
 def _completing_a_subcommand() -> bool:
-    words = os.environ.get("COMP_WORDS", "").split()
-    return len(words) < 2 or words[1] in SUBCOMMANDS  # no word yet: offer the subcommands
+    # bash sends COMP_WORDS; typer's zsh, fish and PowerShell scripts send _TYPER_COMPLETE_ARGS.
+    words = (os.environ.get("COMP_WORDS") or os.environ.get("_TYPER_COMPLETE_ARGS") or "").split()
+    if len(words) < 2 or words[1] in SUBCOMMANDS:  # no word yet: offer the subcommands
+        return True
+    return len(words) == 2 and any(name.startswith(words[1]) for name in SUBCOMMANDS)  # `agentica se<TAB>`
 
 
 def run(argv: list[str]) -> int:
     first = argv[0] if argv else ""
     completing = "_AGENTICA_COMPLETE" in os.environ
-    if first in SUBCOMMANDS or first in COMPLETION_FLAGS or (completing and _completing_a_subcommand()):
-        app = _commands_app()
-    else:
-        app = _root_app()
+    subcommand = first in SUBCOMMANDS or (completing and _completing_a_subcommand())
+    app = _commands_app() if subcommand else _root_app()
     command = typer.main.get_command(app)
     try:
         code = command.main(args=argv, prog_name="agentica", standalone_mode=False)

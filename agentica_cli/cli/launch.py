@@ -12,6 +12,18 @@ from agentica_cli.cli import exitcodes
 from agentica_cli.cli.flags import flag_settings
 
 
+def default_args() -> argparse.Namespace:
+    """The flags of a bare `agentica`, without the command-line parser (typer costs ~45 ms of
+    imports, and a bare `agentica` is the most common start of the REPL). A test checks that
+    they equal what the typer command produces for no arguments."""
+    return argparse.Namespace(
+        prompt=[], print_mode=False, output_format="text", model=None, provider=None, base_url=None,
+        api_key=None, request_timeout=None, permission_mode=None, yes=False, sandbox=None, trust=False,
+        work_dir=None, add_dir=[], continue_=False, resume=None, no_session=False, undo=False, force=False,
+        max_turns=None, version=False,
+    )
+
+
 def fail(message: str, code: int = exitcodes.USAGE_ERROR) -> int:
     sys.stderr.write(f"agentica: {message}\n")
     return code
