@@ -24,7 +24,7 @@ _LAZY = {
     "UserInputTool": "agentica_cli.tools.user_input",
     "McpTool": "agentica_cli.tools.mcp",
     "Agent": "agentica_cli.agent",
-    "DeepAgent": "agentica_cli.agent",
+    "DeepAgent": "agentica_cli.deep",
     "ToolConfig": "agentica_cli.agent",
     "RunResult": "agentica_cli.agent",
     "OpenAIChat": "agentica_cli.models",

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from builtin_tools.execute import BuiltinExecuteTool
 from builtin_tools.files import BuiltinFileTool
 from builtin_tools.todos import BuiltinTodoTool
+from builtin_tools.toolset import core_tools, real_dir, select_tools
 from builtin_tools.web import BuiltinFetchUrlTool, BuiltinWebSearchTool, SearchProvider
 
 if TYPE_CHECKING:
@@ -27,6 +28,8 @@ __all__ = [
     "BuiltinTodoTool",
     "BuiltinWebSearchTool",
     "get_builtin_tools",
+    "real_dir",
+    "select_tools",
 ]
 
 
@@ -64,46 +67,16 @@ def get_builtin_tools(
     excluded = set(exclude)
     work_dir = real_dir(work_dir)
     allowed = tuple(real_dir(extra) for extra in allowed_dirs)
-    tools: list[Tool] = [
-        BuiltinFileTool(work_dir, allowed_dirs=allowed),
-        BuiltinExecuteTool(work_dir, scrub_secrets=scrub_secrets, keep_env=keep_env, sandbox=sandbox),
-        BuiltinTodoTool(),
-        BuiltinWebSearchTool(search_provider),
-        BuiltinFetchUrlTool(allow_private=allow_private_urls),
-    ]
+    options: dict[str, Any] = {
+        "search_provider": search_provider,
+        "allow_private_urls": allow_private_urls,
+        "scrub_secrets": scrub_secrets,
+        "keep_env": tuple(keep_env),
+        "sandbox": sandbox,
+    }
+    tools = core_tools(work_dir, allowed_dirs=allowed, **options)
     if "task" not in excluded:
         from builtin_tools.task import BuiltinTaskTool
 
-        tools.append(
-            BuiltinTaskTool(
-                work_dir,
-                allowed_dirs=allowed,
-                read_only=task_read_only,
-                tool_options={
-                    "search_provider": search_provider,
-                    "allow_private_urls": allow_private_urls,
-                    "scrub_secrets": scrub_secrets,
-                    "keep_env": tuple(keep_env),
-                    "sandbox": sandbox,
-                },
-            )
-        )
+        tools.append(BuiltinTaskTool(work_dir, allowed_dirs=allowed, read_only=task_read_only, tool_options=options))
     return select_tools(tools, excluded)
-
-
-def real_dir(path: str | os.PathLike[str]) -> str:
-    """The real absolute path of a folder argument (`~` expanded, relative to the cwd)."""
-    return os.path.realpath(os.path.expanduser(os.fspath(path)))
-
-
-def select_tools(tools: list[Tool], exclude: set[str]) -> list[Tool]:
-    """Drop whole tools (by Tool.name) and single functions (by function name)."""
-    kept = []
-    for tool in tools:
-        if tool.name in exclude:
-            continue
-        for name in [n for n in tool.functions if n in exclude]:
-            del tool.functions[name]
-        if tool.functions:
-            kept.append(tool)
-    return kept

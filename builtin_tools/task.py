@@ -14,6 +14,7 @@ from typing import Any
 
 from agentica_cli.tools.base import Tool
 from agentica_cli.tools.context import ToolContext
+from builtin_tools.toolset import core_tools
 
 MAX_RESULT_CHARS = 20_000
 
@@ -61,10 +62,7 @@ class BuiltinTaskTool(Tool):
 
     def sub_agent_tools(self, parent: Any) -> list[Tool]:
         """Fresh builtin tools for the same folders, minus task, limited to what the parent has."""
-        from builtin_tools import get_builtin_tools
-
-        tools = get_builtin_tools(self.work_dir, allowed_dirs=self.allowed_dirs, exclude=("task",),
-                                  **self.tool_options)
+        tools = core_tools(self.work_dir, allowed_dirs=self.allowed_dirs, **self.tool_options)
         allowed = _parent_function_names(parent)
         kept = []
         for tool in tools:
@@ -89,7 +87,7 @@ class BuiltinTaskTool(Tool):
         parent = getattr(ctx, "agent", None)
         if parent is None:
             raise SubAgentError("task can only run inside an agent (no parent agent in the tool context).")
-        from agentica_cli.agent import Agent
+        from agentica_cli.agent.agent import Agent
         from agentica_cli.agent.events import Error, TurnFinished
 
         sub_agent = Agent(

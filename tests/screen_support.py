@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pexpect
 import pyte
-from test_cli_helpers import AGENTICA, cli_env, model_args
+from cli_support import AGENTICA, cli_env, model_args
 
 
 class Screen:

@@ -7,8 +7,8 @@ import asyncio
 from conftest import scripted_model
 from mcp_servers.support import demo_command
 
-from agentica_cli.agent import Agent, Decision, DeepAgent
-from agentica_cli.agent.deep import CODING_AGENT_PROMPT
+from agentica_cli.agent import Agent, Decision
+from agentica_cli.deep import CODING_AGENT_PROMPT, DeepAgent
 from agentica_cli.testing import turns
 from agentica_cli.tools.mcp import McpTool
 

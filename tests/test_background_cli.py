@@ -11,8 +11,8 @@ import time
 import uuid
 from pathlib import Path
 
+from cli_support import model_args, run_cli, tool_results
 from test_builtin_execute import alive, group_members
-from test_cli_helpers import model_args, run_cli, tool_results
 from test_repl import flat, project, start_repl  # noqa: F401 (fixtures)
 
 from agentica_cli.testing import ScriptedModelServer, turns

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentica_cli.agent import DeepAgent
+from agentica_cli.deep import DeepAgent
 from agentica_cli.models import OpenAIChat
 from builtin_tools import (
     BuiltinExecuteTool,

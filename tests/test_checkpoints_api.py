@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from conftest import scripted_model
 
-from agentica_cli.agent import Decision, DeepAgent
+from agentica_cli.agent import Decision
 from agentica_cli.checkpoints import Checkpoints, conversation_cut, shadow_dir_for
+from agentica_cli.deep import DeepAgent
 from agentica_cli.testing import turns
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="checkpoints need the git program")

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_cli_helpers import cli_env, model_args, run_cli
+from cli_support import cli_env, model_args, run_cli
 
 from agentica_cli.testing import ScriptedModelServer, turns
 

@@ -7,12 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_support import cli_env, model_args, run_cli
 from conftest import scripted_model
-from test_cli_helpers import cli_env, model_args, run_cli
 
-from agentica_cli.agent import Decision, DeepAgent
+from agentica_cli.agent import Decision
 from agentica_cli.checkpoints.backups import NO_GIT_NOTE, FileBackups
 from agentica_cli.cli.checkpoint_setup import attach_checkpoints
+from agentica_cli.deep import DeepAgent
 from agentica_cli.testing import ScriptedModelServer, turns
 
 

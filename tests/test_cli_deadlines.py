@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_cli_helpers import model_args, run_cli
+from cli_support import model_args, run_cli
 
 from agentica_cli.testing import ScriptedModelServer, turns
 

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_cli_helpers import AGENTICA, cli_env, last_user_message, model_args, run_cli, tool_results
+from cli_support import AGENTICA, cli_env, last_user_message, model_args, run_cli, tool_results
 
 from agentica_cli.testing import ScriptedModelServer, turns
 

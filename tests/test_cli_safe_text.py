@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pexpect
-from test_cli_helpers import AGENTICA, cli_env, model_args, run_cli
+from cli_support import AGENTICA, cli_env, model_args, run_cli
 
 from agentica_cli.agent.events import (
     Error,

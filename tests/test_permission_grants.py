@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_cli_helpers import cli_env, model_args, run_cli, tool_results
+from cli_support import cli_env, model_args, run_cli, tool_results
 
 from agentica_cli.cli.approvals import Answer, PermissionPolicy, policy_from_settings
 from agentica_cli.cli.config import ConfigError, load_settings

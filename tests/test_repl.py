@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from test_cli_helpers import AGENTICA, cli_env, model_args, tool_results
+from cli_support import AGENTICA, cli_env, model_args, tool_results
 
 from agentica_cli.testing import ScriptedModelServer, turns
 
@@ -373,7 +373,7 @@ def test_edit_without_asking_shows_its_diff_and_todos_are_shown(start_repl, proj
 
 
 def test_resume_command_lists_and_switches_sessions(start_repl, home: Path, project: Path) -> None:
-    from test_cli_helpers import run_cli
+    from cli_support import run_cli
 
     with ScriptedModelServer([turns.text("About apples."), turns.text("About pears.")]) as server:
         for prompt in ("tell me about apples", "tell me about pears"):

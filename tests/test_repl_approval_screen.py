@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_support import tool_results
 from screen_support import spawn_screen
-from test_cli_helpers import tool_results
 
 from agentica_cli.testing import ScriptedModelServer, turns
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pexpect
 import pytest
+from cli_support import model_args
 from screen_support import Screen, spawn_screen
-from test_cli_helpers import model_args
 from test_repl import _spawn
 
 from agentica_cli.testing import ScriptedModelServer, turns
@@ -153,16 +153,22 @@ def test_a_project_statusline_command_waits_for_trust(home: Path, project: Path)
 
 
 def test_a_long_turn_and_a_waiting_question_ring_the_bell_and_send_osc_9(home: Path, project: Path) -> None:
-    _user_config(home, "[ui]\nnotify_after = 0.5\n")
+    # The first turn waits for the agent's imports (seconds on a loaded machine): it only warms up.
+    # The second is one local request, far under notify_after; the slow one lasts longer by script.
+    _user_config(home, "[ui]\nnotify_after = 1.5\n")
     script = [
+        turns.text("Warm."),
         turns.text("Quick."),
-        turns.text("Slow.", delay=1.0),
+        turns.text("Slow.", delay=1.6),
         turns.tool_calls(turns.call("write_file", {"file_path": "new.txt", "content": "x\n"}, id="w1")),
         turns.text("Not written."),
     ]
     with ScriptedModelServer(script) as server:
         child = _spawn(home, project, model_args(server))
         try:
+            child.expect(PROMPT)
+            child.send("warm\r")
+            child.expect("Warm.")
             child.expect(PROMPT)
             child.send("quick\r")
             child.expect("Quick.")

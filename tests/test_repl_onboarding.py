@@ -167,7 +167,7 @@ def test_a_provider_that_needs_no_key_is_chosen_and_remembered(home: Path, proje
 
 
 def test_print_mode_still_tells_to_run_agentica_in_a_terminal(home: Path, project: Path) -> None:
-    from test_cli_helpers import run_cli
+    from cli_support import run_cli
 
     result = run_cli(["-p", "hi"], cwd=project, home=home)
     assert result.returncode == 2

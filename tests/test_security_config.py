@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_cli_helpers import AGENTICA, cli_env, model_args, run_cli
+from cli_support import AGENTICA, cli_env, model_args, run_cli
 
 from agentica_cli.testing import ScriptedModelServer, turns
 

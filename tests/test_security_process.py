@@ -11,8 +11,8 @@ import textwrap
 import time
 from pathlib import Path
 
+from cli_support import AGENTICA, cli_env, model_args, tool_results
 from test_builtin_execute import alive, group_members
-from test_cli_helpers import AGENTICA, cli_env, model_args, tool_results
 
 from agentica_cli.testing import ScriptedModelServer, turns
 

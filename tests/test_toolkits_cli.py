@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from test_cli_helpers import AGENTICA, cli_env, model_args, run_cli
+from cli_support import AGENTICA, cli_env, model_args, run_cli
 
 from agentica_cli.testing import ScriptedModelServer, turns
 from agentica_cli.toolkits.catalog import TOOLKITS, import_all

@@ -452,13 +452,14 @@ def test_schemas_of_the_builtin_tools_cost_well_under_50_ms() -> None:
     from builtin_tools import get_builtin_tools
 
     timings = []
-    for _ in range(3):  # the best of three fresh sets: a busy CI machine must not fail this
+    for _ in range(3):  # the best of three fresh sets
         functions = [f for t in get_builtin_tools(".") for f in t.functions.values()]
         assert len(functions) == 14
         assert all(f._parameters is None for f in functions)  # fresh: nothing generated yet
-        start = time.perf_counter()
+        # This thread's CPU time, not the wall clock: other processes busy on the machine do not count.
+        start = time.thread_time()
         schemas = [f.to_openai() for f in functions]
-        timings.append(time.perf_counter() - start)
+        timings.append(time.thread_time() - start)
         assert all(s["function"]["parameters"]["type"] == "object" for s in schemas)
     # The first set also pays for loading the docstring parser: it counts too.
     assert timings[0] < 0.05, f"first schema generation for the 14 builtin tools took {timings[0] * 1000:.1f} ms"

@@ -33,6 +33,7 @@ from agentica_cli.agent.events import (
 from agentica_cli.agent.executor import ToolExecutor
 from agentica_cli.agent.hooks import as_hook_list
 from agentica_cli.agent.prompt import build_system_prompt
+from agentica_cli.agent.run_state import RunState
 from agentica_cli.models.base import (
     Model,
     ModelError,
@@ -46,34 +47,6 @@ from agentica_cli.tools.base import Function, Tool
 from agentica_cli.tools.guardrails import ToolInputGuardrail, ToolOutputGuardrail
 
 _DONE = object()
-
-
-class RunState:
-    """One run's event queue and counters. `emit` is safe from tool worker threads."""
-
-    def __init__(self) -> None:
-        self.queue: asyncio.Queue[Any] = asyncio.Queue()
-        self.loop = asyncio.get_running_loop()
-        self.thread = threading.get_ident()
-        self.usage = TokenUsage()
-        self.tool_calls_used = 0
-        self.limit_noted = False
-        self.system_prompt = ""
-        self.error = ""  # why the last model request failed for good
-        self.compaction_failed = False  # not asked again this run: each try costs a request
-
-    def emit(self, event: Event) -> None:
-        if threading.get_ident() == self.thread:
-            self.queue.put_nowait(event)
-            return
-        try:
-            self.loop.call_soon_threadsafe(self.queue.put_nowait, event)
-        except RuntimeError:
-            pass  # a worker thread outlived its run (the loop is closed): nobody is listening
-
-    async def flush(self) -> None:
-        """Wait until the consumer has taken every event emitted so far."""
-        await self.queue.join()
 
 
 class Agent:

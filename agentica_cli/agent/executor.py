@@ -13,7 +13,7 @@ import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentica_cli.agent.approval import Decision
 from agentica_cli.agent.events import ApprovalRequested, Event, Notice, ToolCallFinished, ToolCallStarted
@@ -23,7 +23,10 @@ from agentica_cli.tools.base import Function, FunctionCall, format_tool_error
 from agentica_cli.tools.context import ToolContext
 
 if TYPE_CHECKING:
-    from agentica_cli.agent.agent import Agent, RunState
+    from agentica_cli.agent.approval import ApproveHook
+    from agentica_cli.agent.config import ToolConfig
+    from agentica_cli.agent.run_state import RunState
+    from agentica_cli.tools.guardrails import ToolInputGuardrail, ToolOutputGuardrail
 
 CANCELLED = "Cancelled: the user interrupted the run before this call finished."
 
@@ -52,8 +55,21 @@ class CallRecord:
         return self.status != "pending" or not fn.concurrency_safe or fn.is_destructive
 
 
+class ExecutorHost(Protocol):
+    """What the executor uses of the agent that runs it (the Agent; typed here so this module
+    does not import agent.py, which imports it). Tools get it as ToolContext.agent."""
+
+    tool_config: ToolConfig
+    tool_input_guardrails: list[ToolInputGuardrail]
+    tool_output_guardrails: list[ToolOutputGuardrail]
+    hooks: list[Any]
+    approve: ApproveHook | None
+
+    def _append(self, message: dict[str, Any]) -> None: ...
+
+
 class ToolExecutor:
-    def __init__(self, agent: Agent, run: RunState, functions: dict[str, Function]):
+    def __init__(self, agent: ExecutorHost, run: RunState, functions: dict[str, Function]):
         self.agent = agent
         self.run = run
         self.functions = functions

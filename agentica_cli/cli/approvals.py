@@ -30,13 +30,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentica_cli.cli.tool_kinds import COMMAND_TOOLS, EDIT_TOOLS
+
 if TYPE_CHECKING:  # imported when a call is decided: agentica_cli.agent is too heavy for the REPL's first paint
     from agentica_cli.agent.approval import Decision
 
-EDIT_TOOLS = frozenset({"write_file", "edit_file", "multi_edit", "multi_edit_file", "create_file", "str_replace"})
 PATH_KEYS = ("file_path", "path", "filename", "file")
 COMMAND_KEYS = ("command", "cmd")
-COMMAND_TOOLS = frozenset({"execute", "shell", "bash", "run_command"})  # tools whose `command` runs in a shell
 
 
 @dataclass(frozen=True)

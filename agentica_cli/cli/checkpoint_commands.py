@@ -15,7 +15,7 @@ from agentica_cli.cli.safe_text import safe_text
 from agentica_cli.cli.terminal import plain
 
 if TYPE_CHECKING:
-    from agentica_cli.cli.repl import Repl
+    from agentica_cli.cli.repl_host import ReplHost
 
 DIFF_LINES = 400  # a longer /diff is cut, with a note: /diff N shows one turn
 
@@ -36,7 +36,7 @@ def split_patch(patch: str) -> list[tuple[str, str]]:
 
 
 class CheckpointCommands:
-    def __init__(self, repl: Repl):
+    def __init__(self, repl: ReplHost):
         self.repl = repl
 
     def checkpoints(self) -> Any:

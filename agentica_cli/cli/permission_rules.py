@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentica_cli.cli.approvals import COMMAND_TOOLS
 from agentica_cli.cli.shell_parts import parse_command
+from agentica_cli.cli.tool_kinds import COMMAND_TOOLS
 
 RULE_KINDS = ("deny", "ask", "allow")
 PATH_ARGS = ("file_path", "path", "filename", "file")

@@ -23,7 +23,6 @@ from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.text import Text
 
-from agentica_cli.cli.approvals import COMMAND_TOOLS
 from agentica_cli.cli.diff_preview import preview_edit, render_diff
 from agentica_cli.cli.live_view import ModelWait, RunningTool
 from agentica_cli.cli.safe_text import safe_text
@@ -35,6 +34,7 @@ from agentica_cli.cli.summaries import (
     summarize_result,
 )
 from agentica_cli.cli.terminal_markdown import TerminalMarkdown, print_markdown
+from agentica_cli.cli.tool_kinds import COMMAND_TOOLS
 
 TODO_TOOLS = ("write_todos", "todo_write", "update_todos", "todos")
 HEADER_FIRST = ("task",)  # calls whose steps show under them: their header is printed at the start

@@ -142,7 +142,7 @@ class Repl:
         except (KeyboardInterrupt, EOFError):
             reply = ""
         if reply.strip().lower() in ("y", "yes"):
-            from agentica_cli.cli.app import flag_settings
+            from agentica_cli.cli.flags import flag_settings
             from agentica_cli.cli.trust import trust
 
             trust(self.work_dir)
@@ -353,8 +353,8 @@ class Repl:
         """What an "always" answer would allow, for the question; None when it cannot be offered."""
         if verdict is not None and getattr(verdict, "why", "") in ("sensitive", "rule", "escalation"):
             return None  # sensitive files, ask rules and runs outside the sandbox are asked every time
-        from agentica_cli.cli.approvals import EDIT_TOOLS
         from agentica_cli.cli.safe_text import safe_text
+        from agentica_cli.cli.tool_kinds import EDIT_TOOLS
 
         name = getattr(call, "name", "?")
         if name in EDIT_TOOLS:

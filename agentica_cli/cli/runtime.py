@@ -160,9 +160,9 @@ def build_agent(
     extra_tools: list[Any] | None = None,
     report: Callable[[str], None] | None = None,
 ) -> Any:
-    from agentica_cli.agent import DeepAgent
     from agentica_cli.cli.hooks import ConfigHooks
     from agentica_cli.cli.toolkit_setup import build_enabled_toolkits
+    from agentica_cli.deep import DeepAgent
 
     extra_tools = [*(extra_tools or []), *build_enabled_toolkits(settings, report)]
     kwargs: dict[str, Any] = {

@@ -1,5 +1,5 @@
 """The REPL's slash commands: /help, /clear, /compact, /model, /tools, /todos, /cost,
-/resume, /permissions, /mcp, /ps, /kill, /exit. Each `cmd_NAME(rest)` works on the running `Repl`."""
+/resume, /permissions, /mcp, /ps, /kill, /exit. Each `cmd_NAME(rest)` works on the running REPL (a ReplHost)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from agentica_cli.cli.sessions import describe
 from agentica_cli.cli.terminal import home_relative, plain
 
 if TYPE_CHECKING:
-    from agentica_cli.cli.repl import Repl
+    from agentica_cli.cli.repl_host import ReplHost
 
 COMMANDS: dict[str, str] = {
     "help": "show commands and keys",
@@ -44,7 +44,7 @@ input: @path attaches a file · !command runs a shell command (its output goes w
 
 
 class SlashCommands:
-    def __init__(self, repl: Repl):
+    def __init__(self, repl: ReplHost):
         self.repl = repl
 
 

@@ -1,0 +1,235 @@
+"""The command line on typer: `agentica [flags] [PROMPT]...` and its subcommands
+`agentica acp`, `agentica mcp list|add|remove`, `agentica sessions list|show|rm`.
+
+The main command takes free words (the prompt), so it cannot also be a group whose first word
+names a subcommand; `run` picks one of two typer apps by the first word instead. The main
+command's flags go to `launch.start` as an argparse-style namespace, the same attributes the
+printers and the REPL have always read. Usage errors print argparse's wording
+(`agentica: error: argument --flag: ...`) and exit 2, as the tests and users' scripts expect.
+Nothing heavy is imported here: the subcommands import their modules when they run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from agentica_cli.cli import exitcodes
+
+SUBCOMMANDS = ("acp", "mcp", "sessions")
+
+DESCRIPTION = """\
+A terminal coding agent. PROMPT is the task (with -p), or a first message. Without -p, opens
+an interactive session in the current folder; with -p, runs one task and exits.
+Piped stdin is read: `cat err.log | agentica -p "explain"` sends the prompt plus the text,
+`echo "task" | agentica -p` uses stdin as the prompt."""
+
+EPILOG = f"""\
+examples:
+  agentica                                  interactive session in this folder
+  agentica -p "fix the failing test" -y     one task, allow edits and commands
+  git diff | agentica -p "review this"      piped text is attached to the prompt
+  agentica -p "list TODOs" --output-format json
+  agentica --continue                       resume this folder's latest session
+
+commands (agentica COMMAND --help for each):
+  agentica acp                              serve an editor over the Agent Client Protocol
+  agentica mcp list|add|remove              the MCP servers in your config
+  agentica sessions list|show|rm            saved conversations
+  agentica --install-completion             shell completion (bash, zsh, fish, PowerShell)
+
+permission modes (--permission-mode, config permissions.mode, /permissions):
+  default       ask before any destructive tool (edits, commands)
+  accept-edits  file edits inside the work dir (and --add-dir folders) run without
+                asking, and so do commands the workspace-write sandbox confines
+                (network off); edits elsewhere and other commands still ask
+  auto          never ask (same as --yes)
+  plan          read-only; destructive tools are refused and the model presents a plan
+  Without a terminal to ask (-p, pipes, CI), a call that needs asking is refused and the
+  model is told why.
+
+config (lowest to highest precedence):
+  ~/.agentica/config.toml, <project>/.agentica/config.toml, environment
+  (AGENTICA_PROVIDER, AGENTICA_MODEL, AGENTICA_BASE_URL, AGENTICA_API_KEY,
+  AGENTICA_PERMISSION_MODE, or the provider's own key variable such as OPENAI_API_KEY),
+  then flags. AGENTICA_HOME moves ~/.agentica. Every key: config.example.toml.
+
+{exitcodes.HELP_TEXT}
+"""
+
+OUTPUT_FORMATS = ("text", "json", "stream-json")
+PERMISSION_MODES = ("default", "accept-edits", "auto", "plan")
+SANDBOX_MODES = ("workspace-write", "read-only", "off")
+
+
+def _verbatim(text: str) -> str:
+    """Click rewraps help paragraphs; a `\\b` line before each keeps its own line breaks."""
+    return "\n\n".join("\b\n" + block for block in text.split("\n\n"))
+
+
+def _choice(choices: tuple[str, ...]) -> Any:
+    def parse(value: str) -> str:
+        if value not in choices:
+            listed = ", ".join(repr(c) for c in choices)
+            raise typer.BadParameter(f"invalid choice: {value!r} (choose from {listed})")
+        return value
+
+    return parse
+
+
+def _complete(choices: tuple[str, ...]) -> Any:
+    return lambda incomplete: [c for c in choices if c.startswith(incomplete)]
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):  # also NaN
+        raise typer.BadParameter(f"expected a number of seconds >= 0 (0: no limit), got {text!r}")
+    return value
+
+
+def _show_version(value: bool) -> bool:
+    if value:
+        from agentica_cli import __version__
+
+        typer.echo(f"agentica {__version__}")
+        raise typer.Exit(exitcodes.OK)
+    return value
+
+
+def agentica(
+    prompt: Annotated[Optional[list[str]], typer.Argument(
+        metavar="PROMPT", show_default=False, hidden=True)] = None,  # described in DESCRIPTION
+    print_mode: Annotated[bool, typer.Option("-p", "--print", help="run one task, print the answer, exit")] = False,
+    output_format: Annotated[str, typer.Option(
+        "--output-format", parser=_choice(OUTPUT_FORMATS), autocompletion=_complete(OUTPUT_FORMATS),
+        metavar="text|json|stream-json",
+        help="with -p: text (final answer only; progress on stderr), json (one object at the end), "
+        "stream-json (every event as a JSON line)")] = "text",
+    model: Annotated[Optional[str], typer.Option(
+        "-m", "--model", metavar="ID", help="model id, e.g. gpt-4o, glm-4.6, deepseek-chat")] = None,
+    provider: Annotated[Optional[str], typer.Option(
+        "--provider", metavar="NAME",
+        help="openai, zhipuai, deepseek, moonshot, qwen, openrouter, ollama, openai-like")] = None,
+    base_url: Annotated[Optional[str], typer.Option(
+        "--base-url", metavar="URL", help="an OpenAI-compatible endpoint")] = None,
+    api_key: Annotated[Optional[str], typer.Option(
+        "--api-key", metavar="KEY", help="the API key (prefer the config file or an env var)")] = None,
+    request_timeout: Annotated[Optional[float], typer.Option(
+        "--request-timeout", parser=_seconds, metavar="SECONDS",
+        help="give up on a model request that has no complete answer after SECONDS, retries included "
+        "(config model.request_timeout; default 900; 0: no limit)")] = None,
+    permission_mode: Annotated[Optional[str], typer.Option(
+        "--permission-mode", parser=_choice(PERMISSION_MODES), autocompletion=_complete(PERMISSION_MODES),
+        metavar="default|accept-edits|auto|plan", help="see below")] = None,
+    yes: Annotated[bool, typer.Option("-y", "--yes", help="run destructive tools without asking (= auto)")] = False,
+    sandbox: Annotated[Optional[str], typer.Option(
+        "--sandbox", parser=_choice(SANDBOX_MODES), autocompletion=_complete(SANDBOX_MODES),
+        metavar="workspace-write|read-only|off",
+        help="confine commands: workspace-write (default; write only the work folders, no network, "
+        "no ~/.ssh ...), read-only, or off (config sandbox.mode)")] = None,
+    trust: Annotated[bool, typer.Option(
+        "--trust", help="trust this project's .agentica/config.toml (MCP servers, ...)")] = False,
+    work_dir: Annotated[Optional[Path], typer.Option(
+        "-C", "--work-dir", metavar="DIR", help="the project folder (default: the current folder)")] = None,
+    add_dir: Annotated[Optional[list[Path]], typer.Option(
+        "--add-dir", metavar="DIR", help="another folder tools may use (repeatable)")] = None,
+    continue_: Annotated[bool, typer.Option(
+        "-c", "--continue", help="resume this folder's latest session")] = False,
+    resume: Annotated[Optional[str], typer.Option(
+        "-r", "--resume", metavar="ID", help="resume the session ID")] = None,
+    no_session: Annotated[bool, typer.Option("--no-session", help="do not save this conversation")] = False,
+    undo: Annotated[bool, typer.Option(
+        "--undo", help="put back the files the last turn of this folder's latest session (or --resume ID) "
+        "changed, and exit")] = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="with --undo: also overwrite files changed after that turn ended")] = False,
+    tools: Annotated[Optional[list[str]], typer.Option(
+        "--tools", metavar="NAMES",
+        help="add toolkits, comma-separated: arxiv, wikipedia, weather, duckduckgo, crawler, browser, ... "
+        "(config tools.enable; /tools shows their state)")] = None,
+    max_turns: Annotated[Optional[int], typer.Option(
+        "--max-turns", metavar="N", help="stop after this many model requests")] = None,
+    version: Annotated[bool, typer.Option(
+        "-V", "--version", is_eager=True, callback=_show_version, help="print the version and exit")] = False,
+) -> int:
+    values = dict(locals())  # every flag, by the attribute names launch and the REPL read
+    values.update(prompt=list(prompt or ()), add_dir=list(add_dir or ()))
+    from agentica_cli.cli.launch import start
+
+    return start(argparse.Namespace(**values))
+
+
+def _root_app() -> typer.Typer:
+    root = typer.Typer(add_completion=True, rich_markup_mode=None, pretty_exceptions_enable=False)
+    root.command(help=DESCRIPTION, epilog=_verbatim(EPILOG), context_settings={"help_option_names": ["-h", "--help"]})(
+        agentica
+    )
+    return root
+
+
+def _commands_app() -> typer.Typer:
+    from agentica_cli.cli import subcommands
+
+    app = typer.Typer(
+        add_completion=True, rich_markup_mode=None, pretty_exceptions_enable=False, no_args_is_help=True,
+        help="agentica's subcommands; `agentica --help` shows the main command's flags.",
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    subcommands.register(app)
+    return app
+
+
+def _completing_a_subcommand() -> bool:
+    # bash sends COMP_WORDS; typer's zsh, fish and PowerShell scripts send _TYPER_COMPLETE_ARGS.
+    words = (os.environ.get("COMP_WORDS") or os.environ.get("_TYPER_COMPLETE_ARGS") or "").split()
+    if len(words) < 2 or words[1] in SUBCOMMANDS:  # no word yet: offer the subcommands
+        return True
+    return len(words) == 2 and any(name.startswith(words[1]) for name in SUBCOMMANDS)  # `agentica se<TAB>`
+
+
+def run(argv: list[str]) -> int:
+    first = argv[0] if argv else ""
+    completing = "_AGENTICA_COMPLETE" in os.environ
+    subcommand = first in SUBCOMMANDS or (completing and _completing_a_subcommand())
+    app = _commands_app() if subcommand else _root_app()
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(args=argv, prog_name="agentica", standalone_mode=False)
+    except _usage_error_class() as err:
+        if type(err).__name__ == "NoArgsIsHelpError" and err.ctx is not None:  # `agentica mcp`: its help
+            sys.stdout.write(err.ctx.get_help() + "\n")
+            return exitcodes.OK
+        return _usage_error(err)
+    except typer.Abort:
+        sys.stderr.write("agentica: aborted\n")
+        return exitcodes.INTERRUPTED
+    return code if isinstance(code, int) else exitcodes.OK
+
+
+def _usage_error_class() -> type[Exception]:
+    # typer may vendor click or use the installed one: find its UsageError through a public name.
+    return next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+
+
+def _usage_error(err: Any) -> int:
+    """argparse's wording: `agentica: error: argument --flag: problem`, usage above, exit 2."""
+    ctx = getattr(err, "ctx", None)
+    if ctx is not None:
+        sys.stderr.write(ctx.get_usage() + "\n")
+    message = err.message if isinstance(getattr(err, "message", None), str) else str(err)
+    param = getattr(err, "param", None)
+    if param is not None and getattr(param, "opts", None) and isinstance(err, typer.BadParameter):
+        flags = "/".join(param.opts) if getattr(param, "param_type_name", "") == "option" else param.name
+        message = f"argument {flags}: {message}"
+    command = ctx.command_path if ctx is not None else "agentica"
+    sys.stderr.write(f"agentica: error: {message}\nRun '{command} --help' for all options.\n")
+    return exitcodes.USAGE_ERROR

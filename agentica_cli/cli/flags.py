@@ -1,0 +1,23 @@
+"""The command line's settings as a config layer (the REPL re-reads it after /trust)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def flag_settings(args: Any) -> dict[str, object]:
+    """Command-line values (an argparse-style namespace) as dotted config keys: the top layer."""
+    mode = "auto" if args.yes else args.permission_mode
+    from agentica_cli.cli.toolkit_setup import parse_tools_flag
+
+    return {
+        "tools.enable": parse_tools_flag(args.tools),
+        "model.name": args.model,
+        "model.provider": args.provider,
+        "model.base_url": args.base_url,
+        "model.api_key": args.api_key,
+        "model.request_timeout": args.request_timeout,
+        "permissions.mode": mode,
+        "tools.max_turns": args.max_turns,
+        "sandbox.mode": args.sandbox,
+    }

@@ -1,0 +1,91 @@
+"""What `agentica [flags] [prompt]` does once its flags are parsed: check them, load the config,
+then hand over to --undo, the -p printer or the REPL (each imported only when chosen)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from agentica_cli.cli import exitcodes
+from agentica_cli.cli.flags import flag_settings
+
+
+def default_args() -> argparse.Namespace:
+    """The flags of a bare `agentica`, without the command-line parser (typer costs ~45 ms of
+    imports, and a bare `agentica` is the most common start of the REPL). A test checks that
+    they equal what the typer command produces for no arguments."""
+    return argparse.Namespace(
+        prompt=[], print_mode=False, output_format="text", model=None, provider=None, base_url=None,
+        api_key=None, request_timeout=None, permission_mode=None, yes=False, sandbox=None, trust=False,
+        work_dir=None, add_dir=[], continue_=False, resume=None, no_session=False, undo=False, force=False,
+        tools=None, max_turns=None, version=False,
+    )
+
+
+def fail(message: str, code: int = exitcodes.USAGE_ERROR) -> int:
+    sys.stderr.write(f"agentica: {message}\n")
+    return code
+
+
+def start(args: argparse.Namespace) -> int:
+    from agentica_cli.cli.process_hardening import harden_process
+
+    harden_process()  # before anything runs a child that could read our environ (~1 ms)
+    if args.yes and args.permission_mode not in (None, "auto"):
+        return fail(f"--yes conflicts with --permission-mode {args.permission_mode}")
+    if args.continue_ and args.resume:
+        return fail("use either --continue or --resume ID, not both")
+    if args.force and not args.undo:
+        return fail("--force goes with --undo")
+    if args.max_turns is not None and args.max_turns < 1:
+        return fail("--max-turns must be at least 1")
+    work_dir = (args.work_dir or Path.cwd()).expanduser()
+    if not work_dir.is_dir():
+        return fail(f"--work-dir {work_dir}: no such folder")
+    work_dir = Path(os.path.realpath(work_dir))
+    for extra in args.add_dir:
+        if not extra.expanduser().is_dir():
+            return fail(f"--add-dir {extra}: no such folder")
+
+    from agentica_cli.cli.config import ConfigError, check_mcp_servers, load_settings
+    from agentica_cli.cli.runtime import check_model_timeouts
+    from agentica_cli.cli.trust import is_trusted, trust
+
+    try:
+        if args.trust:
+            trust(work_dir)
+        settings = load_settings(work_dir, flag_settings(args), trusted=is_trusted(work_dir))
+        check_mcp_servers(settings)
+        from agentica_cli.cli.toolkit_setup import check_toolkits
+
+        check_toolkits(settings)
+        check_model_timeouts(settings)
+        from agentica_cli.cli.checkpoint_setup import checkpoint_options
+
+        checkpoint_options(settings)
+        from agentica_cli.cli.sandbox_settings import sandbox_for, unconfined_warning
+
+        sandbox = sandbox_for(settings, work_dir, args.add_dir)
+    except ConfigError as err:
+        return fail(f"config error: {err}")
+    warning = unconfined_warning(sandbox)
+    if warning and (args.print_mode or not sys.stdin.isatty()):  # the REPL's banner says it
+        sys.stderr.write(f"agentica: warning: {warning}\n")
+
+    if args.undo:
+        from agentica_cli.cli.undo_run import run_undo
+
+        return run_undo(args, settings, work_dir)
+    prompt = " ".join(args.prompt)
+    stdin_is_tty = sys.stdin.isatty()
+    if args.print_mode or not stdin_is_tty:
+        from agentica_cli.cli.printers import run_print
+
+        return run_print(args, settings, work_dir, prompt, read_stdin=not stdin_is_tty)
+    if args.output_format != "text":
+        return fail("--output-format needs -p")
+    from agentica_cli.cli.repl import run_repl
+
+    return run_repl(args, settings, work_dir, prompt)

@@ -1,0 +1,150 @@
+"""The subcommands on typer: `agentica acp`, `agentica mcp list|add|remove`,
+`agentica sessions list|show|rm`. Each imports what it needs when it runs."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from agentica_cli.cli import exitcodes
+
+MCP_HELP = """The MCP servers in your config (~/.agentica/config.toml; a project's own servers
+live in its .agentica/config.toml and are listed too). Changes apply to the next session."""
+
+
+def _config_error(err: Exception) -> int:
+    sys.stderr.write(f"agentica: config error: {err}\n")
+    return exitcodes.USAGE_ERROR
+
+
+def acp(
+    args: Annotated[Optional[list[str]], typer.Argument(help="passed to the ACP server")] = None,
+) -> int:
+    """Serve an editor (Zed, ...) over the Agent Client Protocol on stdin/stdout."""
+    try:
+        from agentica_cli.acp import run_acp_server
+    except ImportError as err:
+        if getattr(err, "name", "") not in ("agentica_cli.acp", None) and "run_acp_server" not in str(err):
+            raise
+        sys.stderr.write("agentica: error: `agentica acp` is not available in this build (no agentica_cli.acp)\n")
+        return exitcodes.USAGE_ERROR
+    return run_acp_server(list(args or ()))
+
+
+def mcp_list(
+    work_dir: Annotated[Optional[Path], typer.Option(
+        "-C", "--work-dir", help="the project whose config is read too (default: the current folder)")] = None,
+) -> int:
+    """List the configured MCP servers (they are not started)."""
+    from agentica_cli.cli.config import ConfigError, load_settings
+    from agentica_cli.cli.mcp_config_edit import describe_server
+    from agentica_cli.cli.safe_text import safe_text
+    from agentica_cli.cli.trust import is_trusted
+
+    folder = (work_dir or Path.cwd()).expanduser().resolve()
+    try:
+        settings = load_settings(folder, {}, trusted=is_trusted(folder))
+    except ConfigError as err:
+        return _config_error(err)
+    servers = settings.mcp_servers
+    held = settings.held_back.get("mcp_servers") or {}
+    if not servers and not held:
+        print("no MCP servers configured (agentica mcp add NAME -- COMMAND ARGS... adds one)")
+        return exitcodes.OK
+    for name, table in servers.items():
+        where = settings.sources.get(f"mcp_servers.{name}", "config")
+        print(safe_text(f"{name}  {describe_server(table)}  [{where}]", keep_newlines=False))
+    for name, table in held.items():
+        print(safe_text(f"{name}  {describe_server(table)}  [project, not trusted: agentica --trust]",
+                        keep_newlines=False))
+    return exitcodes.OK
+
+
+def mcp_add(
+    name: Annotated[str, typer.Argument(help="the server's name (letters, digits, _ and -)")],
+    command: Annotated[Optional[list[str]], typer.Argument(
+        help="the program and its arguments for a stdio server (after --)", show_default=False)] = None,
+    url: Annotated[Optional[str], typer.Option("--url", help="the URL of an SSE / streamable HTTP server")] = None,
+    transport: Annotated[Optional[str], typer.Option(
+        "--transport", help="stdio, sse, streamable-http or http (default: from the command or URL)")] = None,
+    env: Annotated[Optional[list[str]], typer.Option(
+        "-e", "--env", metavar="KEY=VALUE", help="an environment variable for a stdio server (repeatable)")] = None,
+    header: Annotated[Optional[list[str]], typer.Option(
+        "-H", "--header", metavar="KEY: VALUE", help="an HTTP header for a URL server (repeatable)")] = None,
+    replace: Annotated[bool, typer.Option("--replace", help="overwrite a server of the same name")] = False,
+) -> int:
+    """Add a server to the user config: `agentica mcp add files -- npx -y @scope/server /tmp`
+    or `agentica mcp add docs --url https://host/mcp`."""
+    from agentica_cli.cli.config import ConfigError
+    from agentica_cli.cli.mcp_config_edit import add_server, server_table
+
+    if bool(command) == bool(url):
+        sys.stderr.write("agentica: error: give either a command (after --) or --url\n")
+        return exitcodes.USAGE_ERROR
+    try:
+        table = server_table(command=command, url=url, env=env or [], headers=header or [], transport=transport)
+        path = add_server(name, table, replace=replace)
+    except ConfigError as err:
+        return _config_error(err)
+    print(f"added MCP server {name} to {path}")
+    return exitcodes.OK
+
+
+def mcp_remove(name: Annotated[str, typer.Argument(help="the server's name")]) -> int:
+    """Remove a server from the user config."""
+    from agentica_cli.cli.config import ConfigError
+    from agentica_cli.cli.mcp_config_edit import remove_server
+
+    try:
+        path = remove_server(name)
+    except ConfigError as err:
+        return _config_error(err)
+    print(f"removed MCP server {name} from {path}")
+    return exitcodes.OK
+
+
+def sessions_list(
+    all_folders: Annotated[bool, typer.Option("-a", "--all", help="sessions of every folder")] = False,
+    work_dir: Annotated[Optional[Path], typer.Option(
+        "-C", "--work-dir", help="the folder whose sessions are listed (default: the current folder)")] = None,
+) -> int:
+    """List saved sessions, newest first: this folder's (or --all)."""
+    import os
+
+    from agentica_cli.cli.session_commands import list_sessions
+
+    folder = Path(os.path.realpath((work_dir or Path.cwd()).expanduser()))
+    return list_sessions(folder, all_folders=all_folders)
+
+
+def sessions_show(session_id: Annotated[str, typer.Argument(metavar="ID", help="a session id (or its start)")]) -> int:
+    """Print a saved conversation: prompts, tool calls and answers."""
+    from agentica_cli.cli.session_commands import show_session
+
+    return show_session(session_id)
+
+
+def sessions_rm(session_id: Annotated[str, typer.Argument(metavar="ID", help="a session id (or its start)")]) -> int:
+    """Delete a saved session."""
+    from agentica_cli.cli.session_commands import remove_session
+
+    return remove_session(session_id)
+
+
+def register(app: typer.Typer) -> None:
+    settings = {"help_option_names": ["-h", "--help"]}
+    app.command("acp", context_settings={**settings, "ignore_unknown_options": True})(acp)
+    mcp = typer.Typer(help=MCP_HELP, no_args_is_help=True, rich_markup_mode=None, context_settings=settings)
+    mcp.command("list")(mcp_list)
+    mcp.command("add")(mcp_add)
+    mcp.command("remove")(mcp_remove)
+    app.add_typer(mcp, name="mcp")
+    sessions = typer.Typer(help="Saved conversations (~/.agentica/sessions).", no_args_is_help=True,
+                           rich_markup_mode=None, context_settings=settings)
+    sessions.command("list")(sessions_list)
+    sessions.command("show")(sessions_show)
+    sessions.command("rm")(sessions_rm)
+    app.add_typer(sessions, name="sessions")

@@ -1,0 +1,163 @@
+"""No import circles between the package's modules, and the layout's arrows (shared/DESIGN.md).
+
+An AST walk of every import statement (at module level or inside a function: a lazy import
+is still a dependency), `from . import x` included; imports under `if TYPE_CHECKING:` are left
+out (they never run). Importing `a.b.c` also runs `a/__init__` and `a/b/__init__`, so those
+count too, except the importer's own parent packages (already being imported).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("agentica_cli", "builtin_tools")
+
+
+def _modules() -> dict[str, tuple[Path, bool]]:
+    found: dict[str, tuple[Path, bool]] = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            is_package = parts[-1] == "__init__"
+            found[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
+    return found
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imported_names(tree: ast.AST, package: str) -> list[str]:
+    names: list[str] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            names.append(module)
+            names.extend(f"{module}.{alias.name}" for alias in node.names)  # `from pkg import submodule`
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return names
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = _modules()
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, (path, is_package) in modules.items():
+        package = name if is_package else name.rpartition(".")[0]
+        own_parents = {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1)}
+        for target in _imported_names(ast.parse(path.read_text(encoding="utf-8")), package):
+            parts = target.split(".")
+            for i in range(1, len(parts) + 1):  # the module and the packages it runs on the way
+                prefix = ".".join(parts[:i])
+                if prefix in modules and prefix != name and prefix not in own_parents:
+                    graph[name].add(prefix)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_module_takes_part_in_an_import_cycle() -> None:
+    graph = import_graph()
+    assert len(graph) > 100  # the walk found the package
+    found = cycles(graph)
+    assert not found, "import cycles:\n" + "\n".join(
+        " <-> ".join(c) + "\n    " + "; ".join(f"{m} -> {sorted(graph[m] & set(c))}" for m in c) for c in found
+    )
+
+
+def test_the_walk_sees_lazy_relative_and_package_imports() -> None:
+    # The detector itself: a lazy import inside a function and `from . import x` both count,
+    # TYPE_CHECKING ones do not, and importing a submodule runs its package.
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\n"
+        "from . import sibling\n"
+        "if TYPE_CHECKING:\n    from agentica_cli.cli import repl\n"
+        "def f():\n    from agentica_cli.agent.events import Error\n"
+    )
+    names = _imported_names(tree, "agentica_cli.tools")
+    assert "agentica_cli.tools.sibling" in names and "agentica_cli.agent.events" in names
+    assert "agentica_cli.cli.repl" not in names
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_layout_arrows() -> None:
+    """tools/ never imports agent/, cli/ or builtin_tools/; agent/ never imports cli/ or builtin_tools/;
+    nothing but the CLI (and the ACP server) imports DeepAgent's module."""
+    graph = import_graph()
+    for module, targets in graph.items():
+        if module.startswith("agentica_cli.tools"):
+            bad = {t for t in targets if t.startswith(("agentica_cli.agent", "agentica_cli.cli", "builtin_tools"))}
+            assert not bad, f"{module} imports {bad}"
+        if module.startswith("agentica_cli.agent"):
+            bad = {t for t in targets if t.startswith(("agentica_cli.cli", "builtin_tools", "agentica_cli.deep"))}
+            assert not bad, f"{module} imports {bad}"
+        if "agentica_cli.deep" in targets:
+            assert module.startswith(("agentica_cli.cli", "agentica_cli.acp")), f"{module} imports DeepAgent"
+
+
+def test_executor_and_slash_commands_do_not_name_their_callers_even_for_type_hints() -> None:
+    # They take what they need through Protocols (ExecutorHost, ReplHost): no import back at all.
+    for module, caller in (("agentica_cli/agent/executor.py", "agentica_cli.agent.agent"),
+                           ("agentica_cli/cli/slash.py", "agentica_cli.cli.repl"),
+                           ("agentica_cli/cli/checkpoint_commands.py", "agentica_cli.cli.repl")):
+        tree = ast.parse((ROOT / module).read_text(encoding="utf-8"))
+        imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        assert caller not in imported, f"{module} imports {caller}"
