@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import importlib.util
+import os
 import platform
 import subprocess
 import sys
@@ -75,7 +76,17 @@ def _commit() -> str:
                               text=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError):
         return "unknown"
-    return proc.stdout.strip() or "unknown"
+    commit = proc.stdout.strip() or "unknown"
+    status = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+                            capture_output=True, text=True, timeout=10, check=False)
+    return commit + (" with local changes" if status.stdout.strip() else "")
+
+
+def _load() -> str:
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "unknown"
 
 
 def environment() -> list[str]:
@@ -87,6 +98,7 @@ def environment() -> list[str]:
         f"Machine: {machine()}",
         f"OS: {platform.system()} {platform.release()}",
         f"Python: {platform.python_implementation()} {platform.python_version()}",
+        f"Load average when the table was written: {_load()}",
         f"Dependencies: {deps}",
     ]
 
