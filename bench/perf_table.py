@@ -89,6 +89,9 @@ def _load() -> str:
         return "unknown"
 
 
+_LOAD_AT_START = _load()  # run_all imports this module before it runs any bench
+
+
 def environment() -> list[str]:
     """One line each: when, the machine, the OS, Python, dependency versions, the commit."""
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -98,7 +101,7 @@ def environment() -> list[str]:
         f"Machine: {machine()}",
         f"OS: {platform.system()} {platform.release()}",
         f"Python: {platform.python_implementation()} {platform.python_version()}",
-        f"Load average when the table was written: {_load()}",
+        f"Load average (1, 5, 15 min): {_LOAD_AT_START} before the benches, {_load()} after",
         f"Dependencies: {deps}",
     ]
 
