@@ -40,6 +40,7 @@ BENCHES = {
     "checkpoints": "bench_checkpoints.py",
     "sandbox": "bench_sandbox.py",
     "toolkits": "bench_toolkits.py",
+    "headless": "bench_headless.py",
 }
 
 
@@ -76,6 +77,9 @@ TARGETS = [
            lambda v: v < 5, " ms"),
     Target("loop overhead per step, 300 steps (median)", "loop", _get("median_ms_300"),
            "flat (serialisation only)", lambda v: v < 5, " ms"),
+    Target("`-p` per tool step beyond a stdlib floor client (30 steps)", "headless", _get("extra_step_ms"), "<= 3 ms",
+           lambda v: v <= 3, " ms"),
+    Target("`-p` per tool step / floor client per step", "headless", _get("ratio"), "", None, "x"),
     Target("parallel speedup, N=4", "parallel", _get("speedup_4"), ">= 3.2", lambda v: v >= 3.2, "x"),
     Target("parallel speedup, N=16", "parallel", _get("speedup_16"), ">= 12.8", lambda v: v >= 12.8, "x"),
     Target("grep vs rg (time ratio)", "files", _get("grep_ratio"), "<= 1.3", lambda v: v <= 1.3, "x"),

@@ -67,9 +67,9 @@ def cli_env(tmp: Path) -> dict[str, str]:
 
 
 @cache
-def help_flags(subcommand: str | None) -> frozenset[str] | None:
-    """The flags `agentica [subcommand] --help` lists, or None when there is no such subcommand."""
-    args = [subcommand, "--help"] if subcommand else ["--help"]
+def help_flags(command: tuple[str, ...] = ()) -> frozenset[str] | None:
+    """The flags `agentica [subcommand ...] --help` lists, or None when there is no such subcommand."""
+    args = [*command, "--help"]
     proc = subprocess.run([str(BIN / "agentica"), *args], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}, stdin=subprocess.DEVNULL)
     if proc.returncode != 0:
@@ -106,9 +106,17 @@ def test_every_agentica_flag_shown_in_the_docs_exists() -> None:
     checked = 0
     for page, line in shell_lines():
         for args in agentica_invocations(line):
-            sub = args[0] if args and args[0] in SUBCOMMANDS and help_flags(args[0]) is not None else None
-            known = help_flags(sub)
+            command: tuple[str, ...] = ()
+            if args and args[0] in SUBCOMMANDS and help_flags((args[0],)) is not None:
+                if args[0] == "acp":
+                    continue  # its arguments go to the ACP server unchanged
+                command = (args[0],)
+                if len(args) > 1 and re.fullmatch(r"[a-z]+", args[1]) and help_flags((args[0], args[1])):
+                    command = (args[0], args[1])
+            known = help_flags(command)
             assert known is not None
+            if "--" in args:
+                args = args[: args.index("--")]  # what follows is another program's command line
             for arg in args:
                 flag = arg.split("=", 1)[0]
                 if re.fullmatch(r"--?[A-Za-z][\w-]*", flag):
