@@ -27,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import CACHE, REPO, emit_result, median, print_machine
+from perf_table import import_problem
 
 TREE = CACHE / "grep_tree"
 TREE_FILES = 20_000
@@ -226,6 +227,10 @@ def bench_read() -> dict[str, float]:
 
 
 def main() -> int:
+    problem = import_problem(sys.executable)
+    if problem:  # before generating 700 MB of inputs for a run that would then fail
+        print(problem, file=sys.stderr)
+        return 2
     print_machine("bench_files: grep/glob on a 20,000-file tree, read_file deep in a 500 MB file")
     generate_tree()
     generate_big_file()

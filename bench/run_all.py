@@ -1,15 +1,20 @@
 """Run every benchmark, side by side in one run, and print the targets table.
 
-    python bench/run_all.py            # everything (a few minutes on 2 cores)
-    python bench/run_all.py startup loop   # only the named benches
+    .venv/bin/python bench/run_all.py                # everything; writes docs/performance.md's table
+    .venv/bin/python bench/run_all.py startup loop   # only the named benches (prints, writes nothing)
+    .venv/bin/python bench/run_all.py prompt --write /tmp/perf.md   # write a subset's table elsewhere
 
 Each bench script prints its own figures and one `RESULT {json}` line; this script
-collects those and compares them with the targets from the issues. Exits non-zero if a
-bench failed to run (not if a target is missed: timings are noisy, the table says so).
+collects those and compares them with the targets from the issues, then writes the one
+performance table (with the machine, Python and dependency versions) into docs/performance.md.
+It first checks that its interpreter can import what the benches need, so a wrong `python`
+fails at once instead of after generating data. Exits non-zero if a bench failed to run (not
+if a target is missed: timings are noisy, the table says so); 2 for a usage or import problem.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -23,6 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from _common import machine  # noqa: E402
+from perf_table import PAGE, Row, environment, import_problem, render, write  # noqa: E402
 
 BENCHES = {
     "startup": "bench_startup.py",
@@ -34,6 +40,7 @@ BENCHES = {
     "checkpoints": "bench_checkpoints.py",
     "sandbox": "bench_sandbox.py",
     "toolkits": "bench_toolkits.py",
+    "headless": "bench_headless.py",
 }
 
 
@@ -42,8 +49,8 @@ class Target:
     label: str
     bench: str
     figure: Callable[[dict[str, Any]], float | None]
-    limit: str  # human-readable target
-    met: Callable[[float], bool]
+    limit: str  # human-readable target; "" for a figure shown without one
+    met: Callable[[float], bool] | None
     unit: str = ""
 
 
@@ -70,6 +77,9 @@ TARGETS = [
            lambda v: v < 5, " ms"),
     Target("loop overhead per step, 300 steps (median)", "loop", _get("median_ms_300"),
            "flat (serialisation only)", lambda v: v < 5, " ms"),
+    Target("`-p` per tool step beyond a stdlib floor client (30 steps)", "headless", _get("extra_step_ms"), "<= 3 ms",
+           lambda v: v <= 3, " ms"),
+    Target("`-p` per tool step / floor client per step", "headless", _get("ratio"), "", None, "x"),
     Target("parallel speedup, N=4", "parallel", _get("speedup_4"), ">= 3.2", lambda v: v >= 3.2, "x"),
     Target("parallel speedup, N=16", "parallel", _get("speedup_16"), ">= 12.8", lambda v: v >= 12.8, "x"),
     Target("grep vs rg (time ratio)", "files", _get("grep_ratio"), "<= 1.3", lambda v: v <= 1.3, "x"),
@@ -77,6 +87,10 @@ TARGETS = [
     Target("read_file peak memory", "files", _get("read_deep_rss_mb"), "< 50 MB", lambda v: v < 50, " MB"),
     Target("first request size, default tools", "prompt", _get("first_request_kb"), "< 16 KB",
            lambda v: v < 16, " KB"),
+    Target("largest toolkit's schemas", "toolkits", _get("largest_toolkit_schema_bytes"), "< 1536 bytes",
+           lambda v: v < 1536, " bytes"),
+    Target("first request size with all toolkits enabled", "toolkits", _get("first_request_bytes_all_toolkits"), "",
+           None, " bytes"),
     Target("keystroke to screen, idle prompt (median)", "keys", _get("idle_ms"), "< 50 ms", lambda v: v < 50, " ms"),
     Target("keystroke to screen while a turn streams (median)", "keys", _get("busy_ms"), "< 50 ms",
            lambda v: v < 50, " ms"),
@@ -84,6 +98,14 @@ TARGETS = [
            _get("changed5_p50_ms"), "< 150 ms", lambda v: v < 150, " ms"),
     Target("checkpoint: per-turn overhead, 30-step loop", "checkpoints", _get("turn_overhead_pct"), "< 10%",
            lambda v: v < 10, "%"),
+    Target("checkpoint: first snapshot, 20,000 files / 200 MB", "checkpoints", _get("first_ms"), "", None, " ms"),
+    Target("checkpoint: snapshot of an unchanged tree (p50)", "checkpoints", _get("unchanged_p50_ms"), "", None,
+           " ms"),
+    Target("checkpoint: a snapshot after every step, 30-step loop", "checkpoints",
+           _get("every_step_overhead_pct"), "", None, "%"),
+    Target("`glob(\"**/*.py\")` on the 20,000 files (`find`: next row)", "files", _get("glob_ms"), "", None, " ms"),
+    Target("`find -name \"*.py\"` on the same tree", "files", _get("find_ms"), "", None, " ms"),
+    Target("sandbox: unconfined `true` (p50)", "sandbox", _get("none_ms"), "", None, " ms"),
     Target("sandbox: bubblewrap added per command (p50)", "sandbox", _get("bubblewrap_added_ms"), "< 15 ms",
            lambda v: v < 15, " ms"),
     Target("sandbox: Landlock added per command (p50)", "sandbox", _get("landlock_added_ms"), "< 3 ms",
@@ -108,12 +130,39 @@ def run_bench(name: str, script: str) -> tuple[dict[str, Any] | None, float]:
     return result, elapsed
 
 
+def rows(chosen: list[str], results: dict[str, dict[str, Any]]) -> list[Row]:
+    """The table's rows for the benches that were chosen, in TARGETS order."""
+    table = []
+    for target in TARGETS:
+        if target.bench not in chosen:
+            continue
+        value = target.figure(results.get(target.bench, {}))
+        if value is None:
+            table.append(Row(target.label, target.limit, "(not measured)", ""))
+            continue
+        shown = f"{value:.1f}{target.unit}" if abs(value) < 100 else f"{value:.0f}{target.unit}"
+        verdict = "" if target.met is None else ("ok" if target.met(value) else "MISSED")
+        table.append(Row(target.label, target.limit, shown, verdict))
+    return table
+
+
 def main(argv: list[str]) -> int:
-    chosen = argv or list(BENCHES)
+    parser = argparse.ArgumentParser(description="Run the benchmarks and write the performance table.")
+    parser.add_argument("benches", nargs="*", metavar="BENCH", help=f"some of: {', '.join(BENCHES)} (default: all)")
+    parser.add_argument("--write", type=Path, metavar="PAGE",
+                        help="write the table into PAGE (default: docs/performance.md when every bench runs)")
+    parser.add_argument("--no-write", action="store_true", help="only print the table")
+    opts = parser.parse_args(argv)
+    chosen = opts.benches or list(BENCHES)
     unknown = [n for n in chosen if n not in BENCHES]
     if unknown:
         print(f"unknown bench(es): {', '.join(unknown)}; choose from {', '.join(BENCHES)}", file=sys.stderr)
         return 2
+    problem = import_problem(sys.executable)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    page = None if opts.no_write else (opts.write or (PAGE if not opts.benches else None))
     print(f"machine: {machine()}")
     results: dict[str, dict[str, Any]] = {}
     failed = []
@@ -125,17 +174,11 @@ def main(argv: list[str]) -> int:
         else:
             results[name] = result
 
-    print("\n| what | target | measured | |")
-    print("|---|---|---|---|")
-    for target in TARGETS:
-        if target.bench not in chosen:
-            continue
-        value = target.figure(results.get(target.bench, {}))
-        if value is None:
-            print(f"| {target.label} | {target.limit} | (not measured) | |")
-            continue
-        shown = f"{value:.1f}{target.unit}" if value < 100 else f"{value:.0f}{target.unit}"
-        print(f"| {target.label} | {target.limit} | {shown} | {'ok' if target.met(value) else 'MISSED'} |")
+    block = render(rows(chosen, results), environment(), chosen, failed)
+    print("\n" + block)
+    if page is not None:
+        write(block, page)
+        print(f"\nwrote the table into {page}")
     if failed:
         print(f"\nfailed: {', '.join(failed)}")
         return 1

@@ -1,15 +1,15 @@
-"""The README's "Using agentica as a library" examples run as written, against the scripted
+"""The examples of docs/library.md run as written, against the scripted
 server (OPENAI_BASE_URL points the examples' OpenAIChat at it)."""
 
 from __future__ import annotations
 
-from readme_support import README, python_blocks
+from readme_support import DOCS, python_blocks
 
 from agentica_cli.testing import ScriptedModelServer, tool_call_problems, turns
 
 
 def test_library_examples_run(monkeypatch, tmp_path, capsys):
-    blocks = python_blocks("Using agentica as a library")
+    blocks = python_blocks(path=DOCS / "library.md")
     assert len(blocks) == 8
     script = [
         turns.tool_calls(turns.call("get_weather", {"city": "Shanghai"}, id="w1")),
@@ -28,7 +28,7 @@ def test_library_examples_run(monkeypatch, tmp_path, capsys):
         monkeypatch.chdir(tmp_path)
         namespace: dict[str, object] = {"__name__": "readme_example"}
         for block in blocks:
-            exec(compile(block, str(README), "exec"), namespace)
+            exec(compile(block, str(DOCS / "library.md"), "exec"), namespace)
         out = capsys.readouterr().out
         assert server.pending == 0 and len(server.requests) == 8
         for body in server.requests:

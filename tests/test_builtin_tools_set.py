@@ -75,13 +75,13 @@ def test_whole_default_prompt_stays_under_16kb(tmp_path: Path) -> None:
 
 
 def test_readme_builtin_tools_example_runs(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from readme_support import python_blocks
+    from readme_support import DOCS, python_blocks
 
-    block = python_blocks("Builtin tools")[0]
+    block = python_blocks("Builtin tools", DOCS / "tools.md")[0]
     monkeypatch.setenv("OPENAI_API_KEY", "sk-readme-example")
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {}
-    exec(compile(block, "README.md", "exec"), namespace)
+    exec(compile(block, str(DOCS / "tools.md"), "exec"), namespace)
     agent = namespace["agent"]
     assert set(agent.functions) == set(CONTRACT) - {"web_search", "task"}  # type: ignore[attr-defined]
     file_tool = next(t for t in namespace["tools"] if isinstance(t, BuiltinFileTool))  # type: ignore[attr-defined]

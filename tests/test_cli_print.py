@@ -445,9 +445,9 @@ def test_help_documents_every_exit_code(home: Path, project: Path) -> None:
     returned = {exitcodes.OK, exitcodes.MODEL_ERROR, exitcodes.USAGE_ERROR, exitcodes.INCOMPLETE,
                 exitcodes.INTERRUPTED, exitcodes.OUTPUT_CLOSED}  # each one is returned by a test in this file
     assert codes == returned == {0, 1, 2, 3, 130, 141}
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    reference = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text()
     for code in codes:
-        assert f"\n| {code} | " in readme
+        assert f"\n| {code} | " in reference
 
 
 def test_untrusted_project_hooks_do_not_run_until_trusted(home: Path, project: Path) -> None:

@@ -48,7 +48,7 @@ def third_party_imports(folders: list[Path], local: set[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for folder in folders:
         for path in folder.rglob("*.py"):
-            if ".venv" in path.parts:
+            if ".venv" in path.parts or ".cache" in path.parts:  # bench/.cache: generated inputs, not code
                 continue
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, ast.Import):

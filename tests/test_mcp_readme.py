@@ -1,4 +1,4 @@
-"""The README's MCP example runs: its server file, served over stdio, and its client code
+"""The MCP example of docs/mcp.md runs: its server file, served over stdio, and its client code
 (with the model pointed at the scripted test server instead of a real provider)."""
 
 from __future__ import annotations
@@ -6,14 +6,15 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from readme_support import README, python_blocks
+from readme_support import DOCS, python_blocks
 
 from agentica_cli.testing import turns
 
 
 def test_readme_mcp_example_runs(tmp_path, monkeypatch, scripted, capsys):
-    server_code, client_code, *_ = python_blocks("MCP servers")
-    assert server_code.startswith("# weather_server.py\n")
+    blocks = python_blocks(path=DOCS / "mcp.md")
+    at = next(i for i, block in enumerate(blocks) if block.startswith("# weather_server.py\n"))
+    server_code, client_code = blocks[at], blocks[at + 1]  # the server file, then the code that uses it
     (tmp_path / "weather_server.py").write_text(server_code)
     model = scripted(
         turns.tool_calls(turns.call("weather_server__get_weather", {"city": "Paris"}, id="w1")),
@@ -27,7 +28,7 @@ def test_readme_mcp_example_runs(tmp_path, monkeypatch, scripted, capsys):
     assert "weather_server.py" in client_code and model.base_url in client_code
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("AGENTICA_HOME", str(tmp_path / "home"))
-    exec(compile(client_code, str(README), "exec"), {"__name__": "readme_example", "asyncio": asyncio})
+    exec(compile(client_code, str(DOCS / "mcp.md"), "exec"), {"__name__": "readme_example", "asyncio": asyncio})
     assert capsys.readouterr().out.splitlines() == [
         "['weather_server__get_weather']",
         "Sunny in Paris, 22°C",

@@ -1,4 +1,4 @@
-"""Process exit codes of the `agentica` command (documented in --help and README)."""
+"""Process exit codes of the `agentica` command (documented in --help and docs/cli.md)."""
 
 from __future__ import annotations
 

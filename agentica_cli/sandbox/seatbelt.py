@@ -2,7 +2,7 @@
 
 Written from Apple's profile language as Codex and others use it; it cannot be tested on
 the Linux machines this project is built on, so it is used only on macOS and is marked
-untested in the README.
+untested in docs/security.md.
 """
 
 from __future__ import annotations
