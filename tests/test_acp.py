@@ -24,7 +24,7 @@ def project(tmp_path: Path) -> Path:
     return path
 
 
-def run(coro):  # noqa: ANN001, ANN201
+def run(coro):
     return asyncio.run(asyncio.wait_for(coro, 90))
 
 
@@ -45,7 +45,7 @@ def test_a_prompt_reads_edits_with_permission_runs_a_command_and_writes_a_plan(h
     client.buffers[notes] = "hello from the buffer\n"  # unsaved in the editor; the disk says otherwise
     client.answers = ["once", "once"]
 
-    async def scenario():  # noqa: ANN202
+    async def scenario():
         with ScriptedModelServer(script) as server:
             async with editor_session(client, server, project, home, "--sandbox", "off") as conn:
                 session = await conn.new_session(cwd=str(project), mcp_servers=[])
@@ -111,7 +111,7 @@ def test_plan_mode_refuses_the_edit_without_asking(home: Path, project: Path) ->
     ]
     client = EditorClient(fs=False, terminal=False)
 
-    async def scenario():  # noqa: ANN202
+    async def scenario():
         with ScriptedModelServer(script) as server:
             async with editor_session(client, server, project, home) as conn:
                 session = await conn.new_session(cwd=str(project), mcp_servers=[])
@@ -133,7 +133,7 @@ def test_cancel_mid_turn_then_the_session_goes_on(home: Path, project: Path) -> 
     script = [turns.hang(limit=30), turns.text("Back again.")]
     client = EditorClient()
 
-    async def scenario():  # noqa: ANN202
+    async def scenario():
         with ScriptedModelServer(script) as server:
             async with editor_session(client, server, project, home) as conn:
                 session = await conn.new_session(cwd=str(project), mcp_servers=[])
@@ -157,7 +157,7 @@ def test_cancel_mid_turn_then_the_session_goes_on(home: Path, project: Path) -> 
 
 
 def test_load_replays_a_saved_session_and_continues_it_with_images_and_context(home: Path, project: Path,
-                                                                                monkeypatch) -> None:  # noqa: ANN001
+                                                                                monkeypatch) -> None:
     from agentica_cli.cli.sessions import SessionStore
 
     store = SessionStore(home / "sessions")
@@ -174,7 +174,7 @@ def test_load_replays_a_saved_session_and_continues_it_with_images_and_context(h
     client = EditorClient()
     png = "iVBORw0KGgo="
 
-    async def scenario():  # noqa: ANN202
+    async def scenario():
         with ScriptedModelServer([turns.text("Still hello.")]) as server:
             async with editor_session(client, server, project, home) as conn:
                 await conn.load_session(cwd=str(project), session_id=saved.id, mcp_servers=[])

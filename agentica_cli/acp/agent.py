@@ -72,6 +72,7 @@ class AgenticaAcpAgent:
         self.client_caps: Any = None
         self.sessions: dict[str, AcpSession] = {}
         self.background: set[asyncio.Task[Any]] = set()
+        self.warming: asyncio.Future[None] | None = None  # the heavy imports, in a thread
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -83,7 +84,7 @@ class AgenticaAcpAgent:
         from agentica_cli import __version__
 
         self.client_caps = client_capabilities
-        asyncio.get_running_loop().run_in_executor(None, _warm_imports)  # the first session/new is then quicker
+        self.warming = asyncio.get_running_loop().run_in_executor(None, _warm_imports)
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
@@ -160,7 +161,8 @@ class AgenticaAcpAgent:
         return session
 
     def announce_commands(self, session: AcpSession) -> None:
-        """The slash commands, sent once the session's id is the editor's (after this response)."""
+        """The slash commands, sent once the session's id is the editor's (after this response);
+        then the model client is made ready, so the first prompt does not wait for it."""
         from acp.helpers import update_available_commands
 
         from agentica_cli.acp.commands import available_commands
@@ -168,6 +170,17 @@ class AgenticaAcpAgent:
         async def send() -> None:
             await asyncio.sleep(0)
             await session.send(update_available_commands(available_commands()))
+            if self.warming is not None:
+                await asyncio.shield(self.warming)
+            agent = session.agent
+            # Tool schemas and the system prompt are built (and kept) on first use: ~0.1 s.
+            await asyncio.to_thread(lambda: ([f.to_openai() for f in agent.functions.values()], agent.system_prompt()))
+            make_client = getattr(agent.model, "client", None)
+            if callable(make_client):
+                try:
+                    make_client()  # the SDK's client: ~0.1 s of set-up otherwise paid by the first prompt
+                except Exception:
+                    pass  # the first request reports it properly
 
         task = asyncio.create_task(send())
         self.background.add(task)
@@ -283,7 +296,8 @@ class AgenticaAcpAgent:
 def _warm_imports() -> None:
     """The agent loop, the builtin tools and openai: imported in a thread while the editor sets up."""
     try:
-        import openai  # noqa: F401
+        import openai
+        import openai.resources.chat  # noqa: F401  (what the first request would import)
 
         import agentica_cli.agent  # noqa: F401
         import builtin_tools  # noqa: F401
