@@ -199,3 +199,92 @@ def test_load_replays_a_saved_session_and_continues_it_with_images_and_context(h
     assert parts[0]["type"] == "text" and "and this picture?" in parts[0]["text"] and "ctx line" in parts[0]["text"]
     assert parts[1] == {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{png}"}}
     assert "and this picture?" in last_user_message(requests[0])
+
+
+def test_allow_always_grants_commands_and_edits_and_the_editor_picks_the_model(home: Path, project: Path) -> None:
+    from acp.schema import McpServerStdio
+    from mcp_servers.support import DEMO_SERVER, PYTHON
+
+    script = [
+        turns.tool_calls(turns.call("execute", {"command": "printf one"}, id="e1")),
+        turns.tool_calls(turns.call("execute", {"command": "printf two"}, id="e2")),
+        turns.tool_calls(turns.call("write_file", {"file_path": "a.txt", "content": "a\n"}, id="w1")),
+        turns.tool_calls(turns.call("write_file", {"file_path": "b.txt", "content": "b\n"}, id="w2"),
+                         turns.call("demo__echo", {"text": "via the editor's MCP server"}, id="m1")),
+        turns.text("Done."),
+    ]
+    client = EditorClient(fs=False, terminal=False)  # no editor fs or terminal: the disk, local commands
+    client.answers = ["always", "always"]
+
+    async def scenario():
+        with ScriptedModelServer(script) as server:
+            async with editor_session(client, server, project, home, "--sandbox", "off") as conn:
+                demo = McpServerStdio(name="demo", command=PYTHON, args=[str(DEMO_SERVER)], env=[])
+                session = await conn.new_session(cwd=str(project), mcp_servers=[demo])
+                sid = session.session_id
+                picked = await conn.set_config_option(config_id="model", session_id=sid, value="other-model")
+                response = await conn.prompt(session_id=sid, prompt=[text_block("make files")])
+                listed = await conn.list_sessions(cwd=str(project))
+            return sid, picked, response, listed, server.requests
+
+    sid, picked, response, listed, requests = run(scenario())
+    assert response.stop_reason == "end_turn"
+    assert picked.config_options[0].current_value == "other-model"
+    assert {r["model"] for r in requests} == {"other-model"}
+    assert len(client.permission_requests) == 2  # e2 and w2 ran on the grants
+    (first, first_options), (edit, _) = client.permission_requests
+    assert first.tool_call_id == "e1"
+    assert [o.name for o in first_options if o.kind == "allow_always"] == ["Always allow `printf` commands"]
+    assert edit.tool_call_id == "w1" and edit.content[0].old_text is None  # a new file
+    assert [u.current_mode_id for u in client.of_kind("current_mode_update")] == ["accept-edits"]
+    assert (project / "a.txt").read_text() == "a\n" and (project / "b.txt").read_text() == "b\n"
+    results = tool_results(requests[4])
+    assert "one" in tool_results(requests[1])["e1"] and "two" in tool_results(requests[2])["e2"]
+    assert results["m1"] == "via the editor's MCP server"
+    finals = {u.tool_call_id: u for u in client.of_kind("tool_call_update") if u.status == "completed"}
+    assert "two" in finals["e2"].content[0].content.text  # a local command's output, in the tool call
+    assert sid in [s.session_id for s in listed.sessions]
+
+
+def test_cancel_while_the_editor_asks_for_permission(home: Path, project: Path) -> None:
+    script = [turns.tool_calls(turns.call("write_file", {"file_path": "x.txt", "content": "x"}, id="w1"))]
+    client = EditorClient(fs=False)
+    client.answers = ["cancel"]
+
+    async def scenario():
+        with ScriptedModelServer(script) as server:
+            async with editor_session(client, server, project, home) as conn:
+                session = await conn.new_session(cwd=str(project), mcp_servers=[])
+
+                async def editor_cancels(tool_call):  # the user presses stop while the question is open
+                    await conn.cancel(session_id=session.session_id)
+
+                client.on_permission = editor_cancels
+                return await conn.prompt(session_id=session.session_id, prompt=[text_block("write x")])
+
+    response = run(scenario())
+    assert response.stop_reason == "cancelled"
+    assert not (project / "x.txt").exists()
+
+
+def test_without_an_api_key_sessions_need_authentication(home: Path, project: Path) -> None:
+    from acp import RequestError, spawn_agent_process
+    from acp.schema import ClientCapabilities
+    from acp_support import agent_env
+    from test_cli_helpers import AGENTICA
+
+    async def scenario():
+        client = EditorClient()
+        async with spawn_agent_process(client, AGENTICA[0], *AGENTICA[1:], "acp", env=agent_env(home),
+                                       cwd=str(project), transport_kwargs={"stderr": None}) as (conn, _):
+            hello = await conn.initialize(protocol_version=1, client_capabilities=ClientCapabilities())
+            with pytest.raises(RequestError) as refused:
+                await conn.new_session(cwd=str(project), mcp_servers=[])
+            return hello, refused.value
+
+    hello, refused = run(scenario())
+    assert hello.agent_capabilities.load_session is True
+    assert hello.agent_capabilities.prompt_capabilities.image is True
+    assert hello.auth_methods[0].vars[0].name == "AGENTICA_API_KEY"
+    assert refused.code == RequestError.auth_required().code
+    assert "no API key configured" in str(refused.data)
