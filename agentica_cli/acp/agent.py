@@ -19,6 +19,7 @@ from acp.schema import (
     AgentCapabilities,
     AuthenticateResponse,
     AuthEnvVar,
+    AuthMethodAgent,
     EnvVarAuthMethod,
     Implementation,
     InitializeResponse,
@@ -37,7 +38,8 @@ from acp.schema import (
 
 from agentica_cli.acp.session import AcpSession, log
 
-AUTH_METHOD = "api-key"
+AUTH_METHOD = "api-key"  # the editor sets AGENTICA_API_KEY and restarts us
+CONFIG_AUTH_METHOD = "config"  # the user saved a key in the config file: read it again
 
 
 def _error(make: Any, message: str) -> RequestError:
@@ -97,6 +99,10 @@ class AgenticaAcpAgent:
                 id=AUTH_METHOD, name="API key", type="env_var",
                 description="The key of your model provider (or set it in ~/.agentica/config.toml)",
                 vars=[AuthEnvVar(name="AGENTICA_API_KEY", label="API key", secret=True)],
+            ), AuthMethodAgent(
+                id=CONFIG_AUTH_METHOD, name="Key from the config file",
+                description="Set api_key under [model] in ~/.agentica/config.toml (or run `agentica` once in a "
+                            "terminal, which offers to save it), then choose this",
             )],
             agent_info=Implementation(name="agentica", title="agentica", version=__version__),
         )
