@@ -302,8 +302,12 @@ class AgenticaAcpAgent:
 def _warm_imports() -> None:
     """The agent loop, the builtin tools and openai: imported in a thread while the editor sets up."""
     try:
+        # What the first request would import: httpx's first connection pulls in anyio's
+        # streams (~50 ms on a busy machine), the first post openai's chat resources.
+        import anyio._core._sockets
+        import anyio._core._streams  # noqa: F401
         import openai
-        import openai.resources.chat  # noqa: F401  (what the first request would import)
+        import openai.resources.chat  # noqa: F401
 
         import agentica_cli.agent  # noqa: F401
         import builtin_tools  # noqa: F401
