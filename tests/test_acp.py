@@ -79,6 +79,7 @@ def test_a_prompt_reads_edits_with_permission_runs_a_command_and_writes_a_plan(h
     starts = {u.tool_call_id: u for u in client.of_kind("tool_call")}
     assert {k: u.kind for k, u in starts.items()} == {"c1": "read", "c2": "edit", "c3": "execute", "c4": "think"}
     assert starts["c1"].locations[0].path == notes
+    assert (starts["c1"].status, starts["c2"].status) == ("in_progress", "pending")  # the edit waits for the answer
     assert starts["c3"].title == "Run `echo ran-in-the-terminal`"
     finals = {u.tool_call_id: u for u in client.of_kind("tool_call_update") if u.status in ("completed", "failed")}
     assert {k: u.status for k, u in finals.items()} == dict.fromkeys(("c1", "c2", "c3", "c4"), "completed")
@@ -243,6 +244,8 @@ def test_allow_always_grants_commands_and_edits_and_the_editor_picks_the_model(h
     assert results["m1"] == "via the editor's MCP server"
     finals = {u.tool_call_id: u for u in client.of_kind("tool_call_update") if u.status == "completed"}
     assert "two" in finals["e2"].content[0].content.text  # a local command's output, in the tool call
+    live = [u for u in client.of_kind("tool_call_update") if u.tool_call_id == "e1" and u.status == "in_progress"]
+    assert any(u.content and "one" in u.content[0].content.text for u in live)  # shown while it ran
     assert sid in [s.session_id for s in listed.sessions]
 
 

@@ -9,6 +9,7 @@ import os
 import sys
 from contextlib import aclosing
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from acp import (
@@ -147,6 +148,10 @@ class AcpSession:
         stop = "end_turn"
         async with aclosing(self.agent.run_stream(content)) as stream:
             async for event in stream:
+                if event.type == "tool_output":  # a tool's own events carry its call as their source
+                    if event.call_id in self.started:
+                        await self.tool_output(event.call_id, event.text)
+                    continue
                 if event.source:
                     continue  # a sub-agent's steps: its task call shows the outcome
                 if event.type == "turn_finished":
@@ -163,8 +168,6 @@ class AcpSession:
             await self.send(update_agent_thought_text(event.text))
         elif kind == "tool_call_started":
             await self.tool_started(event.call_id, event.name, event.args if isinstance(event.args, dict) else {})
-        elif kind == "tool_output":
-            await self.tool_output(event.call_id, event.text)
         elif kind == "tool_call_finished":
             await self.tool_finished(event)
         elif kind == "notice" and event.kind != "retry":
@@ -175,11 +178,12 @@ class AcpSession:
     async def tool_started(self, call_id: str, name: str, args: dict[str, Any]) -> None:
         self.started[call_id] = (name, args)
         function = self.agent.functions.get(name)
-        destructive = bool(getattr(function, "is_destructive", False))
+        # Pending while the policy will ask about it; a call that runs at once is in progress.
+        asks = self.policy.evaluate(SimpleNamespace(name=name, args=args, function=function)).kind == "ask"
         content = await self.edit_content(call_id, name, args)
         await self.send(start_tool_call(
             call_id, updates.tool_title(name, args), kind=updates.tool_kind(name),
-            status="pending" if destructive else "in_progress", content=content,
+            status="pending" if asks else "in_progress", content=content,
             locations=updates.tool_locations(name, args, self.work_dir), raw_input=updates.raw_arguments(args),
         ))
 
