@@ -47,7 +47,7 @@ def test_a_prompt_reads_edits_with_permission_runs_a_command_and_writes_a_plan(h
 
     async def scenario():
         with ScriptedModelServer(script) as server:
-            async with editor_session(client, server, project, home, "--sandbox", "off") as conn:
+            async with editor_session(client, server, project, home) as conn:
                 session = await conn.new_session(cwd=str(project), mcp_servers=[])
                 response = await conn.prompt(session_id=session.session_id, prompt=[text_block("fix the notes")])
                 await client.wait_for(lambda: client.of_kind("available_commands_update"))
@@ -91,6 +91,12 @@ def test_a_prompt_reads_edits_with_permission_runs_a_command_and_writes_a_plan(h
     command, args, cwd = client.terminal_commands[0]
     assert command == "env" and args[0] == "-i" and args[-1] == "echo ran-in-the-terminal"
     assert cwd == str(project)
+    from agentica_cli.cli.config import load_settings
+    from agentica_cli.cli.sandbox_settings import sandbox_for
+
+    confined = sandbox_for(load_settings(project, {}, trusted=False), project, []).confines
+    program = next(a for a in args[1:] if "=" not in a)  # after `-i` and the environment
+    assert (Path(program).name != "bash") == confined  # wrapped by the OS sandbox whenever it confines
     assert not any(a.startswith("AGENTICA_API_KEY=") or "test-key" in a for a in args)
     assert finals["c3"].content[0].type == "terminal"
     assert "ran-in-the-terminal" in tool_results(requests[3])["c3"]
