@@ -31,7 +31,7 @@ from acp.schema import (
     WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
-from test_cli_helpers import AGENTICA, cli_env
+from cli_support import AGENTICA, cli_env
 
 
 class Terminal:

@@ -11,7 +11,7 @@ import pytest
 from acp import image_block, resource_block, text_block
 from acp.schema import TextResourceContents
 from acp_support import EditorClient, editor_session, message_text
-from test_cli_helpers import last_user_message, tool_results
+from cli_support import last_user_message, tool_results
 
 from agentica_cli.testing import ScriptedModelServer, turns
 
@@ -280,7 +280,7 @@ def test_without_an_api_key_sessions_need_authentication(home: Path, project: Pa
     from acp import RequestError, spawn_agent_process
     from acp.schema import ClientCapabilities
     from acp_support import agent_env
-    from test_cli_helpers import AGENTICA
+    from cli_support import AGENTICA
 
     async def scenario():
         client = EditorClient()
