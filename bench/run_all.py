@@ -41,6 +41,7 @@ BENCHES = {
     "sandbox": "bench_sandbox.py",
     "toolkits": "bench_toolkits.py",
     "headless": "bench_headless.py",
+    "acp": "bench_acp.py",
 }
 
 
@@ -110,6 +111,10 @@ TARGETS = [
            lambda v: v < 15, " ms"),
     Target("sandbox: Landlock added per command (p50)", "sandbox", _get("landlock_added_ms"), "< 3 ms",
            lambda v: v < 3, " ms"),
+    Target("acp: first prompt to first update, over the model", "acp", _get("first_prompt_ms"), "< 50 ms",
+           lambda v: v < 50, " ms"),
+    Target("acp: later prompts to first update, over the model (median)", "acp", _get("warm_median_ms"),
+           "< 50 ms", lambda v: v < 50, " ms"),
 ]
 
 

@@ -8,7 +8,7 @@ import shutil
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentica_cli.tools.base import Tool
 from agentica_cli.tools.context import ToolContext
@@ -95,6 +95,10 @@ class BuiltinExecuteTool(Tool):
         self.extra_env = dict(extra_env or {})
         self.max_output_chars = max_output_chars
         self.shell = shutil.which("bash") or "/bin/bash"
+        # Runs foreground commands somewhere else (an editor's terminal, for `agentica acp`):
+        # `await runner.run(argv, cwd=, env=, timeout=, ctx=)` -> a CommandOutcome, or None to
+        # run it here. It gets the argv already wrapped by the sandbox.
+        self.runner: Any = None
         self.register(self.execute, is_destructive=True)
         # Process-wide: /ps and the session's end see every background process, sub-agents' too.
         self.background = background_processes()
@@ -168,12 +172,14 @@ class BuiltinExecuteTool(Tool):
         seconds = max(1, min(int(timeout), MAX_TIMEOUT_S))
         started = time.monotonic()
         live = _live_output(ctx)
+        argv, env = self.command_argv(command, sandbox=sandbox), self.command_environment(ctx, sandbox=sandbox)
         try:
-            outcome = await run_in_group(
-                self.command_argv(command, sandbox=sandbox), cwd=str(self.work_dir),
-                env=self.command_environment(ctx, sandbox=sandbox), timeout=seconds,
-                on_output=live.feed if live is not None else None,
-            )
+            outcome = None
+            if self.runner is not None:
+                outcome = await self.runner.run(argv, cwd=str(self.work_dir), env=env, timeout=seconds, ctx=ctx)
+            if outcome is None:
+                outcome = await run_in_group(argv, cwd=str(self.work_dir), env=env, timeout=seconds,
+                                             on_output=live.feed if live is not None else None)
         finally:
             if live is not None:
                 live.close()

@@ -13,6 +13,7 @@ from typing_extensions import NotRequired, TypedDict
 from agentica_cli.tools.base import Tool
 from builtin_tools import search
 from builtin_tools.atomic_write import StaleTempCleaner, atomic_write_at
+from builtin_tools.file_access import FileAccess, content_stat, page_of
 from builtin_tools.file_edit import Edit, FileEditError, apply_edits, short_diff
 from builtin_tools.file_read import (
     DEFAULT_LIMIT,
@@ -63,8 +64,12 @@ class BuiltinFileTool(Tool):
         allowed_dirs: Iterable[str | os.PathLike[str]] = (),
         rg_path: str | object | None = _AUTO,
         max_edit_bytes: int = MAX_EDIT_BYTES,
+        file_access: FileAccess | None = None,
     ):
         super().__init__(name="files")
+        # Content of read_file/write_file/edits from somewhere other than the disk (an
+        # editor's buffers, see file_access.py); None: the disk.
+        self.file_access = file_access
         self.sandbox = PathSandbox(work_dir, allowed_dirs)
         self.tracker = ReadTracker()
         self.max_edit_bytes = max_edit_bytes
@@ -181,6 +186,8 @@ class BuiltinFileTool(Tool):
         shown = self.sandbox.display(real)
         if self.sandbox.is_root(real):
             raise FileReadError(f"{shown} is a directory; use ls to list it.")
+        if self.file_access is not None:
+            return self._read_through_access(real, shown, offset, limit)
         try:
             dir_fd = self.sandbox.open_parent(real)
         except (FileNotFoundError, NotADirectoryError):
@@ -210,6 +217,63 @@ class BuiltinFileTool(Tool):
             else:
                 self.tracker.record(real, None, info)
         return render_page(page, shown)
+
+    def _access_read(self, real: Path, shown: str) -> bytes:
+        assert self.file_access is not None
+        try:
+            return self.file_access.read_text(real).encode("utf-8")
+        except FileNotFoundError:
+            raise FileReadError(f"{shown} does not exist.") from None
+
+    def _read_through_access(self, real: Path, shown: str, offset: int | None, limit: int | None) -> str:
+        data = self._access_read(real, shown)
+        if offset is None and limit is None and len(data) > WHOLE_FILE_LIMIT:
+            raise FileReadError(
+                f"{shown} is {human_size(len(data))}, over the {WHOLE_FILE_LIMIT // 1024} KB limit for reading a "
+                "whole file. Read it in pages (offset/limit) or grep for the lines you need."
+            )
+        start = 1 if offset is None else offset
+        count = DEFAULT_LIMIT if limit is None else limit
+        if start < 1:
+            raise FileReadError(f"offset must be 1 or more (lines are numbered from 1), got {start}.")
+        if count < 1:
+            raise FileReadError(f"limit must be 1 or more, got {count}.")
+        page = page_of(data, start, min(count, DEFAULT_LIMIT))
+        self.tracker.record(real, data, content_stat(data))
+        return render_page(page, shown)
+
+    def _write_through_access(self, real: Path, shown: str, content: str) -> str:
+        assert self.file_access is not None
+        try:
+            data = self.file_access.read_text(real).encode("utf-8")
+        except FileNotFoundError:
+            data = None
+        if data is None:
+            new_data, verb = content.encode("utf-8"), "Created"
+        else:
+            self.tracker.check_current(real, data, shown, content_stat(data))
+            _, fmt = decode_text(data, shown)
+            new_data, verb = fmt.encode(fmt.apply(content)), "Overwrote"
+        self.file_access.write_text(real, new_data.decode("utf-8"))
+        self.tracker.record(real, new_data, content_stat(new_data))
+        lines = new_data.count(b"\n") + (0 if new_data.endswith(b"\n") or not new_data else 1)
+        return f"{verb} {shown} ({lines} lines, {human_size(len(new_data))})."
+
+    def _apply_through_access(self, real: Path, shown: str, edits: list[Edit]) -> str:
+        assert self.file_access is not None
+        try:
+            data = self.file_access.read_text(real).encode("utf-8")
+        except FileNotFoundError:
+            raise FileNotFoundError(f"{shown} does not exist; use write_file to create it.") from None
+        self.tracker.check_current(real, data, shown, content_stat(data))
+        text, fmt = decode_text(data, shown)
+        new_text, replaced = apply_edits(text, fmt, edits)
+        new_text = fmt.keep_final_newline(new_text)
+        new_data = fmt.encode(new_text)
+        self.file_access.write_text(real, new_data.decode("utf-8"))
+        self.tracker.record(real, new_data, content_stat(new_data))
+        plural = "" if replaced == 1 else "s"
+        return f"Edited {shown}: {replaced} replacement{plural}.\n{short_diff(text, new_text, shown)}"
 
     # -- writing --------------------------------------------------------------------------
 
@@ -250,6 +314,8 @@ class BuiltinFileTool(Tool):
         real = self.sandbox.resolve(file_path)
         shown = self.sandbox.display(real)
         created = content.encode("utf-8")  # text that cannot be encoded fails before any folder is made
+        if self.file_access is not None:
+            return self._write_through_access(real, shown, content)
         try:
             dir_fd = self.sandbox.open_parent(real, create=True)
         except NotADirectoryError:
@@ -275,6 +341,8 @@ class BuiltinFileTool(Tool):
         real = self.sandbox.resolve(file_path)
         shown = self.sandbox.display(real)
         missing = f"{shown} does not exist; use write_file to create it."
+        if self.file_access is not None:
+            return self._apply_through_access(real, shown, edits)
         try:
             dir_fd = self.sandbox.open_parent(real)
         except (FileNotFoundError, NotADirectoryError):

@@ -54,6 +54,7 @@ SCHEMA: dict[str, Any] = {
     "model": {
         "provider": "provider",
         "name": "str",
+        "choices": "list[str]",  # other model ids an editor offers in its model picker (agentica acp)
         "base_url": "str",
         "api_key": "str",
         # seconds (0: no limit); checked for sign by runtime.check_model_timeouts

@@ -37,6 +37,36 @@ def _first(args: dict[str, Any], *keys: str) -> Any:
     return None
 
 
+def edited_text(args: dict[str, Any], before: str) -> str | None:
+    """The file's text after an edit call with `args` (write: its content; edits: the
+    replacements in order), or None when the edit would fail or is not an edit."""
+    content = _first(args, "content", "file_text", "text")
+    if isinstance(content, str):
+        return content
+    edits = args.get("edits")
+    pairs: list[tuple[str, str, bool]] = []
+    if isinstance(edits, list):
+        for edit in edits:
+            if isinstance(edit, dict):
+                old = _first(edit, "old_string", "old_str", "old_text", "old")
+                new = _first(edit, "new_string", "new_str", "new_text", "new")
+                if isinstance(old, str) and isinstance(new, str):
+                    pairs.append((old, new, bool(edit.get("replace_all"))))
+    else:
+        old = _first(args, "old_string", "old_str", "old_text", "old")
+        new = _first(args, "new_string", "new_str", "new_text", "new")
+        if isinstance(old, str) and isinstance(new, str):
+            pairs.append((old, new, bool(args.get("replace_all"))))
+    if not pairs:
+        return None
+    after = before
+    for old, new, replace_all in pairs:
+        if not old or old not in after:
+            return None  # the edit will fail: show the arguments as given, not an empty diff
+        after = after.replace(old, new) if replace_all else after.replace(old, new, 1)
+    return after
+
+
 def preview_edit(name: str, args: dict[str, Any], work_dir: Path) -> str | None:
     """A unified diff of what an edit call would do to the file, or None if not an edit."""
     path = edit_path(name, args)
@@ -46,31 +76,7 @@ def preview_edit(name: str, args: dict[str, Any], work_dir: Path) -> str | None:
     before = _read_text(full) if full.exists() else ""
     if before is None:
         return None
-    content = _first(args, "content", "file_text", "text")
-    after: str | None = None
-    if isinstance(content, str):
-        after = content
-    else:
-        edits = args.get("edits")
-        pairs: list[tuple[str, str, bool]] = []
-        if isinstance(edits, list):
-            for edit in edits:
-                if isinstance(edit, dict):
-                    old = _first(edit, "old_string", "old_str", "old_text", "old")
-                    new = _first(edit, "new_string", "new_str", "new_text", "new")
-                    if isinstance(old, str) and isinstance(new, str):
-                        pairs.append((old, new, bool(edit.get("replace_all"))))
-        else:
-            old = _first(args, "old_string", "old_str", "old_text", "old")
-            new = _first(args, "new_string", "new_str", "new_text", "new")
-            if isinstance(old, str) and isinstance(new, str):
-                pairs.append((old, new, bool(args.get("replace_all"))))
-        if pairs:
-            after = before
-            for old, new, replace_all in pairs:
-                if not old or old not in after:
-                    return None  # the edit will fail: show the arguments as given, not an empty diff
-                after = after.replace(old, new) if replace_all else after.replace(old, new, 1)
+    after = edited_text(args, before)
     if after is None:
         return None
     shown = safe_text(path, keep_newlines=False)

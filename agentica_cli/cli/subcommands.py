@@ -136,7 +136,8 @@ def sessions_rm(session_id: Annotated[str, typer.Argument(metavar="ID", help="a 
 
 def register(app: typer.Typer) -> None:
     settings = {"help_option_names": ["-h", "--help"]}
-    app.command("acp", context_settings={**settings, "ignore_unknown_options": True})(acp)
+    # --help goes to the ACP server's own parser, which lists its options
+    app.command("acp", context_settings={"help_option_names": [], "ignore_unknown_options": True})(acp)
     mcp = typer.Typer(help=MCP_HELP, no_args_is_help=True, rich_markup_mode=None, context_settings=settings)
     mcp.command("list")(mcp_list)
     mcp.command("add")(mcp_add)

@@ -1,0 +1,77 @@
+"""Slash commands an editor offers in its prompt box (available_commands_update), and what
+they do in an ACP session. A prompt that starts with one of these runs it instead of a turn;
+any other /text goes to the model as it is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# name -> (description, input hint or None)
+ACP_COMMANDS: dict[str, tuple[str, str | None]] = {
+    "compact": ("summarise the conversation to free context", None),
+    "model": ("show or switch the model", "model name"),
+    "mode": ("show or switch the permission mode: default, accept-edits, plan, auto", "mode"),
+    "tools": ("list the tools the agent can use", None),
+    "todos": ("show the agent's todo list", None),
+    "cost": ("tokens used in this session", None),
+}
+
+
+def available_commands() -> list[Any]:
+    from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
+
+    return [
+        AvailableCommand(name=name, description=text,
+                         input=AvailableCommandInput(root=UnstructuredCommandInput(hint=hint)) if hint else None)
+        for name, (text, hint) in ACP_COMMANDS.items()
+    ]
+
+
+async def run_command(session: Any, line: str) -> bool:
+    """Run `line` when it names one of ACP_COMMANDS; False when it does not (the model gets it)."""
+    name, _, rest = line[1:].partition(" ")
+    rest = rest.strip()
+    if name not in ACP_COMMANDS:
+        return False
+    say = session.say
+    agent = session.agent
+    if name == "compact":
+        before = len(agent.messages)
+        try:
+            summary = await agent.compact()
+        except Exception as exc:
+            reason = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+            await say(f"Could not compact: {reason}. The conversation is unchanged.")
+            return True
+        await say("Nothing to compact yet." if summary is None else
+                  f"Compacted: {before} messages -> {len(agent.messages)}.")
+    elif name == "model":
+        from agentica_cli.cli.runtime import model_label
+
+        if rest:
+            problem = session.switch_model(rest)
+            await say(problem or f"Switched to {model_label(agent.model)}.")
+        else:
+            await say(f"Model: {model_label(agent.model)}.")
+    elif name == "mode":
+        from agentica_cli.acp.modes import MODE_IDS
+
+        if rest:
+            if rest not in MODE_IDS:
+                await say(f"Unknown mode {rest!r}; one of: {', '.join(MODE_IDS)}.")
+                return True
+            await session.set_mode(rest)
+            await session.mode_changed()
+        await say(f"Permission mode: {session.policy.mode}.")
+    elif name == "tools":
+        lines = [f"- `{n}`: {session.policy.describe_tool(f)}" for n, f in agent.functions.items()]
+        await say("Tools, and what a call does in this mode:\n" + "\n".join(lines))
+    elif name == "todos":
+        from builtin_tools.todos import BuiltinTodoTool, render_todos
+
+        todo_tool = next((t for t in agent.tools if isinstance(t, BuiltinTodoTool)), None)
+        await say(render_todos(todo_tool.todos if todo_tool else []))
+    elif name == "cost":
+        usage = agent.usage
+        await say(f"Tokens this session: {usage.input_tokens:,} in, {usage.output_tokens:,} out.")
+    return True

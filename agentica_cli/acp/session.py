@@ -1,0 +1,358 @@
+"""One ACP session: an agent, its permission policy and saved conversation, and the turn that
+runs in it. Consumes the agent's event stream and sends each event as a session update.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from contextlib import aclosing
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from acp import (
+    RequestError,
+    start_tool_call,
+    tool_content,
+    tool_diff_content,
+    tool_terminal_ref,
+    update_agent_message_text,
+    update_agent_thought_text,
+    update_plan,
+    update_tool_call,
+)
+from acp.schema import PermissionOption, ToolCallUpdate
+
+from agentica_cli.acp import updates
+from agentica_cli.acp.prompt_blocks import content_text
+from agentica_cli.cli.approvals import Answer, call_args, edit_path, policy_from_settings
+from agentica_cli.cli.safe_text import safe_text
+
+STOP_REASONS = {"max_turns": "max_turn_requests", "cancelled": "cancelled"}  # the rest: end_turn
+PREVIEW_LIMIT = 2_000_000  # characters of a file an edit preview reads
+OUTPUT_TAIL = 8_000  # characters of a running command's output shown live
+
+
+def log(text: str) -> None:
+    """stderr is the log an editor keeps for an agent (stdout is the protocol)."""
+    sys.stderr.write(f"agentica acp: {safe_text(text)}\n")
+    sys.stderr.flush()
+
+
+class AcpSession:
+    def __init__(self, conn: Any, session_id: str, work_dir: Path, settings: Any, model: Any, *,
+                 client_caps: Any, add_dirs: list[Path], stored: Any, messages: list[dict[str, Any]] | None,
+                 mcp: Any = None):
+        from agentica_cli.cli.runtime import PermissionModePrompt, build_agent
+
+        self.conn = conn
+        self.id = session_id
+        self.work_dir = work_dir
+        self.settings = settings
+        self.stored = stored  # the SessionStore session written to (None: --no-session)
+        self.mcp = mcp
+        self.mcp_waited = False
+        self.policy = policy_from_settings(settings, work_dir, allowed_dirs=add_dirs, ask=self.ask)
+        self.agent = build_agent(
+            settings, work_dir, model=model, allowed_dirs=add_dirs, approve=self.policy, messages=messages,
+            on_message=stored.append if stored is not None else None,
+            on_history_replaced=stored.replace_history if stored is not None else None,
+            report=log,
+        )
+        self.mode_prompt = PermissionModePrompt(self.agent)
+        self.turn: asyncio.Task[str] | None = None
+        self.edits: dict[str, tuple[str, str | None, str]] = {}  # call id -> (path, old text, new text)
+        self.outputs: dict[str, str] = {}  # call id -> live output so far (its tail)
+        self.terminals: dict[str, str] = {}  # call id -> the editor terminal it ran in
+        self.started: dict[str, tuple[str, dict[str, Any]]] = {}  # call id -> (name, args)
+        self.fs_read = bool(client_caps and client_caps.fs and client_caps.fs.read_text_file)
+        self.fs_write = bool(client_caps and client_caps.fs and client_caps.fs.write_text_file)
+        self.plug_client_io(bool(client_caps and client_caps.terminal))
+
+    # -- the editor's files and terminals -----------------------------------------------
+
+    def plug_client_io(self, terminal: bool) -> None:
+        from agentica_cli.acp.client_io import ClientFileAccess, ClientTerminalRunner
+        from builtin_tools.execute import BuiltinExecuteTool
+        from builtin_tools.files import BuiltinFileTool
+
+        loop = asyncio.get_running_loop()
+        for tool in self.agent.tools:
+            # Both fs methods or neither: an edit reads the buffer it changes.
+            if isinstance(tool, BuiltinFileTool) and self.fs_read and self.fs_write:
+                tool.file_access = ClientFileAccess(self.conn, self.id, loop)
+            elif isinstance(tool, BuiltinExecuteTool) and terminal:
+                tool.runner = ClientTerminalRunner(self.conn, self.id, self.show_terminal)
+
+    async def show_terminal(self, call_id: str, terminal_id: str) -> None:
+        self.terminals[call_id] = terminal_id
+        await self.send(update_tool_call(call_id, status="in_progress", content=[tool_terminal_ref(terminal_id)]))
+
+    async def read_current(self, path: str) -> str | None:
+        """A file's text as the editor has it (fs offered) or on disk; None when it does not exist."""
+        if self.fs_read and self.fs_write:
+            try:
+                return (await self.conn.read_text_file(session_id=self.id, path=path)).content
+            except RequestError:
+                if not os.path.lexists(path):
+                    return None
+                raise
+        try:
+            if os.path.getsize(path) > PREVIEW_LIMIT:
+                raise ValueError("too large to preview")
+            with open(path, encoding="utf-8") as f:
+                return f.read()
+        except FileNotFoundError:
+            return None
+
+    # -- sending ----------------------------------------------------------------------------
+
+    async def send(self, update: Any) -> None:
+        await self.conn.session_update(session_id=self.id, update=update)
+
+    async def say(self, text: str) -> None:
+        await self.send(update_agent_message_text(text))
+
+    # -- a turn ---------------------------------------------------------------------------
+
+    async def prompt(self, content: str | list[dict[str, Any]]) -> str:
+        """Run one prompt to its end; the ACP stop reason."""
+        if self.turn is not None and not self.turn.done():
+            raise RequestError.invalid_request({"message": "a prompt is already running in this session"})
+        text = content_text(content).strip()
+        if text.startswith("/") and not text.startswith("//"):
+            from agentica_cli.acp.commands import run_command
+
+            handled = await run_command(self, text)
+            if handled:
+                return "end_turn"
+        await self.sync_mcp_tools()
+        self.mode_prompt.apply(self.policy.mode)
+        self.turn = asyncio.create_task(self._run(content))
+        try:
+            await asyncio.wait({self.turn})
+        except asyncio.CancelledError:  # the request itself went away (the connection closed)
+            self.turn.cancel()
+            raise
+        if self.turn.cancelled():
+            return "cancelled"
+        return self.turn.result()
+
+    def cancel(self) -> None:
+        if self.turn is not None and not self.turn.done():
+            self.turn.cancel()
+
+    async def _run(self, content: str | list[dict[str, Any]]) -> str:
+        stop = "end_turn"
+        async with aclosing(self.agent.run_stream(content)) as stream:
+            async for event in stream:
+                if event.type == "tool_output":  # a tool's own events carry its call as their source
+                    if event.call_id in self.started:
+                        await self.tool_output(event.call_id, event.text)
+                    continue
+                if event.source:
+                    continue  # a sub-agent's steps: its task call shows the outcome
+                if event.type == "turn_finished":
+                    stop = STOP_REASONS.get(event.stop_reason, "end_turn")
+                else:
+                    await self.handle(event)
+        return stop
+
+    async def handle(self, event: Any) -> None:
+        kind = event.type
+        if kind == "text_delta":
+            await self.send(update_agent_message_text(event.text))
+        elif kind == "reasoning_delta":
+            await self.send(update_agent_thought_text(event.text))
+        elif kind == "tool_call_started":
+            await self.tool_started(event.call_id, event.name, event.args if isinstance(event.args, dict) else {})
+        elif kind == "tool_call_finished":
+            await self.tool_finished(event)
+        elif kind == "notice" and event.kind != "retry":
+            await self.send(update_agent_thought_text(f"\n[{event.kind}] {event.message}\n"))
+        elif kind == "error":
+            await self.say(f"\n\nError: {event.message}")
+
+    async def tool_started(self, call_id: str, name: str, args: dict[str, Any]) -> None:
+        self.started[call_id] = (name, args)
+        function = self.agent.functions.get(name)
+        # Pending while the policy will ask about it; a call that runs at once is in progress.
+        asks = self.policy.evaluate(SimpleNamespace(name=name, args=args, function=function)).kind == "ask"
+        content = await self.edit_content(call_id, name, args)
+        await self.send(start_tool_call(
+            call_id, updates.tool_title(name, args), kind=updates.tool_kind(name),
+            status="pending" if asks else "in_progress", content=content,
+            locations=updates.tool_locations(name, args, self.work_dir), raw_input=updates.raw_arguments(args),
+        ))
+
+    async def edit_content(self, call_id: str, name: str, args: dict[str, Any]) -> list[Any] | None:
+        """The diff an edit call would make, for the editor to show inline (and in the question)."""
+        if call_id in self.edits:
+            path, old, new = self.edits[call_id]
+            return [tool_diff_content(path, new, old)]
+        path = edit_path(name, args)
+        if path is None:
+            return None
+        from agentica_cli.cli.diff_preview import edited_text
+
+        full = updates.absolute(path, self.work_dir)
+        try:
+            before = await self.read_current(full)
+        except (OSError, ValueError, RequestError):
+            return None
+        after = edited_text(args, before or "")
+        if after is None:
+            return None
+        self.edits[call_id] = (full, before, after)
+        return [tool_diff_content(full, after, before)]
+
+    async def tool_output(self, call_id: str, text: str) -> None:
+        if call_id in self.terminals:
+            return
+        shown = (self.outputs.get(call_id, "") + text)[-OUTPUT_TAIL:]
+        self.outputs[call_id] = shown
+        await self.send(update_tool_call(call_id, status="in_progress",
+                                         content=[tool_content(_text(updates.fenced(shown)))]))
+
+    async def tool_finished(self, event: Any) -> None:
+        call_id, name = event.call_id, event.name
+        ok = event.status == "ok" and not event.error
+        _, args = self.started.pop(call_id, (name, {}))
+        self.outputs.pop(call_id, None)
+        content: list[Any] = []
+        if call_id in self.edits:
+            path, old, new = self.edits.pop(call_id)
+            if ok:
+                content.append(tool_diff_content(path, new, old))
+        terminal = self.terminals.pop(call_id, None)
+        if terminal is not None:
+            content.append(tool_terminal_ref(terminal))
+        if not content or not ok:
+            content.append(tool_content(_text(updates.fenced(updates.result_text(event.result or event.error or "")))))
+        await self.send(update_tool_call(call_id, status="completed" if ok else "failed", content=content))
+        if ok and name == "write_todos":
+            entries = updates.plan_entries(args)
+            if entries is not None:
+                await self.send(update_plan(entries))
+
+    # -- permissions ------------------------------------------------------------------------
+
+    def always_scope(self, call: Any, verdict: Any) -> str | None:
+        """What "always" would allow (as the REPL offers it); None when it is not offered."""
+        if getattr(verdict, "why", "") in ("sensitive", "rule", "escalation"):
+            return None
+        name = getattr(call, "name", "")
+        if updates.is_edit(name):
+            return "file edits in this folder (accept-edits)" if self.policy.mode == "default" else None
+        grant = self.policy.grant_for(call)
+        if grant is None:
+            return None
+        if not grant.words:
+            return name
+        from agentica_cli.cli.shell_parts import display_words
+
+        shown = display_words(list(grant.words))
+        return f"exactly `{shown}`" if grant.exact else f"`{shown}` commands"
+
+    async def ask(self, call: Any, verdict: Any = None) -> Answer:
+        """The policy's question, asked through session/request_permission."""
+        call_id = getattr(call, "call_id", "")
+        name = getattr(call, "name", "")
+        args = call_args(call)
+        options = [PermissionOption(option_id="once", name="Allow once", kind="allow_once")]
+        scope = self.always_scope(call, verdict)
+        if scope:
+            options.append(PermissionOption(option_id="always", name=f"Always allow {scope}", kind="allow_always"))
+        options.append(PermissionOption(option_id="no", name="Reject", kind="reject_once"))
+        content = await self.edit_content(call_id, name, args) or []
+        note = getattr(verdict, "note", "")
+        if note:
+            content = [tool_content(_text(note)), *content]
+        request = ToolCallUpdate(tool_call_id=call_id, title=updates.tool_title(name, args),
+                                 kind=updates.tool_kind(name), status="pending", content=content or None,
+                                 locations=updates.tool_locations(name, args, self.work_dir),
+                                 raw_input=updates.raw_arguments(args))
+        response = await self.conn.request_permission(session_id=self.id, tool_call=request, options=options)
+        outcome = response.outcome
+        if outcome.outcome != "selected":
+            return Answer("no", "The user cancelled.")
+        if outcome.option_id == "no":
+            return Answer("no")
+        if outcome.option_id == "always":
+            mode = self.policy.mode
+            self.policy.remember(call)
+            if self.policy.mode != mode:
+                await self.mode_changed()
+        await self.send(update_tool_call(call_id, status="in_progress"))
+        return Answer("once")
+
+    async def set_mode(self, mode: str) -> None:
+        self.policy.set_mode(mode)
+        self.mode_prompt.apply(mode)
+
+    async def mode_changed(self) -> None:
+        from acp.helpers import update_current_mode
+
+        await self.send(update_current_mode(self.policy.mode))
+
+    def switch_model(self, name: str) -> str | None:
+        """Use model `name` from the next request on; a message when it cannot be built."""
+        from agentica_cli.cli.runtime import MissingKey, build_model
+
+        previous = self.settings.get("model.name")
+        self.settings.data.setdefault("model", {})["name"] = name
+        try:
+            model = build_model(self.settings)
+        except (MissingKey, ValueError) as err:
+            self.settings.data["model"]["name"] = previous
+            return f"Could not switch to {name}: {err}"
+        self.agent.model = model
+        return None
+
+    def config_options(self) -> list[Any]:
+        """The model picker: the current model and [model] choices from the config."""
+        from acp.schema import SessionConfigOptionSelect, SessionConfigSelectOption
+
+        from agentica_cli.cli.runtime import model_label
+
+        current = model_label(self.agent.model)
+        choices = list(dict.fromkeys([current, *(self.settings.get("model.choices") or [])]))
+        return [SessionConfigOptionSelect(
+            id="model", name="Model", category="model", type="select", current_value=current,
+            options=[SessionConfigSelectOption(value=c, name=c) for c in choices],
+        )]
+
+    # -- MCP ------------------------------------------------------------------------------
+
+    async def sync_mcp_tools(self) -> None:
+        """Offer the tools of usable MCP servers (the first prompt waits for them to start)."""
+        if self.mcp is None:
+            return
+        if not self.mcp_waited:
+            self.mcp_waited = True
+            await self.mcp.wait_ready(timeout=30)
+        ready = self.mcp.usable_tools()
+        managed = {id(t) for t in self.mcp.tools}
+        ready_ids = {id(t) for t in ready}
+        kept = [t for t in self.agent.tools if id(t) not in managed or id(t) in ready_ids]
+        present = {id(t) for t in kept}
+        self.agent.tools = kept + [t for t in ready if id(t) not in present]
+
+    async def close(self) -> None:
+        self.cancel()
+        if self.mcp is not None:
+            try:
+                await self.mcp.close()
+            except Exception:
+                pass
+        if self.stored is not None:
+            self.stored.close()
+
+
+def _text(text: str) -> Any:
+    from acp import text_block
+
+    return text_block(text)
+
