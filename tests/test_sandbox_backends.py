@@ -146,6 +146,21 @@ def test_network_is_off_unless_allowed(backend: str, project: Path, fake_home: P
     assert "got hello" in opened, opened
 
 
+def test_network_true_gives_one_command_the_network_and_nothing_more(backend: str, project: Path, fake_home: Path,
+                                                                    loopback_server: int, tmp_path: Path) -> None:
+    tool = make_tool(backend, project, fake_home)
+    if not tool.sandbox or not tool.sandbox.network_confined:
+        pytest.skip(f"{backend} cannot keep the network out here (Landlock ABI < 4)")
+    closed = run(tool, _connect_command(loopback_server))
+    assert "got hello" not in closed and "network=true and a reason" in closed, closed
+    outside = tmp_path / "outside.txt"
+    opened = run(tool, f"{_connect_command(loopback_server)}; echo x > {outside}; cat {fake_home}/.netrc",
+                 network=True, reason="talk to the test server")
+    assert "got hello" in opened, opened
+    assert not outside.exists() and "NETRC-SECRET" not in opened  # still sandboxed for files
+    assert "got hello" not in run(tool, _connect_command(loopback_server))  # for that one command only
+
+
 def _processes_with(marker: str) -> list[int]:
     found = []
     for name in os.listdir("/proc"):
