@@ -3,13 +3,14 @@
 `true` is started 60 times unconfined and 60 times through each backend, the way the
 execute tool starts it (Sandbox.prepare: bwrap's argv; for Landlock the confined spawn
 thread, no launcher), with the default policy: the work folder writable, ~/.ssh & co
-hidden, no network. The runs are interleaved (one of each per round) so a busy machine
-slows all of them alike; the added cost is a backend's median minus the unconfined median,
-also given as a ratio. The process is made non-dumpable first, as the agentica CLI is
-(harden_process); `landlock_library` is the same spawn in a dumpable process (a library
-user's script), which switches that off and on around each spawn. `landlock_launcher` is the
-`python -I -S landlock.py` launcher that MCP servers still use (their process is started by
-the MCP SDK from an argv). Targets: < 15 ms for bubblewrap, < 3 ms for Landlock.
+hidden, no network. Each backend's runs alternate with unconfined ones (one of each per
+round) so a busy machine slows both alike; the added cost is the backend's median minus
+the unconfined median of the same rounds, also given as a ratio. The process is made
+non-dumpable first, as the agentica CLI is (harden_process); `landlock_library` is the same
+spawn in a dumpable process (a library user's script), which switches that off and on
+around each spawn. `landlock_launcher` is the `python -I -S landlock.py` launcher that MCP
+servers still use (their process is started by the MCP SDK from an argv). Targets: < 15 ms
+for bubblewrap, < 3 ms for Landlock.
 """
 
 from __future__ import annotations
@@ -69,12 +70,12 @@ def measure(cases: dict[str, Callable[[], float]]) -> dict[str, float]:
 
 
 def main() -> None:
-    print_machine(f"sandbox: added cost per command (p50 of {RUNS} interleaved runs of `true`)")
+    print_machine(f"sandbox: added cost per command (p50 of {RUNS} runs of `true`, each backend interleaved with "
+                  "unconfined runs)")
     figures: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as work:
         policy = SandboxPolicy.build("workspace-write", work)
-        cases: dict[str, Callable[[], float]] = {"none": starter(None, work)}
-        library: dict[str, Callable[[], float]] = {"none": cases["none"]}
+        cases: dict[str, Callable[[], float]] = {}
         for backend in ("bubblewrap", "landlock", "seatbelt"):
             if not backend_available(backend):
                 print(f"{backend}: not available here")
@@ -82,22 +83,28 @@ def main() -> None:
             cases[backend] = starter(Sandbox(policy, backend), work)
             if backend == "landlock":
                 cases["landlock_launcher"] = starter(Sandbox(policy, backend), work, launcher=True)
-                library["landlock_library"] = starter(Sandbox(policy, backend), work)
-        if "landlock_library" in library:  # before the process is made non-dumpable (for good)
-            figures["landlock_library_added_ms"] = _report(measure(library), "landlock_library")
+        unconfined = starter(None, work)
+        if "landlock" in cases:  # first, while this process is still dumpable (a library user's script)
+            library = starter(Sandbox(policy, "landlock"), work)
+            figures["landlock_library_added_ms"] = _report(measure({"none": unconfined, "landlock_library": library}),
+                                                           "landlock_library")
         ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # as agentica's harden_process does
-        results = measure(cases)
-        figures["none_ms"] = round(results["none"], 2)
-        print(f"unconfined: {results['none']:.2f} ms")
-        for name in cases:
-            if name != "none":
-                figures[f"{name}_added_ms"] = _report(results, name)
+        nones = []
+        for name, once in cases.items():
+            # Pairwise: a heavy backend's aftermath (bwrap's namespaces torn down by the kernel) must
+            # not land on another backend's runs.
+            results = measure({"none": unconfined, name: once})
+            nones.append(results["none"])
+            figures[f"{name}_added_ms"] = _report(results, name)
+            figures[f"{name}_ratio"] = round(results[name] / results["none"], 2)
+        figures["none_ms"] = round(median(nones), 2) if nones else float("nan")
     emit_result("sandbox", figures)
 
 
 def _report(results: dict[str, float], name: str) -> float:
     added = results[name] - results["none"]
-    print(f"{name}: {results[name]:.2f} ms, added {added:.2f} ms ({results[name] / results['none']:.2f}x unconfined)")
+    print(f"{name}: {results[name]:.2f} ms, unconfined {results['none']:.2f} ms: added {added:.2f} ms "
+          f"({results[name] / results['none']:.2f}x)")
     return round(added, 2)
 
 

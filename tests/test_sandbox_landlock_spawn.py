@@ -89,3 +89,30 @@ def test_mcp_servers_still_get_the_launcher(tool: BuiltinExecuteTool) -> None:
 
     assert LANDLOCK_LAUNCHER in tool.sandbox.wrap(["server"], tool.work_dir)
     assert tool.sandbox.prepare(["bash"], tool.work_dir).argv == ["bash"]
+
+
+def test_a_background_process_starts_confined_from_the_spawn_thread(tool: BuiltinExecuteTool, tmp_path: Path) -> None:
+    """Background processes take the same path (started from the registry's long-lived
+    spawn thread, through a confined thread of their own) and stop like any other."""
+    import time
+
+    outside = tmp_path / "escaped.txt"
+    started = run_call(tool, "execute", command=f"echo x > {outside}; echo inside > in.txt; echo ready; sleep 30",
+                       background=True)
+    process_id = started.split("background process ", 1)[1].split()[0]
+    seen, deadline = started, time.monotonic() + 15
+    while "ready" not in seen and time.monotonic() < deadline:
+        seen += run_call(tool, "read_background_output", id=process_id)
+    try:
+        assert "ready" in seen and "Permission denied" in seen, seen
+        assert not outside.exists() and (tool.work_dir / "in.txt").read_text() == "inside\n"
+        pid = tool.background.get(process_id).pid
+        assert _status("NoNewPrivs", str(pid)) == "1"  # bash itself, no launcher in between
+    finally:
+        assert "stopped" in run_call(tool, "stop_background", id=process_id)
+
+
+def run_call(tool: BuiltinExecuteTool, name: str, **args: object) -> str:
+    call = call_tool(tool, name, **args)
+    assert call.error is None, call.error
+    return call.result

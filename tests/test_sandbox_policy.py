@@ -108,7 +108,8 @@ def test_sandbox_false_without_a_confining_sandbox_is_an_ordinary_call(tmp_path:
 
 def test_tools_listing_says_sandboxed_commands_run(tmp_path: Path) -> None:
     function = call(command="x").function
-    assert policy("accept-edits", tmp_path).describe_tool(function) == "runs in the sandbox; asks to run outside it"
+    assert policy("accept-edits", tmp_path).describe_tool(function) == (
+        "runs in the sandbox; asks to run outside it or with network")
     assert PermissionPolicy("accept-edits", tmp_path).describe_tool(function) == "asks"
 
 

@@ -356,7 +356,7 @@ class PermissionPolicy:
         if self.mode == "accept-edits" and name in EDIT_TOOLS:
             return "runs inside the work folders, asks elsewhere" + some
         if self.mode == "accept-edits" and self._sandboxed_command(name):
-            return "runs in the sandbox; asks to run outside it" + some
+            return "runs in the sandbox; asks to run outside it or with network" + some
         return "asks" + some
 
     def needs_review(self, call: Any) -> bool:
