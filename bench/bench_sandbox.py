@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import emit_result, median, print_machine
 
-from agentica_cli.sandbox import Sandbox, SandboxPolicy, backend_available
+from agentica_cli.sandbox import Launch, Sandbox, SandboxPolicy, backend_available
 
 RUNS = 60
 COMMAND = ["/bin/true"]
@@ -37,23 +37,20 @@ PR_SET_DUMPABLE = 4
 def starter(sandbox: Sandbox | None, work: str, *, launcher: bool = False) -> Callable[[], float]:
     """One timed start-and-wait of COMMAND, in milliseconds."""
     if sandbox is None:
-        argv, start = COMMAND, None
+        launch = Launch(COMMAND)
     elif launcher:
-        argv, start = sandbox.wrap(COMMAND, work), None
+        launch = Launch(sandbox.wrap(COMMAND, work))
     else:
         launch = sandbox.prepare(COMMAND, work)
-        argv, start = launch.argv, launch.spawn
+
+    def popen() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(launch.argv, cwd=work, stdin=subprocess.DEVNULL, start_new_session=True)
 
     def once() -> float:
         _keep = sandbox  # its private temp folder lives as long as the sandbox object
         began = time.perf_counter()
-
-        def popen() -> subprocess.Popen[bytes]:
-            return subprocess.Popen(argv, cwd=work, stdin=subprocess.DEVNULL, start_new_session=True)
-
-        process = popen() if start is None else start(popen)
-        if process.wait() != 0:
-            raise SystemExit(f"{argv[0]} failed")
+        if launch.start(popen).wait() != 0:
+            raise SystemExit(f"{launch.argv[0]} failed")
         return (time.perf_counter() - began) * 1000
 
     return once

@@ -47,10 +47,6 @@ class Launch:
     def start(self, popen: Callable[[], _T]) -> _T:
         return popen() if self.spawn is None else self.spawn(popen)
 
-    @property
-    def direct(self) -> bool:
-        return self.spawn is None
-
 
 def backend_available(name: str) -> bool:
     if name == "bubblewrap":
