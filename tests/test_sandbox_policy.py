@@ -123,6 +123,8 @@ def test_a_network_request_is_asked_with_its_reason_in_every_mode(tmp_path: Path
     note = "uses the NETWORK (still sandboxed for files): fetch the wheel"
     assert verdict == Verdict("ask", why="network", note=note)
     assert made.evaluate(call(command="pip download six", network=False)).kind == "allow"  # the grant, as before
+    raw = FunctionCall(call(command="x").function, "c2", {"command": "x", "network": "true"})  # not yet coerced
+    assert made.evaluate(raw).why == "network"
 
 
 def test_a_network_request_nobody_can_answer_is_refused_and_always_grants_nothing(tmp_path: Path) -> None:

@@ -275,7 +275,8 @@ class PermissionPolicy:
         """execute(network=true) in a sandbox that keeps the network out: asked in every mode
         with the reason, refused where nobody can be asked. Nothing to decide when commands
         reach the network anyway ([sandbox] network = true, a backend that cannot confine it)."""
-        if name != "execute" or args.get("network") is not True or not self._sandbox_confines():
+        # Anything but an explicit false is a request: a "true" string may be coerced to True later.
+        if name != "execute" or args.get("network", False) in (False, None) or not self._sandbox_confines():
             return None
         if not getattr(self.sandbox, "network_confined", False):
             return None
