@@ -244,10 +244,13 @@ import subprocess, sys
 from agentica_cli.sandbox import Sandbox, SandboxPolicy
 work, outside, backend = sys.argv[1:4]
 sandbox = Sandbox(SandboxPolicy.build("workspace-write", work), backend)
-argv = sandbox.wrap(["bash", "-c", f"echo in > in.txt; echo out > {outside}"], work)
-done = subprocess.run(argv, cwd=work, env=sandbox.environment({"PATH": "/usr/bin:/bin"}), capture_output=True,
-                      text=True)
-print(done.returncode, done.stderr)
+command = ["bash", "-c", f"echo in > in.txt; echo out > {outside}"]
+env = sandbox.environment({"PATH": "/usr/bin:/bin"})
+# The argv form (MCP servers; Landlock's launcher), then the way execute starts commands.
+done = subprocess.run(sandbox.wrap(command, work), cwd=work, env=env, capture_output=True, text=True)
+launch = sandbox.prepare(command, work)
+started = launch.start(lambda: subprocess.Popen(launch.argv, cwd=work, env=env, stderr=subprocess.PIPE, text=True))
+print(done.returncode, started.wait(), done.stderr, started.stderr.read())
 """
 
 
@@ -271,7 +274,8 @@ def test_the_backend_works_for_an_unprivileged_user(backend: str) -> None:
                                 SYSTEM_PYTHON, "-c", _AS_NOBODY, str(work), str(outside), backend],
                                capture_output=True, text=True, timeout=60, env={"PYTHONPATH": str(Path.cwd())})
         assert probe.returncode == 0, probe.stderr
-        assert probe.stdout.startswith("1 ") and ("Read-only" in probe.stdout or "Permission denied" in probe.stdout)
+        assert probe.stdout.startswith("1 1 ") and ("Read-only" in probe.stdout or "Permission denied" in probe.stdout)
+        assert probe.stdout.count("outside.txt") == 2, probe.stdout  # both ways refused the write
         assert (work / "in.txt").read_text() == "in\n"
         assert (work / "in.txt").stat().st_uid != 0  # really written by nobody
         assert not outside.exists()
