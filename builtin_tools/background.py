@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 
 from builtin_tools.output_capture import _cut_end, _cut_start
 from builtin_tools.process_group import (
+    Starter,
     kill_pipe_holders,
     launch_options,
     unwatch_group_blocking,
@@ -251,8 +252,10 @@ class BackgroundProcesses:
 
     # -- start ----------------------------------------------------------------------------
 
-    def start(self, argv: list[str], *, command: str, cwd: str, env: dict[str, str]) -> BackgroundProcess:
-        """Start `argv` (the shell running `command`) in a group of its own and return at once."""
+    def start(self, argv: list[str], *, command: str, cwd: str, env: dict[str, str],
+              start: Starter | None = None) -> BackgroundProcess:
+        """Start `argv` (the shell running `command`) in a group of its own and return at once.
+        `start`: a sandbox's hook that is handed the function starting the process (Landlock)."""
         running = [p for p in self.list() if p.running]
         if len(running) >= MAX_RUNNING:
             raise RuntimeError(f"{len(running)} background processes are running already; "
@@ -260,7 +263,10 @@ class BackgroundProcesses:
         read_end, write_end = os.pipe()
         try:
             argv, options = launch_options(argv, cwd=cwd, env=env)
-            process = _spawner.run(lambda: subprocess.Popen(argv, stdout=write_end, stderr=write_end, **options))
+            def popen() -> subprocess.Popen[bytes]:
+                return subprocess.Popen(argv, stdout=write_end, stderr=write_end, **options)
+
+            process = _spawner.run(popen if start is None else lambda: start(popen))
         except BaseException:
             os.close(read_end)
             raise
@@ -278,9 +284,9 @@ class BackgroundProcesses:
         return entry
 
     def start_and_describe(self, argv: list[str], *, command: str, cwd: str, env: dict[str, str],
-                           note: str = "") -> str:
+                           note: str = "", start: Starter | None = None) -> str:
         """execute(background=true): start, wait a moment for early output, describe (+ `note`)."""
-        report = start_report(self.start(argv, command=command, cwd=cwd, env=env))
+        report = start_report(self.start(argv, command=command, cwd=cwd, env=env, start=start))
         return f"{report}\n{note}" if note else report
 
     def _pump(self, entry: BackgroundProcess, read_end: int) -> None:

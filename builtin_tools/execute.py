@@ -15,7 +15,7 @@ from agentica_cli.tools.context import ToolContext
 from agentica_cli.tools.secret_names import SECRET_NAME_PARTS, is_secret_name  # noqa: F401 (re-exported)
 from builtin_tools.background import background_processes
 from builtin_tools.output_capture import LiveOutput, OutputCapture
-from builtin_tools.process_group import run_in_group
+from builtin_tools.process_group import Starter, run_in_group
 
 if TYPE_CHECKING:
     from agentica_cli.sandbox import Sandbox
@@ -27,7 +27,7 @@ TIMEOUT_EXIT_CODE = 124
 # A server started in the sandbox without network is out of everyone's reach (bwrap gives it a
 # network of its own, Landlock refuses its bind): the model must not take silence for a bug.
 NO_NETWORK_SERVER_NOTE = ("Note: it runs in the sandbox without network: nothing can connect to a server it "
-                          "starts. A server that must be reached needs sandbox=false (asked, with a reason).")
+                          "starts. A server that must be reached needs network=true (asked, with a reason).")
 
 
 def scrubbed_environment(
@@ -117,17 +117,31 @@ class BuiltinExecuteTool(Tool):
             return ""
         return (f" Commands run in a {self.sandbox.policy.mode} sandbox: writes only in the working folders and "
                 "$TMPDIR, no access to the user's credentials" + ("" if self.sandbox.policy.network else
-                ", no network") + ". If a command truly needs more, call execute with sandbox=false and a "
-                "reason; the user is asked.")
+                ", no network") + "." + ("" if self.sandbox.policy.network else " If a command needs the network "
+                "(a download, a server to reach), call execute with network=true and a reason: it stays sandboxed "
+                "for files.") + " If a command truly needs to write elsewhere, call execute with sandbox=false and "
+                "a reason. The user is asked either way.")
 
     def confined(self, sandbox: bool = True) -> bool:
         """Whether a command run with this `sandbox` argument runs confined."""
         return sandbox and self.sandbox is not None and self.sandbox.confines
 
-    def command_argv(self, command: str, *, sandbox: bool = True) -> list[str]:
+    def command_argv(self, command: str, *, sandbox: bool = True, network: bool = False) -> list[str]:
         """The argv that runs `command`: bash, wrapped by the sandbox unless escalated."""
         argv = [self.shell, "-c", command]
-        return self.sandbox.wrap(argv, self.work_dir) if self.confined(sandbox) and self.sandbox else argv
+        if self.confined(sandbox) and self.sandbox is not None:
+            return self.sandbox.wrap(argv, self.work_dir, network=network)
+        return argv
+
+    def command_launch(self, command: str, *, sandbox: bool = True,
+                       network: bool = False) -> tuple[list[str], Starter | None]:
+        """(argv, start hook) for `command`: what command_argv gives, except that Landlock
+        starts bash itself from a confined thread instead of through a launcher process."""
+        argv = [self.shell, "-c", command]
+        if not (self.confined(sandbox) and self.sandbox is not None):
+            return argv, None
+        launch = self.sandbox.prepare(argv, self.work_dir, network=network)
+        return launch.argv, launch.spawn
 
     def environment(self, ctx: ToolContext | None = None) -> dict[str, str]:
         env = dict(os.environ)
@@ -146,7 +160,8 @@ class BuiltinExecuteTool(Tool):
         return self.sandbox.environment(env) if self.confined(sandbox) and self.sandbox else env
 
     async def execute(self, command: str, timeout: int = DEFAULT_TIMEOUT_S, background: bool = False,
-                      sandbox: bool = True, reason: str = "", ctx: ToolContext = None) -> str:  # type: ignore[assignment]
+                      sandbox: bool = True, network: bool = False, reason: str = "",
+                      ctx: ToolContext = None) -> str:  # type: ignore[assignment]
         """Run a bash command in the working directory and return its exit code, stdout and stderr.
 
         stdin is empty, so nothing can prompt. On timeout the command and all its child
@@ -158,28 +173,32 @@ class BuiltinExecuteTool(Tool):
             timeout: Seconds before the command is killed (default 120, max 600).
             background: Start a long-running command and return at once with an id (no timeout).
             sandbox: Leave true. false runs this one command outside the OS sandbox; the user is always asked.
-            reason: With sandbox=false: why the command needs to run outside the sandbox (shown to the user).
+            network: Leave false. true gives this one command the network, still sandboxed for files; the user is asked.
+            reason: With sandbox=false or network=true: why the command needs it (shown to the user).
         """
         if not command.strip():
             raise ValueError("command is empty.")
+        argv, start = self.command_launch(command, sandbox=sandbox, network=network)
         if background:  # started like any command (same argv, environment, group), but not awaited
-            offline = self.confined(sandbox) and self.sandbox is not None and self.sandbox.network_confined
+            offline = (self.confined(sandbox) and self.sandbox is not None and self.sandbox.network_confined
+                       and not network)
             return await asyncio.to_thread(
-                self.background.start_and_describe, self.command_argv(command, sandbox=sandbox), command=command,
-                cwd=str(self.work_dir), env=self.command_environment(ctx, sandbox=sandbox),
-                note=NO_NETWORK_SERVER_NOTE if offline else "",
+                self.background.start_and_describe, argv, command=command, cwd=str(self.work_dir),
+                env=self.command_environment(ctx, sandbox=sandbox), note=NO_NETWORK_SERVER_NOTE if offline else "",
+                start=start,
             )
         seconds = max(1, min(int(timeout), MAX_TIMEOUT_S))
         started = time.monotonic()
         live = _live_output(ctx)
-        argv, env = self.command_argv(command, sandbox=sandbox), self.command_environment(ctx, sandbox=sandbox)
+        env = self.command_environment(ctx, sandbox=sandbox)
         try:
             outcome = None
-            if self.runner is not None:
-                outcome = await self.runner.run(argv, cwd=str(self.work_dir), env=env, timeout=seconds, ctx=ctx)
+            if self.runner is not None:  # it takes an argv only: Landlock's launcher form
+                wrapped = self.command_argv(command, sandbox=sandbox, network=network)
+                outcome = await self.runner.run(wrapped, cwd=str(self.work_dir), env=env, timeout=seconds, ctx=ctx)
             if outcome is None:
                 outcome = await run_in_group(argv, cwd=str(self.work_dir), env=env, timeout=seconds,
-                                             on_output=live.feed if live is not None else None)
+                                             on_output=live.feed if live is not None else None, start=start)
         finally:
             if live is not None:
                 live.close()
@@ -197,7 +216,7 @@ class BuiltinExecuteTool(Tool):
         parts = [f"[{status}; {elapsed:.1f} s]"]
         parts += self._render_streams(outcome.stdout, outcome.stderr)
         if self.confined(sandbox) and self.sandbox is not None and not outcome.timed_out:
-            note = self.sandbox.denial_note("\n".join(parts[1:]), code)
+            note = self.sandbox.denial_note("\n".join(parts[1:]), code, network=network)
             if note:
                 parts.append(note)
         if outcome.pipes_left_open:

@@ -146,18 +146,57 @@ def launch_options(argv: list[str], *, cwd: str, env: dict[str, str]) -> tuple[l
     return list(argv), {"cwd": cwd, "env": env, "stdin": subprocess.DEVNULL, "start_new_session": True}
 
 
+Starter = Callable[[Callable[[], "subprocess.Popen[bytes]"]], "subprocess.Popen[bytes]"]
+
+
+class _StartedProcess:
+    """A subprocess.Popen started by a `start` hook (not by asyncio), awaited without a
+    thread: a pidfd becomes readable when the process ends."""
+
+    def __init__(self, popen: subprocess.Popen[bytes]):
+        self.popen = popen
+        self.pid = popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.returncode
+
+    async def wait(self) -> int:
+        if self.popen.poll() is not None:
+            return self.popen.returncode
+        try:
+            pidfd = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):  # no pidfds (old kernel): a thread waits instead
+            return await asyncio.to_thread(self.popen.wait)
+        loop = asyncio.get_running_loop()
+        ended: asyncio.Future[None] = loop.create_future()
+        loop.add_reader(pidfd, lambda: ended.done() or ended.set_result(None))
+        try:
+            await ended
+        finally:
+            loop.remove_reader(pidfd)
+            os.close(pidfd)
+        return self.popen.wait()
+
+
 async def run_in_group(argv: list[str], *, cwd: str, env: dict[str, str], timeout: float,
-                       on_output: Callable[[int, bytes], None] | None = None) -> CommandOutcome:
+                       on_output: Callable[[int, bytes], None] | None = None,
+                       start: Starter | None = None) -> CommandOutcome:
     """Run `argv` with stdin from /dev/null in a new session; kill the whole group on
     timeout or cancellation. Output is captured in bounded memory; `on_output(stream, data)`
-    (0 stdout, 1 stderr) also sees each chunk as it arrives, for a live view."""
+    (0 stdout, 1 stderr) also sees each chunk as it arrives, for a live view. `start` (a
+    sandbox's, e.g. Landlock's confined thread) is handed the function that starts the process."""
     loop = asyncio.get_running_loop()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     inodes = (os.fstat(out_r).st_ino, os.fstat(err_r).st_ino)
+    proc: Any
     try:
         argv, options = launch_options(argv, cwd=cwd, env=env)
-        proc = await asyncio.create_subprocess_exec(*argv, stdout=out_w, stderr=err_w, **options)
+        if start is None:
+            proc = await asyncio.create_subprocess_exec(*argv, stdout=out_w, stderr=err_w, **options)
+        else:
+            proc = _StartedProcess(start(lambda: subprocess.Popen(argv, stdout=out_w, stderr=err_w, **options)))
     except BaseException:
         os.close(out_r)
         os.close(err_r)

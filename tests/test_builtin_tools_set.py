@@ -25,7 +25,7 @@ CONTRACT = {
     "multi_edit_file": (["file_path", "edits"], ["file_path", "edits"]),
     "glob": (["pattern", "path"], ["pattern"]),
     "grep": (["pattern", "path", "glob", "ignore_case", "output_mode", "context", "max_results"], ["pattern"]),
-    "execute": (["command", "timeout", "background", "sandbox", "reason"], ["command"]),
+    "execute": (["command", "timeout", "background", "sandbox", "network", "reason"], ["command"]),
     "read_background_output": (["id"], ["id"]),
     "stop_background": (["id"], ["id"]),
     "write_todos": (["todos"], ["todos"]),

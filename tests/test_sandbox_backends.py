@@ -146,6 +146,21 @@ def test_network_is_off_unless_allowed(backend: str, project: Path, fake_home: P
     assert "got hello" in opened, opened
 
 
+def test_network_true_gives_one_command_the_network_and_nothing_more(backend: str, project: Path, fake_home: Path,
+                                                                    loopback_server: int, tmp_path: Path) -> None:
+    tool = make_tool(backend, project, fake_home)
+    if not tool.sandbox or not tool.sandbox.network_confined:
+        pytest.skip(f"{backend} cannot keep the network out here (Landlock ABI < 4)")
+    closed = run(tool, _connect_command(loopback_server))
+    assert "got hello" not in closed and "network=true and a reason" in closed, closed
+    outside = tmp_path / "outside.txt"
+    opened = run(tool, f"{_connect_command(loopback_server)}; echo x > {outside}; cat {fake_home}/.netrc",
+                 network=True, reason="talk to the test server")
+    assert "got hello" in opened, opened
+    assert not outside.exists() and "NETRC-SECRET" not in opened  # still sandboxed for files
+    assert "got hello" not in run(tool, _connect_command(loopback_server))  # for that one command only
+
+
 def _processes_with(marker: str) -> list[int]:
     found = []
     for name in os.listdir("/proc"):
@@ -229,10 +244,13 @@ import subprocess, sys
 from agentica_cli.sandbox import Sandbox, SandboxPolicy
 work, outside, backend = sys.argv[1:4]
 sandbox = Sandbox(SandboxPolicy.build("workspace-write", work), backend)
-argv = sandbox.wrap(["bash", "-c", f"echo in > in.txt; echo out > {outside}"], work)
-done = subprocess.run(argv, cwd=work, env=sandbox.environment({"PATH": "/usr/bin:/bin"}), capture_output=True,
-                      text=True)
-print(done.returncode, done.stderr)
+command = ["bash", "-c", f"echo in > in.txt; echo out > {outside}"]
+env = sandbox.environment({"PATH": "/usr/bin:/bin"})
+# The argv form (MCP servers; Landlock's launcher), then the way execute starts commands.
+done = subprocess.run(sandbox.wrap(command, work), cwd=work, env=env, capture_output=True, text=True)
+launch = sandbox.prepare(command, work)
+started = launch.start(lambda: subprocess.Popen(launch.argv, cwd=work, env=env, stderr=subprocess.PIPE, text=True))
+print(done.returncode, started.wait(), done.stderr, started.stderr.read())
 """
 
 
@@ -256,7 +274,8 @@ def test_the_backend_works_for_an_unprivileged_user(backend: str) -> None:
                                 SYSTEM_PYTHON, "-c", _AS_NOBODY, str(work), str(outside), backend],
                                capture_output=True, text=True, timeout=60, env={"PYTHONPATH": str(Path.cwd())})
         assert probe.returncode == 0, probe.stderr
-        assert probe.stdout.startswith("1 ") and ("Read-only" in probe.stdout or "Permission denied" in probe.stdout)
+        assert probe.stdout.startswith("1 1 ") and ("Read-only" in probe.stdout or "Permission denied" in probe.stdout)
+        assert probe.stdout.count("outside.txt") == 2, probe.stdout  # both ways refused the write
         assert (work / "in.txt").read_text() == "in\n"
         assert (work / "in.txt").stat().st_uid != 0  # really written by nobody
         assert not outside.exists()

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
+import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -144,8 +147,72 @@ def test_the_repl_asks_an_escalation_with_its_reason_and_offers_no_always(home: 
             child.expect_exact("runs OUTSIDE the sandbox: needs the shared log")
             child.expect_exact("no, and stop")
             assert "don't ask again" not in child.before
+            child.expect_exact("Allow?")  # keys typed before the question reads them are dropped
             child.send("n")
             child.expect_exact("ok, not done")
         requests = server.requests
     assert not outside.exists()
     assert "declined" in tool_results(requests[1])["x1"]
+
+
+@contextmanager
+def loopback_server() -> Iterator[int]:
+    """A TCP server on 127.0.0.1 that answers every connection with b"hello"."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                conn.sendall(b"hello")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        stop.set()
+        server.close()
+        thread.join(timeout=5)
+
+
+def connect_command(port: int) -> str:
+    code = (f"import socket; s = socket.create_connection(('127.0.0.1', {port}), timeout=5); "
+            "print('got', s.recv(5).decode())")
+    return f'{sys.executable} -c "{code}"'
+
+
+def test_a_network_request_is_refused_where_nobody_can_answer(home: Path, project: Path) -> None:
+    with loopback_server() as port:
+        args = {"command": connect_command(port), "network": True, "reason": "talk to the test server"}
+        proc, result = run_execute(home, project, args, "--yes")
+    assert "got hello" not in result and "asked for the network" in result
+    assert "network = true under [sandbox]" in proc.stderr
+
+
+def test_the_repl_asks_for_the_network_with_its_reason_and_only_then_connects(home: Path, project: Path) -> None:
+    with loopback_server() as port:
+        plain = {"command": connect_command(port)}
+        networked = {**plain, "network": True, "reason": "talk to the local test server"}
+        script = [turns.tool_calls(turns.call("execute", plain, id="x1")),
+                  turns.tool_calls(turns.call("execute", networked, id="x2")), turns.text("connected")]
+        with ScriptedModelServer(script) as server:
+            with repl(home, project, server, "--permission-mode", "accept-edits") as child:
+                child.expect_exact("❯")
+                child.send("reach the server\r")  # x1 runs unasked (sandboxed), x2 asks
+                child.expect_exact("uses the NETWORK (still sandboxed for files): talk to the local test server")
+                child.expect_exact("no, and stop")
+                assert "don't ask again" not in child.before
+                child.expect_exact("Allow?")  # keys typed before the question reads them are dropped
+                child.send("y")
+                child.expect_exact("connected")
+            requests = server.requests
+    first, second = tool_results(requests[1])["x1"], tool_results(requests[2])["x2"]
+    assert "got hello" not in first and "network=true and a reason" in first
+    assert "got hello" in second

@@ -16,12 +16,13 @@ from agentica_cli.tools.base import Function, FunctionCall
 pytestmark = pytest.mark.skipif(best_backend() is None, reason="no sandbox backend (bubblewrap or Landlock) here")
 
 
-def execute(command: str, sandbox: bool = True, reason: str = "") -> str:
+def execute(command: str, sandbox: bool = True, network: bool = False, reason: str = "") -> str:
     """Run a command.
 
     Args:
         command: the command
         sandbox: confined
+        network: with the network
         reason: why not
     """
     return "ok"
@@ -107,5 +108,42 @@ def test_sandbox_false_without_a_confining_sandbox_is_an_ordinary_call(tmp_path:
 
 def test_tools_listing_says_sandboxed_commands_run(tmp_path: Path) -> None:
     function = call(command="x").function
-    assert policy("accept-edits", tmp_path).describe_tool(function) == "runs in the sandbox; asks to run outside it"
+    assert policy("accept-edits", tmp_path).describe_tool(function) == (
+        "runs in the sandbox; asks to run outside it or with network")
     assert PermissionPolicy("accept-edits", tmp_path).describe_tool(function) == "asks"
+
+
+@pytest.mark.parametrize("mode", ["default", "accept-edits"])
+def test_a_network_request_is_asked_with_its_reason_in_every_mode(tmp_path: Path, mode: str) -> None:
+    made = policy(mode, tmp_path, always_allow=["execute"])
+    made.grants.append(Grant("execute"))
+    if not made.sandbox.network_confined:
+        pytest.skip("this backend cannot keep the network out here (Landlock ABI < 4): nothing to ask")
+    verdict = made.evaluate(call(command="pip download six", network=True, reason="fetch the wheel"))
+    note = "uses the NETWORK (still sandboxed for files): fetch the wheel"
+    assert verdict == Verdict("ask", why="network", note=note)
+    assert made.evaluate(call(command="pip download six", network=False)).kind == "allow"  # the grant, as before
+    raw = FunctionCall(call(command="x").function, "c2", {"command": "x", "network": "true"})  # not yet coerced
+    assert made.evaluate(raw).why == "network"
+
+
+def test_a_network_request_nobody_can_answer_is_refused_and_always_grants_nothing(tmp_path: Path) -> None:
+    auto = policy("auto", tmp_path, explicit_auto=True)
+    if not auto.sandbox.network_confined:
+        pytest.skip("this backend cannot keep the network out here (Landlock ABI < 4): nothing to ask")
+    verdict = auto.evaluate(call(command="curl http://127.0.0.1:1", network=True, reason="fetch"))
+    assert (verdict.kind, verdict.why) == ("deny", "network") and "asked for the network" in verdict.message
+    assert "network = true" in refusal_hint("execute", "auto", "network")
+    no_one = policy("accept-edits", tmp_path)  # a -p run: no `ask`
+    decision = asyncio.run(no_one(call(command="npm install", network=True, reason="deps")))
+    assert not decision.allowed and "asked for the network" in decision.message
+    always = policy("default", tmp_path, ask=lambda c, v: Answer("always"))
+    assert asyncio.run(always(call(command="npm install", network=True, reason="deps"))).allowed
+    assert always.grants == []
+
+
+def test_no_network_question_when_the_config_lets_commands_connect(tmp_path: Path) -> None:
+    networked = policy("auto", tmp_path, network=True, explicit_auto=True)
+    assert networked.evaluate(call(command="npm install", network=True, reason="deps")).kind == "allow"
+    off = policy("auto", tmp_path, sandbox_mode="off", explicit_auto=True)
+    assert off.evaluate(call(command="npm install", network=True)).kind == "allow"

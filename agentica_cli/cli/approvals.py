@@ -7,7 +7,8 @@ Modes:
   plan          only read-only tools run (and the todo list); the model presents a plan
 
 Order of decision: a deny rule refuses (every mode); plan mode refuses anything not
-read-only; a command that asks to run outside the OS sandbox (execute sandbox=false) asks
+read-only; a command that asks to run outside the OS sandbox (execute sandbox=false) or to
+use the network inside it (network=true, unless [sandbox] network already allows it) asks
 with its reason in every mode and is refused under auto, where nobody can answer; a write
 to a sensitive place (agentica's or git's config and hooks, shell start-up
 files) asks in every mode but an explicit --yes; an ask rule asks; auto allows; an allow
@@ -118,6 +119,9 @@ class Verdict:
     why: str = ""  # for deny/ask: "plan", "rule", "sensitive", "outside", "" (the plain case)
     note: str = ""  # for ask: a line the question shows (a sensitive path, the rule that asks)
 
+
+# Why-s whose question offers no "always": asked every time.
+ASKED_EVERY_TIME = frozenset({"sensitive", "rule", "escalation", "network"})
 
 PLAN_MODE_TOOLS = frozenset({"write_todos", "todo_write", "update_todos", "todos", "task", "ask_user"})
 
@@ -267,6 +271,26 @@ class PermissionPolicy:
         shown = safe_text(reason, keep_newlines=False)
         return Verdict("ask", why="escalation", note=f"runs OUTSIDE the sandbox: {shown}")
 
+    def _network_request(self, name: str, args: dict[str, Any]) -> Verdict | None:
+        """execute(network=true) in a sandbox that keeps the network out: asked in every mode
+        with the reason, refused where nobody can be asked. Nothing to decide when commands
+        reach the network anyway ([sandbox] network = true, a backend that cannot confine it)."""
+        # Anything but an explicit false is a request: a "true" string may be coerced to True later.
+        if name != "execute" or args.get("network", False) in (False, None) or not self._sandbox_confines():
+            return None
+        if not getattr(self.sandbox, "network_confined", False):
+            return None
+        if self.mode == "auto":
+            return Verdict("deny", f"'{name}' was not run: it asked for the network, and this run cannot ask the "
+                                   "user, so it was refused. Do not retry it or try another way; tell the user "
+                                   "what you needed and why.", "network")
+        from agentica_cli.cli.safe_text import safe_text
+
+        reason = args.get("reason")
+        shown = safe_text(reason, keep_newlines=False) if isinstance(reason, str) and reason.strip() else (
+            "(no reason given)")
+        return Verdict("ask", why="network", note=f"uses the NETWORK (still sandboxed for files): {shown}")
+
     def evaluate(self, call: Any) -> Verdict:
         """The decision that needs no one: allow, deny, or ask (when someone can be asked)."""
         name = _call_name(call)
@@ -287,7 +311,7 @@ class PermissionPolicy:
                 "make) for the user to approve.",
                 "plan",
             )
-        escalation = self._escalation(name, args)
+        escalation = self._escalation(name, args) or self._network_request(name, args)
         if escalation is not None:
             return escalation
         sensitive = self._sensitive(name, args) if (destructive or name in EDIT_TOOLS) else None
@@ -333,7 +357,7 @@ class PermissionPolicy:
         if self.mode == "accept-edits" and name in EDIT_TOOLS:
             return "runs inside the work folders, asks elsewhere" + some
         if self.mode == "accept-edits" and self._sandboxed_command(name):
-            return "runs in the sandbox; asks to run outside it" + some
+            return "runs in the sandbox; asks to run outside it or with network" + some
         return "asks" + some
 
     def needs_review(self, call: Any) -> bool:
@@ -358,7 +382,7 @@ class PermissionPolicy:
         if inspect.isawaitable(answer):
             answer = await answer
         if answer.choice == "always":
-            if verdict.why not in ("sensitive", "rule", "escalation"):
+            if verdict.why not in ASKED_EVERY_TIME:
                 self.remember(call)
             return Decision.allow()
         if answer.choice == "once":
@@ -386,6 +410,10 @@ class PermissionPolicy:
             return (f"'{name}' was not run: it asked to run outside the sandbox, which always needs the user's "
                     "confirmation, and this run cannot ask. Do not retry it or try another way; tell the user "
                     "what you needed and why. Only the user can lift the sandbox (agentica --sandbox off).")
+        if verdict.why == "network":
+            return (f"'{name}' was not run: it asked for the network, which always needs the user's confirmation, "
+                    "and this run cannot ask. Do not retry it or try another way; tell the user what you needed "
+                    "and why.")
         if verdict.why == "outside":
             return (f"'{name}' was not run: it edits a file outside the work folder, and this run cannot ask. "
                     "Do not retry it; tell the user, who can allow that folder with --add-dir.")
@@ -426,6 +454,9 @@ def refusal_hint(name: str, mode: str, why: str = "") -> str:
     if why == "escalation":
         return (f"agentica: refused '{name}': it asked to run outside the sandbox, which is never allowed "
                 "without asking; re-run with --sandbox off to lift the sandbox")
+    if why == "network":
+        return (f"agentica: refused '{name}': it asked for the network, which is never allowed without asking; "
+                "set network = true under [sandbox] in the config to let sandboxed commands connect")
     if why == "outside":
         return f"agentica: refused '{name}': the file is outside the work folder; allow its folder with --add-dir"
     edit = name in EDIT_TOOLS

@@ -351,8 +351,10 @@ class Repl:
 
     def always_scope(self, call: Any, verdict: Any) -> str | None:
         """What an "always" answer would allow, for the question; None when it cannot be offered."""
-        if verdict is not None and getattr(verdict, "why", "") in ("sensitive", "rule", "escalation"):
-            return None  # sensitive files, ask rules and runs outside the sandbox are asked every time
+        from agentica_cli.cli.approvals import ASKED_EVERY_TIME
+
+        if verdict is not None and getattr(verdict, "why", "") in ASKED_EVERY_TIME:
+            return None  # sensitive files, ask rules, runs outside the sandbox or with network: every time
         from agentica_cli.cli.safe_text import safe_text
         from agentica_cli.cli.tool_kinds import EDIT_TOOLS
 

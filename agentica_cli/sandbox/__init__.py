@@ -5,13 +5,14 @@ No UI here: the CLI builds a `Sandbox` from its settings and hands it to the exe
 """
 
 from agentica_cli.sandbox.policy import DEFAULT_MODE, HOME_SECRETS, MODES, SandboxPolicy, default_secret_paths
-from agentica_cli.sandbox.sandbox import BACKENDS, Sandbox, backend_available, best_backend
+from agentica_cli.sandbox.sandbox import BACKENDS, Launch, Sandbox, backend_available, best_backend
 
 __all__ = [
     "BACKENDS",
     "DEFAULT_MODE",
     "HOME_SECRETS",
     "MODES",
+    "Launch",
     "Sandbox",
     "SandboxPolicy",
     "backend_available",

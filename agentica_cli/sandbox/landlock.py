@@ -1,12 +1,16 @@
 """Landlock (Linux >= 5.13) through its three syscalls, with ctypes: no extra dependency.
 
-Run as a launcher, this file confines itself and then execs the command:
+Two ways to apply it. The execute tool's commands and background processes start from a
+short-lived thread that confined itself first (landlock_spawn.py: no extra process, well
+under a millisecond). Where the caller only gets to choose an argv (MCP servers, whose
+process the MCP SDK starts), this file runs as a launcher that confines itself and then
+execs the command:
 
     python -I -S landlock.py [--write DIR]... [--hide PATH]... [--network] -- bash -c '...'
 
-A launcher process rather than a `preexec_fn`: the agent is threaded, and running Python
-between fork and exec in a threaded program can deadlock. The file imports only the
-standard library so it starts with `-I -S` (no site-packages, a few milliseconds).
+The launcher imports only the standard library so it starts with `-I -S` (no
+site-packages, ~15 ms). Neither runs Python between fork and exec (a `preexec_fn`), which
+can deadlock in a threaded program and forks the agent's whole address space.
 
 What Landlock can express: an allow-list. Read (and execute) is granted on every entry of
 `/` except along the paths to the hidden secrets, where it is granted entry by entry, so a
@@ -119,9 +123,11 @@ def _covers_hidden(path: str, hidden: set[str]) -> bool:
     return any(h == path or h.startswith(prefix) or path.startswith(h.rstrip("/") + "/") for h in hidden)
 
 
-def restrict_self(spec: dict) -> int:
-    """Confine this process (and what it execs) to `spec`: {"write": [...], "hidden": [...],
-    "network": bool}. Returns the ABI used; raises LandlockError when Landlock is missing."""
+def build_ruleset(spec: dict) -> tuple[int, int]:
+    """A Landlock ruleset fd (O_CLOEXEC) for `spec`: {"write": [...], "hidden": [...],
+    "network": bool}, and the ABI it was built for. Enforcing it (enforce_ruleset) confines
+    the calling thread and what it starts; the caller closes the fd. LandlockError when
+    Landlock is missing."""
     abi = abi_version()
     if abi < 1:
         raise LandlockError("Landlock is not available in this kernel")
@@ -148,10 +154,27 @@ def restrict_self(spec: dict) -> int:
         rules += [(path, device) for path in WRITABLE_DEVICES] + [("/dev/pts", device), ("/dev/shm", write)]
         for path, rights in rules:
             _add_path_rule(libc, ruleset, path, rights & handled)
-        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-            raise LandlockError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
-        if libc.syscall(SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
-            raise LandlockError(ctypes.get_errno(), "landlock_restrict_self failed")
+    except BaseException:
+        os.close(ruleset)
+        raise
+    return ruleset, abi
+
+
+def enforce_ruleset(ruleset: int, libc: ctypes.CDLL | None = None) -> None:
+    """no_new_privs, then the ruleset, on the calling thread (and everything it starts later)."""
+    libc = libc or _libc()
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise LandlockError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+    if libc.syscall(SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
+        raise LandlockError(ctypes.get_errno(), "landlock_restrict_self failed")
+
+
+def restrict_self(spec: dict) -> int:
+    """Confine this process (and what it execs) to `spec` (see build_ruleset). Returns the
+    ABI used; raises LandlockError when Landlock is missing."""
+    ruleset, abi = build_ruleset(spec)
+    try:
+        enforce_ruleset(ruleset)
     finally:
         os.close(ruleset)
     return abi

@@ -7,15 +7,21 @@ Seatbelt; else none, and commands run unconfined (the UI warns).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
 import sys
 import tempfile
 import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from agentica_cli.sandbox.policy import SandboxPolicy
+
+_T = TypeVar("_T")
 
 BACKENDS = ("bubblewrap", "landlock", "seatbelt")
 LANDLOCK_LAUNCHER = str(Path(__file__).with_name("landlock.py"))
@@ -27,6 +33,19 @@ _DENIED_NETWORK = re.compile(
     r"Name or service not known|nodename nor servname|No address associated|ConnectionRefusedError",
     re.I,
 )
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How one command starts in the sandbox: the argv to run, and `start`, which calls the
+    function that starts the process (subprocess.Popen with that argv) the way the backend
+    needs: directly for a wrapper command (bwrap), on a confined thread for Landlock."""
+
+    argv: list[str]
+    spawn: Callable[[Callable[[], Any]], Any] | None = None
+
+    def start(self, popen: Callable[[], _T]) -> _T:
+        return popen() if self.spawn is None else self.spawn(popen)
 
 
 def backend_available(name: str) -> bool:
@@ -68,6 +87,7 @@ class Sandbox:
         else:
             self.backend = backend
         self._temp: Path | None = None
+        self._rulesets: Any = None  # landlock_spawn.RulesetCache, made on first use
 
     @property
     def confines(self) -> bool:
@@ -107,41 +127,74 @@ class Sandbox:
         temp = str(self.temp_dir())
         return {**env, "TMPDIR": temp, "TMP": temp, "TEMP": temp}
 
-    def wrap(self, argv: list[str], cwd: str | os.PathLike[str], *, die_with_parent: bool = False) -> list[str]:
-        """`argv` as it runs inside the sandbox (unchanged when nothing confines it). Run it in
-        a session of its own and kill its process group to stop it. `die_with_parent`
-        (bubblewrap): SIGKILL it when the thread that started it ends, for processes without
-        a group watcher."""
+    def _policy_for(self, network: bool) -> SandboxPolicy:
+        """The policy for one command: `network` (an approved per-command request) adds the network."""
+        return dataclasses.replace(self.policy, network=True) if network and not self.policy.network else self.policy
+
+    def _landlock_spec(self, policy: SandboxPolicy) -> dict:
+        return {"write": [str(p) for p in policy.writable(self.temp_dir())],
+                "hidden": [str(p) for p in policy.existing_hidden()], "network": policy.network}
+
+    def wrap(self, argv: list[str], cwd: str | os.PathLike[str], *, die_with_parent: bool = False,
+             network: bool = False) -> list[str]:
+        """`argv` as it runs inside the sandbox (unchanged when nothing confines it), for a
+        caller that can only choose an argv (MCP servers); `prepare` is faster with Landlock.
+        Run it in a session of its own and kill its process group to stop it.
+        `die_with_parent` (bubblewrap): SIGKILL it when the thread that started it ends, for
+        processes without a group watcher. `network`: this command may use the network."""
         if not self.confines:
             return argv
         temp = self.temp_dir()
+        policy = self._policy_for(network)
         if self.backend == "bubblewrap":
             from agentica_cli.sandbox.bwrap import bwrap_argv
 
-            return bwrap_argv(self.policy, argv, cwd=Path(cwd), temp_dir=temp, die_with_parent=die_with_parent)
+            return bwrap_argv(policy, argv, cwd=Path(cwd), temp_dir=temp, die_with_parent=die_with_parent)
         if self.backend == "landlock":
             from agentica_cli.sandbox.landlock import launcher_args
 
-            spec = {"write": [str(p) for p in self.policy.writable(temp)],
-                    "hidden": [str(p) for p in self.policy.existing_hidden()], "network": self.policy.network}
-            return [sys.executable, "-I", "-S", LANDLOCK_LAUNCHER, *launcher_args(spec), "--", *argv]
+            return [sys.executable, "-I", "-S", LANDLOCK_LAUNCHER, *launcher_args(self._landlock_spec(policy)),
+                    "--", *argv]
         from agentica_cli.sandbox.seatbelt import seatbelt_argv
 
-        return seatbelt_argv(self.policy, argv, temp)
+        return seatbelt_argv(policy, argv, temp)
 
-    def denial_note(self, output: str, returncode: int | None) -> str | None:
-        """A plain note for the model when a failed command looks stopped by the sandbox."""
+    def prepare(self, argv: list[str], cwd: str | os.PathLike[str], *, network: bool = False) -> Launch:
+        """How to start `argv` confined (see Launch). With Landlock no launcher process: the
+        command starts from a thread that confined itself (landlock_spawn.py), with a ruleset
+        built once and rebuilt when the folders it lists change."""
+        if not (self.confines and self.backend == "landlock"):
+            return Launch(self.wrap(argv, cwd, network=network))
+        from agentica_cli.sandbox.landlock_spawn import RulesetCache, spawn_confined, watched_folders
+
+        policy = self._policy_for(network)
+        if self._rulesets is None:
+            self._rulesets = RulesetCache()
+        writable = [str(p) for p in policy.writable(self.temp_dir())]
+        hidden = [str(p) for p in policy.hidden] + [str(p) for p in policy.existing_hidden()]
+        ruleset = self._rulesets.get((tuple(writable), policy.network), lambda: self._landlock_spec(policy),
+                                     watched_folders(hidden, writable))
+        return Launch(list(argv), lambda popen: spawn_confined(ruleset, popen))
+
+    def denial_note(self, output: str, returncode: int | None, *, network: bool = False) -> str | None:
+        """A plain note for the model when a failed command looks stopped by the sandbox
+        (`network`: this command had the network). It names the two ways to ask for more:
+        network=true keeps the command sandboxed for files, sandbox=false lifts it all."""
         if not self.confines or returncode == 0:
             return None
-        network_denied = self.network_confined and bool(_DENIED_NETWORK.search(output))
+        offline = self.network_confined and not network
+        network_denied = offline and bool(_DENIED_NETWORK.search(output))
         if not (_DENIED_WRITE.search(output) or network_denied):
             return None
         folders = ", ".join(str(p) for p in self.policy.writable(None))
         denied = [f"writes outside {folders} and $TMPDIR" if self.policy.mode == "workspace-write"
                   else "every write but to $TMPDIR", "reading the user's secrets (~/.ssh, ~/.aws, ...)"]
-        if self.network_confined:
-            denied.append("network access")
+        if offline:
+            denied.append("network access (TCP connect and listen)")
+        ways = ("If it failed because it needs the network, call execute again with network=true and a reason "
+                "(it stays sandboxed for files). " if offline else "")
         return (f"[sandbox: this command ran in the {self.policy.mode} sandbox ({self.backend}), which denies "
-                f"{'; '.join(denied)}. If that is why it failed and it really needs it, call execute again "
-                "with sandbox=false and a reason (the user is asked; it is refused in runs nobody can "
-                "answer). Do not try to get around the sandbox in other ways.]")
+                f"{'; '.join(denied)}. {ways}If it failed because it must write elsewhere or read what is hidden, "
+                "and it really needs to, call execute again with sandbox=false and a reason. The user is asked "
+                "either way (refused in runs nobody can answer). Do not try to get around the sandbox in other "
+                "ways.]")
