@@ -8,7 +8,7 @@ from typing import Any
 
 from conftest import collect, scripted_model, tool_results
 
-from agentica_cli.agent import DeepAgent
+from agentica_cli.deep import DeepAgent
 from agentica_cli.extensions.agents import AgentSpec, load_agents
 from agentica_cli.extensions.places import Places
 from agentica_cli.extensions.skill_tool import SkillTool

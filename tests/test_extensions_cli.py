@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from test_cli_helpers import AGENTICA, cli_env, last_user_message, model_args, run_cli
+from cli_support import AGENTICA, cli_env, last_user_message, model_args, run_cli
 from test_repl import Repl
 
 from agentica_cli.testing import ScriptedModelServer, turns

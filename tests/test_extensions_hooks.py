@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 from conftest import collect, scripted_model, tool_results
 
-from agentica_cli.agent import Agent, Decision, DeepAgent
+from agentica_cli.agent import Agent, Decision
 from agentica_cli.agent.events import Notice, TurnFinished
+from agentica_cli.deep import DeepAgent
 from agentica_cli.extensions.hook_config import HookSpec, load_hook_specs
 from agentica_cli.extensions.hooks import CommandHooks
 from agentica_cli.extensions.places import Places
