@@ -133,7 +133,7 @@ def test_claude_hooks_json_is_checked() -> None:
         specs_from_claude_json({"hooks": {"Stop": [{"hooks": [{"command": "x", "timeout": -1}]}]}}, "s.json")
 
 
-def test_the_event_lists_agree_and_loading_stays_light() -> None:
+def test_the_event_lists_agree_and_loading_stays_light(tmp_path: Path) -> None:
     import subprocess
     import sys
 
@@ -142,9 +142,15 @@ def test_the_event_lists_agree_and_loading_stays_light() -> None:
     from agentica_cli.extensions.hook_config import HOOK_EVENTS as CONFIG_EVENTS
 
     assert HOOK_EVENTS == LIFECYCLE_HOOK_EVENTS == CONFIG_EVENTS
+    project = tmp_path / "project"
+    write(project / ".agentica/commands/sub/review.md", "---\ndescription: x\n---\nReview")
     # the REPL loads extensions before its first paint: no agent loop, pydantic or openai then
-    code = ("import sys, agentica_cli.cli.extension_setup; "
+    code = ("import sys; from pathlib import Path; from agentica_cli.extensions.places import Places; "
+            "from agentica_cli.extensions.commands import load_commands; "
+            "import agentica_cli.cli.extension_setup; "
+            "print(len(load_commands(Places(project=Path(sys.argv[1]))))); "
             "print(sorted(m for m in ('openai', 'pydantic', 'agentica_cli.agent', 'builtin_tools', 'rich') "
             "if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
+    out = subprocess.run([sys.executable, "-c", code, str(project)], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.split() == ["1", "[]"]

@@ -76,13 +76,7 @@ def read_text(path: Path, root: Path | None, limit: int = MAX_FILE_BYTES) -> str
         else:
             if real != str(root) and not real.startswith(str(root).rstrip("/") + "/"):
                 raise UnreadableFile(f"it leads outside the project (to {real})")
-            from builtin_tools.safe_open import open_beneath, open_root
-
-            root_fd = open_root(root)
-            try:
-                fd = open_beneath(root_fd, Path(real).relative_to(root).parts, flags, real)
-            finally:
-                os.close(root_fd)
+            fd = _open_beneath(root, Path(real).relative_to(root).parts, flags)
     except OSError as err:
         raise UnreadableFile(f"cannot open it: {err.strerror or err}") from None
     try:
@@ -92,6 +86,22 @@ def read_text(path: Path, root: Path | None, limit: int = MAX_FILE_BYTES) -> str
     finally:
         os.close(fd)
     return data.decode("utf-8", errors="replace")
+
+
+def _open_beneath(root: Path, parts: tuple[str, ...], flags: int) -> int:
+    """Open root/parts... one component at a time, following no symlink (a path swapped for a
+    symlink after the realpath check is refused, not followed). Like builtin_tools.safe_open,
+    without importing the builtin tools, which the REPL must not load before its first paint."""
+    folder_flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, folder_flags, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        return os.open(parts[-1], flags, dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 def markdown_files(folder: Path, *, recursive: bool) -> list[Path]:
