@@ -4,10 +4,16 @@ The sub-agent uses the parent's model, approval hook, guardrails and hooks, and 
 builtin tools for the same folders, limited to the functions the parent itself has (so
 never wider), without `task`. Its events go into the parent's stream marked
 "task:<call_id>"; only its final answer comes back, capped.
+
+Custom sub-agents (`set_agents`, e.g. from .agentica/agents/*.md) are chosen with the
+`agent` argument: each has its own system prompt, an allow-list of tools (a call to any
+other tool is refused as unknown) and optionally its own model id. Several task calls in
+one reply run side by side.
 """
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Iterable
 from typing import Any
@@ -22,6 +28,9 @@ SUB_AGENT_PROMPT = """You are a sub-agent doing one task for another agent, whic
 Work on the task with the tools until it is done (or clearly cannot be done), then reply with a
 complete, concise answer: the facts found, files and line numbers, what you changed. Do not ask
 questions; nobody will answer them."""
+
+
+GENERAL_AGENT = "general"
 
 
 class SubAgentError(RuntimeError):
@@ -50,30 +59,52 @@ class BuiltinTaskTool(Tool):
         self.read_only = read_only
         self.tool_options = dict(tool_options or {})
         self.max_result_chars = max_result_chars
-        # A read-only sub-agent cannot change anything, so several may run side by side.
-        flags = {"is_read_only": True, "concurrency_safe": True} if read_only else {}
-        self.register(self.task, **flags)
+        self.agents: dict[str, Any] = {}
+        # Sub-agents run side by side; each of their calls still goes through the approvals.
+        self.register(self.task, is_read_only=read_only, concurrency_safe=True)
+
+    def set_agents(self, agents: dict[str, Any]) -> None:
+        """The custom sub-agents (objects with name, description, prompt, tools, model), offered
+        to the model as the `agent` argument's choices."""
+        self.agents = dict(agents)
+        prop = self.functions["task"].parameters["properties"]["agent"]
+        prop["enum"] = [GENERAL_AGENT, *sorted(self.agents)]
+        lines = [f"{GENERAL_AGENT}: a general sub-agent with the same tools as you (minus task)"]
+        lines += [f"{name}: {spec.description}" for name, spec in sorted(self.agents.items())]
+        prop["description"] = "Which sub-agent does the task:\n" + "\n".join(f"- {line}" for line in lines)
 
     def get_system_prompt(self) -> str:
-        return (
-            "task starts a sub-agent with a fresh context for a self-contained job (a wide search, "
-            "an investigation): give it complete instructions, it sees nothing of this conversation."
-        )
+        text = ("task starts a sub-agent with a fresh context for a self-contained job (a wide search, "
+                "an investigation): give it complete instructions, it sees nothing of this conversation.")
+        if self.agents:
+            text += (" Specialised sub-agents (the agent argument) are listed in task's schema; pick one whose "
+                     "description fits. Independent tasks in one reply run in parallel.")
+        return text
 
-    def sub_agent_tools(self, parent: Any) -> list[Tool]:
-        """Fresh builtin tools for the same folders, minus task, limited to what the parent has."""
+    def sub_agent_tools(self, parent: Any, only: Iterable[str] | None = None) -> list[Any]:
+        """Fresh builtin tools for the same folders, minus task, limited to what the parent has
+        (and to `only`, a custom agent's allow-list, which may also name the parent's other
+        tools, e.g. MCP ones)."""
         tools = core_tools(self.work_dir, allowed_dirs=self.allowed_dirs, **self.tool_options)
         allowed = _parent_function_names(parent)
-        kept = []
+        wanted = None if only is None else set(only) - {"task"}
+        kept: list[Any] = []
         for tool in tools:
             for name, function in list(tool.functions.items()):
-                if (allowed is not None and name not in allowed) or (self.read_only and not function.is_read_only):
+                if (allowed is not None and name not in allowed) or (self.read_only and not function.is_read_only) \
+                        or (wanted is not None and name not in wanted):
                     del tool.functions[name]
             if tool.functions:
                 kept.append(tool)
+        if wanted:
+            have = {name for tool in kept for name in tool.functions}
+            parent_functions = getattr(parent, "functions", None) or {}
+            kept += [parent_functions[name] for name in sorted(wanted - have) if name in parent_functions
+                     and not (self.read_only and not parent_functions[name].is_read_only)]
         return kept
 
-    async def task(self, description: str, prompt: str, ctx: ToolContext = None) -> str:  # type: ignore[assignment]
+    async def task(self, description: str, prompt: str, agent: str = GENERAL_AGENT,
+                   ctx: ToolContext = None) -> str:  # type: ignore[assignment]
         """Run a sub-agent on a self-contained task and return its final answer.
 
         It has a fresh context (none of this conversation) and the same tools minus task;
@@ -83,24 +114,37 @@ class BuiltinTaskTool(Tool):
         Args:
             description: A 3-5 word label for the task, shown to the user.
             prompt: The full task for the sub-agent.
+            agent: Which sub-agent does the task.
         """
         parent = getattr(ctx, "agent", None)
         if parent is None:
             raise SubAgentError("task can only run inside an agent (no parent agent in the tool context).")
+        spec = self.agents.get(agent)
+        if spec is None and agent != GENERAL_AGENT:
+            known = ", ".join([GENERAL_AGENT, *sorted(self.agents)])
+            return f"Error: no sub-agent named {agent!r}. Choose one of: {known}."
         from agentica_cli.agent.agent import Agent
         from agentica_cli.agent.events import Error, TurnFinished
 
+        model = parent.model
+        if spec is not None and spec.model and spec.model != getattr(model, "id", None):
+            model = copy.copy(model)  # same provider, endpoint and key; another model id
+            model.id = spec.model
+        system = spec.prompt if spec is not None and spec.prompt.strip() else SUB_AGENT_PROMPT
         sub_agent = Agent(
-            parent.model,
-            tools=self.sub_agent_tools(parent),
-            instructions=f"{SUB_AGENT_PROMPT}\n\nWorking directory: {self.work_dir}",
+            model,
+            tools=self.sub_agent_tools(parent, spec.tools if spec is not None else None),
+            instructions=f"{system}\n\nWorking directory: {self.work_dir}",
             tool_config=parent.tool_config,
             tool_input_guardrails=parent.tool_input_guardrails,
             tool_output_guardrails=parent.tool_output_guardrails,
             approve=parent.approve,
             hooks=list(getattr(parent, "hooks", []) or []),
-            name=f"task: {description}",
+            name=f"task: {description}" if spec is None else f"{spec.name}: {description}",
         )
+        sub_agent.is_subagent = True  # its end fires SubagentStop, not the session's Stop
+        sub_agent.session_id = getattr(parent, "session_id", sub_agent.session_id)
+        sub_agent.transcript_path = getattr(parent, "transcript_path", "")
         source = f"task:{ctx.call_id}"
         content, reason, error = "", "completed", None
         async for event in sub_agent.run_stream(prompt):

@@ -31,9 +31,10 @@ CONTRACT = {
     "write_todos": (["todos"], ["todos"]),
     "web_search": (["query", "max_results"], ["query"]),
     "fetch_url": (["url", "max_chars"], ["url"]),
-    "task": (["description", "prompt"], ["description", "prompt"]),
+    "task": (["description", "prompt", "agent"], ["description", "prompt"]),
 }
 READ_ONLY = {"ls", "read_file", "glob", "grep", "web_search", "fetch_url", "read_background_output"}
+CONCURRENT = READ_ONLY | {"task"}  # sub-agents run side by side; their own calls are approved one by one
 DESTRUCTIVE = {"write_file", "edit_file", "multi_edit_file", "execute"}
 
 
@@ -49,7 +50,7 @@ def test_names_parameters_and_flags_are_the_contract(tmp_path: Path) -> None:
         assert schema.get("required", []) == required, name
         fn = functions[name]
         assert fn.is_read_only == (name in READ_ONLY), name
-        assert fn.concurrency_safe == (name in READ_ONLY), name
+        assert fn.concurrency_safe == (name in CONCURRENT), name
         assert fn.is_destructive == (name in DESTRUCTIVE), name
         assert fn.description.strip(), name
     assert functions["grep"].parameters["properties"]["output_mode"]["enum"] == [

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
+import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
@@ -32,6 +33,7 @@ from agentica_cli.agent.events import (
 )
 from agentica_cli.agent.executor import ToolExecutor
 from agentica_cli.agent.hooks import as_hook_list
+from agentica_cli.agent.lifecycle import LifecycleEvents
 from agentica_cli.agent.prompt import build_system_prompt
 from agentica_cli.agent.run_state import RunState
 from agentica_cli.models.base import (
@@ -49,13 +51,14 @@ from agentica_cli.tools.guardrails import ToolInputGuardrail, ToolOutputGuardrai
 _DONE = object()
 
 
-class Agent:
+class Agent(LifecycleEvents):
     """An LLM with tools: `run_stream` / `run` / `run_sync` a prompt, the conversation goes on.
 
     tools: plain or async functions, `@tool` functions, Functions, Tools, McpTools.
     approve: called (sync or async) for `is_destructive` calls -> Decision; None allows all.
     messages / on_message: start from a saved history / called after every appended message.
-    hooks: objects with before_tool_call(call) / after_tool_call(call), e.g. ToolHooks.
+    hooks: objects with before_tool_call(call) / after_tool_call(call) and/or
+        hook_event(event, payload) for the lifecycle events (agent/hooks.py), e.g. ToolHooks.
     checkpoints: e.g. agentica_cli.checkpoints.Checkpoints: snapshots at each turn's start and
         after each step with a call that is not read-only (a `Checkpoint` event per snapshot).
     """
@@ -96,6 +99,15 @@ class Agent:
         self.context = ContextManager(self.tool_config)
         self._connected: set[int] = set()
         self._running = False
+        self.tool_filter: set[str] | None = None  # only these tools are offered (a command's allowed-tools)
+        # For lifecycle hooks: the session they are told about. The CLI sets its own id and
+        # transcript; a sub-agent (the task tool sets is_subagent) fires SubagentStop, not
+        # the session's events.
+        self.session_id = uuid.uuid4().hex
+        self.transcript_path = ""
+        self.is_subagent = False
+        self._session_source = "resume" if self.messages else "startup"
+        self._session_started = False
 
     # -- configuration ------------------------------------------------------------------
 
@@ -105,7 +117,8 @@ class Agent:
         found: dict[str, Function] = {}
         for item in self.tools:
             for fn in item.get_functions() if isinstance(item, Tool) else (item,):
-                found[fn.name] = fn
+                if self.tool_filter is None or fn.name in self.tool_filter:
+                    found[fn.name] = fn
         return found
 
     def dynamic_guidance(self) -> list[str]:
@@ -125,6 +138,7 @@ class Agent:
         """Forget the conversation (a new session); usage totals stay."""
         self.messages = []
         self.context = ContextManager(self.tool_config)
+        self._session_started, self._session_source = False, "clear"
 
     def _append(self, message: dict[str, Any]) -> None:
         self.messages.append(message)
@@ -193,6 +207,12 @@ class Agent:
 
     async def _loop(self, prompt: str, run: RunState) -> None:
         run.emit(TurnStarted(prompt))
+        if not self.is_subagent and self.hooks:
+            prompt, verdict = await self._prompt_hooks(run, prompt)
+            if verdict.block or verdict.stop:
+                why = verdict.reason if verdict.block else verdict.stop_reason
+                run.emit(Notice(f"The prompt was blocked by a hook: {why}", kind="warning"))
+                return self._finish(run, "", "blocked")
         await self._connect_tools(run)
         functions = self.functions
         schemas = [fn.to_openai() for fn in functions.values()] or None
@@ -227,6 +247,8 @@ class Agent:
             self.context.observe(_request_size(response), len(self.messages))
             content = response.content
             if not response.tool_calls:
+                if not exhausted and await self._stop_hooks_continue(run):
+                    continue
                 return self._finish(run, content, "tool_call_limit" if exhausted else "completed")
             records = await ToolExecutor(self, run, functions).execute(response.tool_calls)
             if any(not getattr(functions.get(c.name), "is_read_only", False) for c in response.tool_calls):
@@ -331,6 +353,7 @@ class Agent:
         cut = self.context.split_for_compaction(self.messages, keep)
         if cut <= 0:
             return None
+        await self.fire_hooks("PreCompact", run, trigger="manual" if run is None else "auto", custom_instructions="")
         try:
             summary = await self.context.summarise(self.model, self.messages[:cut])
         except (ModelError, UnusableSummary) as err:

@@ -17,6 +17,7 @@ StopReason = Literal[
     "max_turns",  # the loop gave up after too many model requests
     "cancelled",  # the caller cancelled the run (Ctrl-C)
     "error",  # the model/API failed for good
+    "blocked",  # a UserPromptSubmit hook refused the prompt, or a hook said `continue: false`
 ]
 
 

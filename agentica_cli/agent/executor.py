@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agentica_cli.agent.approval import Decision
 from agentica_cli.agent.events import ApprovalRequested, Event, Notice, ToolCallFinished, ToolCallStarted
-from agentica_cli.agent.hooks import call_maybe_async
+from agentica_cli.agent.hooks import HookOutcome, as_outcome, call_maybe_async, fire_event, tool_payload
 from agentica_cli.models.base import ToolCallRequest
 from agentica_cli.tools.base import Function, FunctionCall, format_tool_error
 from agentica_cli.tools.context import ToolContext
@@ -66,6 +66,8 @@ class ExecutorHost(Protocol):
     approve: ApproveHook | None
 
     def _append(self, message: dict[str, Any]) -> None: ...
+
+    async def notify(self, message: str) -> None: ...
 
 
 class ToolExecutor:
@@ -147,45 +149,79 @@ class ToolExecutor:
         if record.status != "pending":  # unknown, malformed or over the limit: already answered
             self._finish(record, record.status)
             return
-        blocked = await self._check_input(call)
+        hooked = HookOutcome()
+        blocked = await self._check_input(call, hooked)
         if blocked is not None:
             call.fail(blocked)
+            if hooked.stop:
+                call.control = "stop"
+                call.result = f"Stopped by a hook: {hooked.stop_reason}"
             self._finish(record, "blocked")
             return
-        if self._needs_approval(call):
-            decision = await self._ask_approval(call)
-            if not decision.allowed:
-                call.fail(decision.message or f"Permission denied: the user did not allow '{call.name}' to run.")
-                await self._after_hooks(call)
-                self._finish(record, "denied")
-                return
+        decision = await self._decide(call, hooked)
+        if decision is not None and not decision.allowed:
+            call.fail(decision.message or f"Permission denied: the user did not allow '{call.name}' to run.")
+            await self._after_hooks(call, ran=False)
+            self._finish(record, "denied")
+            return
         await call.execute(ToolContext(call_id=call.call_id, agent=self.agent, emit=self._emitter(call.call_id)))
         status = "error" if call.error is not None or call.control == "retry" else "ok"
         if call.control is None:
             status = await self._check_output(call, status)
+        if hooked.context:
+            call.result = (call.result or "") + "".join(f"\n\n[hook: {text}]" for text in hooked.context)
         await self._after_hooks(call)
         self._finish(record, status)
 
-    async def _check_input(self, call: FunctionCall) -> str | None:
+    async def _check_input(self, call: FunctionCall, hooked: HookOutcome) -> str | None:
+        """Guardrails, then the PreToolUse hooks (their verdicts merged into `hooked`):
+        the reason the call is blocked, or None."""
         args = call.args or {}
         for guardrail in self.agent.tool_input_guardrails:
             verdict = await guardrail.run(call.name, args)
             if not verdict.allowed:
                 return f"Blocked: the call to '{call.name}' was not run ({verdict.message})."
         for hook in self.agent.hooks:
-            before = getattr(hook, "before_tool_call", None)
-            if before is None:
-                continue
             try:
-                verdict = await call_maybe_async(before, call)
+                if hasattr(hook, "hook_event"):
+                    hooked.merge(await fire_event([hook], "PreToolUse", tool_payload(self.agent, "PreToolUse", call)))
+                before = getattr(hook, "before_tool_call", None)
+                if before is not None:
+                    hooked.merge(as_outcome(await call_maybe_async(before, call), "PreToolUse"))
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
                 return f"Blocked: the call to '{call.name}' was not run (before_tool_call hook failed: " \
                        f"{format_tool_error(exc)})."
-            if verdict is False or (isinstance(verdict, str) and verdict):
-                reason = verdict if isinstance(verdict, str) else "a before_tool_call hook"
+            for message in hooked.messages:
+                self.run.emit(Notice(message, kind="warning"))
+            hooked.messages.clear()
+            if hooked.refuses:
+                reason = hooked.reason or hooked.stop_reason or "a before_tool_call hook"
                 return f"Blocked: the call to '{call.name}' was not run ({reason})."
+            if hooked.updated_input is not None:
+                updated, hooked.updated_input = hooked.updated_input, None
+                if not call.replace_arguments(updated):
+                    return f"Blocked: a hook rewrote the arguments of '{call.name}' badly: {call.result}"
+                args = call.args or {}
+        return None
+
+    async def _decide(self, call: FunctionCall, hooked: HookOutcome) -> Decision | None:
+        """Whether the call may run; None when nobody needs to decide. A PreToolUse hook's
+        "allow" skips the question (the approve hook's `hook_allowed`, if it has one, may still
+        refuse: deny rules, plan mode); its "ask" always asks."""
+        if hooked.decision == "allow":
+            allowed_by_hook = getattr(self.agent.approve, "hook_allowed", None)
+            if allowed_by_hook is None:
+                return None
+            try:
+                return await call_maybe_async(allowed_by_hook, call)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                return Decision.deny(f"Permission denied: the approval check failed ({format_tool_error(exc)}).")
+        if hooked.decision == "ask" or self._needs_approval(call):
+            return await self._ask_approval(call, hooked.reason if hooked.decision == "ask" else None)
         return None
 
     def _needs_approval(self, call: FunctionCall) -> bool:
@@ -205,11 +241,23 @@ class ToolExecutor:
         except Exception:
             return True
 
-    async def _ask_approval(self, call: FunctionCall) -> Decision:
+    async def _ask_approval(self, call: FunctionCall, hook_asks: str | None = None) -> Decision:
+        """The approve hook's decision. `hook_asks` (a PreToolUse hook said "ask", with this
+        reason): the user is asked whatever the mode, through the hook's `confirm` if it has one."""
+        approve = self.agent.approve
+        if hook_asks is not None and approve is None:
+            return Decision.deny(f"Permission denied: a hook asks for the user's confirmation of '{call.name}' "
+                                 "and nobody can answer here.")
         self.run.emit(ApprovalRequested(call.call_id, call.name, call.args or {}))
         await self.run.flush()  # the UI has the request in hand before the hook asks
+        confirm = getattr(approve, "confirm", None) if hook_asks is not None else None
+        if getattr(approve, "needs_review", None) is None:  # a plain callable asks a person
+            await self.agent.notify(f"agentica needs your permission to use {call.name}")
         try:
-            decision = await call_maybe_async(self.agent.approve, call)
+            if confirm is not None:
+                decision = await call_maybe_async(confirm, call, hook_asks or "a hook asks")
+            else:
+                decision = await call_maybe_async(approve, call)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -230,13 +278,22 @@ class ToolExecutor:
                 call.result = verdict.message
         return status
 
-    async def _after_hooks(self, call: FunctionCall) -> None:
+    async def _after_hooks(self, call: FunctionCall, ran: bool = True) -> None:
+        """after_tool_call (every call that got past the before-hooks), and PostToolUse (a call
+        that ran): a PostToolUse block or context is added to the result the model reads (the
+        call has run; nothing is undone)."""
         for hook in self.agent.hooks:
             after = getattr(hook, "after_tool_call", None)
-            if after is None:
-                continue
             try:
-                await call_maybe_async(after, call)
+                if ran and hasattr(hook, "hook_event"):
+                    said = await fire_event([hook], "PostToolUse", tool_payload(self.agent, "PostToolUse", call))
+                    for message in said.messages:
+                        self.run.emit(Notice(message, kind="warning"))
+                    notes = ([said.reason] if said.block and said.reason else []) + said.context
+                    if notes:
+                        call.result = (call.result or "") + "".join(f"\n\n[PostToolUse hook: {n}]" for n in notes)
+                if after is not None:
+                    await call_maybe_async(after, call)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:

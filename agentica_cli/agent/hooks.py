@@ -1,35 +1,145 @@
-"""Lifecycle hooks around tool calls, for library users (logging, metrics, policies).
+"""Lifecycle hooks, for library users (logging, metrics, policies) and for the CLI's command hooks.
 
-A hook object has `before_tool_call(call)` and/or `after_tool_call(call)`, sync or async;
-`call` is the FunctionCall with validated `.args` (and, after, `.result` / `.error`).
-`before_tool_call` returning False (or a string, the reason) keeps the call from running;
-one that raises blocks it too: a broken check must not let a call through.
+Two ways to hook in, on the same object or on different ones (`Agent(hooks=[...])`):
+
+- `before_tool_call(call)` / `after_tool_call(call)`, sync or async; `call` is the
+  FunctionCall with validated `.args` (and, after, `.result` / `.error`).
+  `before_tool_call` returning False (or a string, the reason) keeps the call from running;
+  one that raises blocks it too: a broken check must not let a call through.
+- `hook_event(event, payload)`, sync or async, for every event in `HOOK_EVENTS` (Claude Code's
+  names). `payload` is the JSON object a command hook reads on stdin: `session_id`,
+  `transcript_path`, `cwd`, `permission_mode`, `hook_event_name`, plus the event's own fields
+  (`prompt`, `tool_name`/`tool_input`/`tool_use_id`, `tool_response`, `source`, `trigger`,
+  `stop_hook_active`, `message`, `reason`). It may return None (go on), a `HookOutcome`, a
+  dict in Claude Code's JSON output form (`{"decision": "block", "reason": ...}`,
+  `{"hookSpecificOutput": {"permissionDecision": "deny", ...}}`, `{"continue": false}`),
+  or a string: context for the model (SessionStart, UserPromptSubmit) or, for PreToolUse,
+  the reason to block.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from agentica_cli.tools.base import FunctionCall
+from agentica_cli.tools.base import FunctionCall, format_tool_error
 
 BeforeHook = Callable[[FunctionCall], Any]
 AfterHook = Callable[[FunctionCall], Any]
+EventHook = Callable[[str, dict[str, Any]], Any]
+
+HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification", "Stop",
+               "SubagentStop", "PreCompact", "SessionEnd")
+_DECISION_RANK = {None: 0, "allow": 1, "ask": 2, "deny": 3}
+
+
+@dataclass
+class HookOutcome:
+    """What the hooks of one event decided, merged (any block wins; deny > ask > allow)."""
+
+    block: bool = False  # refuse the call / the prompt; for Stop: keep working
+    reason: str = ""  # why, for the model (or the user, for a blocked prompt)
+    decision: str | None = None  # PreToolUse: "allow" (skip the confirmation), "ask" (always confirm), "deny"
+    updated_input: dict[str, Any] | None = None  # PreToolUse: the tool's new arguments
+    context: list[str] = field(default_factory=list)  # text added for the model
+    stop: bool = False  # `continue: false`: end the run
+    stop_reason: str = ""
+    messages: list[str] = field(default_factory=list)  # for the user: non-blocking errors, systemMessage
+
+    def merge(self, other: HookOutcome | None) -> HookOutcome:
+        if other is None:
+            return self
+        if other.block:
+            self.reason = "\n".join(r for r in (self.reason, other.reason) if r)
+        self.block = self.block or other.block
+        if _DECISION_RANK[other.decision] > _DECISION_RANK[self.decision]:
+            self.decision = other.decision
+            if other.decision == "deny" and other.reason and other.reason not in self.reason:
+                self.reason = "\n".join(r for r in (self.reason, other.reason) if r)
+        if other.updated_input is not None:
+            self.updated_input = other.updated_input
+        self.context += other.context
+        if other.stop and not self.stop:
+            self.stop, self.stop_reason = True, other.stop_reason
+        self.messages += other.messages
+        return self
+
+    @property
+    def refuses(self) -> bool:
+        return self.block or self.decision == "deny" or self.stop
+
+
+def outcome_from_json(data: dict[str, Any]) -> HookOutcome:
+    """Claude Code's hook JSON output as a HookOutcome."""
+    outcome = HookOutcome()
+    specific = data.get("hookSpecificOutput")
+    specific = specific if isinstance(specific, dict) else {}
+    decision = specific.get("permissionDecision") or data.get("decision")
+    reason = specific.get("permissionDecisionReason") or data.get("reason") or ""
+    if decision in ("allow", "ask", "deny"):
+        outcome.decision = decision
+        outcome.reason = str(reason)
+    elif decision in ("block", "approve"):  # the older PreToolUse spelling, and block for the others
+        if decision == "block":
+            outcome.block, outcome.reason = True, str(reason or "blocked by a hook")
+        else:
+            outcome.decision = "allow"
+    updated = specific.get("updatedInput")
+    if isinstance(updated, dict):
+        outcome.updated_input = updated
+    extra = specific.get("additionalContext")
+    if isinstance(extra, str) and extra.strip():
+        outcome.context.append(extra.strip())
+    if data.get("continue") is False:
+        outcome.stop = True
+        outcome.stop_reason = str(data.get("stopReason") or "stopped by a hook")
+    message = data.get("systemMessage")
+    if isinstance(message, str) and message.strip():
+        outcome.messages.append(message.strip())
+    return outcome
+
+
+def as_outcome(value: Any, event: str) -> HookOutcome | None:
+    """A hook's return value as a HookOutcome (see the module docstring)."""
+    if value is None or value is True:
+        return None
+    if isinstance(value, HookOutcome):
+        return value
+    if isinstance(value, dict):
+        return outcome_from_json(value)
+    if value is False:
+        return HookOutcome(block=True, reason=f"a {event} hook")
+    if isinstance(value, str):
+        if not value:
+            return None
+        if event == "PreToolUse":
+            return HookOutcome(block=True, reason=value)
+        return HookOutcome(context=[value])
+    return None
 
 
 class ToolHooks:
-    """Hooks from plain functions: `ToolHooks(before=log_call, after=record_result)`."""
+    """Hooks from plain functions: `ToolHooks(before=log_call, after=record_result,
+    on_event=lambda event, payload: ...)`."""
 
-    def __init__(self, before: BeforeHook | None = None, after: AfterHook | None = None):
+    def __init__(self, before: BeforeHook | None = None, after: AfterHook | None = None,
+                 on_event: EventHook | None = None):
         self._before = before
         self._after = after
+        self._on_event = on_event
 
     async def before_tool_call(self, call: FunctionCall) -> Any:
         return await call_maybe_async(self._before, call) if self._before else None
 
     async def after_tool_call(self, call: FunctionCall) -> Any:
         return await call_maybe_async(self._after, call) if self._after else None
+
+    async def hook_event(self, event: str, payload: dict[str, Any]) -> Any:
+        return await call_maybe_async(self._on_event, event, payload) if self._on_event else None
 
 
 async def call_maybe_async(fn: Callable[..., Any], *args: Any) -> Any:
@@ -45,3 +155,44 @@ def as_hook_list(hooks: Any) -> list[Any]:
     if isinstance(hooks, (list, tuple)):
         return list(hooks)
     return [hooks]
+
+
+def event_payload(agent: Any, event: str, **fields: Any) -> dict[str, Any]:
+    """The JSON a hook of `event` receives: the common fields, then the event's own."""
+    approve = getattr(agent, "approve", None)
+    return {
+        "session_id": getattr(agent, "session_id", ""),
+        "transcript_path": str(getattr(agent, "transcript_path", "") or ""),
+        "cwd": str(getattr(agent, "work_dir", "") or os.getcwd()),
+        "permission_mode": str(getattr(approve, "mode", "") or "default"),
+        "hook_event_name": event,
+        **fields,
+    }
+
+
+def tool_payload(agent: Any, event: str, call: FunctionCall) -> dict[str, Any]:
+    fields: dict[str, Any] = {"tool_name": call.name, "tool_input": dict(call.args or {}), "tool_use_id": call.call_id}
+    if event == "PostToolUse":
+        fields["tool_response"] = call.result or ""
+        if call.error is not None:
+            fields["tool_error"] = True
+    return event_payload(agent, event, **fields)
+
+
+async def fire_event(hooks: Sequence[Any], event: str, payload: dict[str, Any]) -> HookOutcome:
+    """Every hook's `hook_event` for one event, merged. A hook that raises does not stop the
+    others; the failure is a message for the user (for PreToolUse the executor blocks instead)."""
+    merged = HookOutcome()
+    for hook in hooks:
+        handler = getattr(hook, "hook_event", None)
+        if handler is None:
+            continue
+        try:
+            merged.merge(as_outcome(await call_maybe_async(handler, event, payload), event))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            if event == "PreToolUse":
+                raise
+            merged.messages.append(f"{event} hook failed: {format_tool_error(exc)}")
+    return merged

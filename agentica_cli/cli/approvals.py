@@ -375,6 +375,32 @@ class PermissionPolicy:
         if verdict.kind == "deny":
             self._refused(name, verdict.why)
             return Decision.deny(verdict.message)
+        return await self._ask_user(call, verdict)
+
+    async def confirm(self, call: Any, reason: str) -> Decision:
+        """A PreToolUse hook said "ask": the user decides, in every mode (deny rules still win)."""
+        from agentica_cli.agent.approval import Decision
+
+        verdict = self.evaluate(call)
+        if verdict.kind == "deny":
+            self._refused(_call_name(call), verdict.why)
+            return Decision.deny(verdict.message)
+        return await self._ask_user(call, Verdict("ask", why="rule", note=f"a hook asks: {reason}"))
+
+    def hook_allowed(self, call: Any) -> Decision:
+        """A PreToolUse hook said "allow": no question, but deny rules and plan mode still refuse."""
+        from agentica_cli.agent.approval import Decision
+
+        verdict = self.evaluate(call)
+        if verdict.kind == "deny":
+            self._refused(_call_name(call), verdict.why)
+            return Decision.deny(verdict.message)
+        return Decision.allow()
+
+    async def _ask_user(self, call: Any, verdict: Verdict) -> Decision:
+        from agentica_cli.agent.approval import Decision
+
+        name = _call_name(call)
         if self.ask is None:
             self._refused(name, verdict.why)
             return Decision.deny(self._cannot_ask_message(name, verdict))

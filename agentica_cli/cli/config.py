@@ -47,6 +47,11 @@ HOOK_SCHEMA: dict[str, Any] = {
     "timeout": "float",
 }
 
+# agentica_cli.agent.hooks.HOOK_EVENTS (not imported: this module stays light)
+LIFECYCLE_HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification", "Stop",
+                         "SubagentStop", "PreCompact", "SessionEnd")
+LIFECYCLE_HOOK_SCHEMA: dict[str, Any] = {"matcher": "str", "command": "str", "timeout": "float"}
+
 # The transport is checked here as one of its values; the rest as the MCP layer types them.
 MCP_SERVER_SCHEMA: dict[str, Any] = {**MCP_CONFIG_KEYS, "transport": MCP_TRANSPORTS}
 
@@ -95,6 +100,8 @@ SCHEMA: dict[str, Any] = {
         # arrays of tables: [[hooks.before_tool_call]] ...
         "before_tool_call": [HOOK_SCHEMA],
         "after_tool_call": [HOOK_SCHEMA],
+        # Claude Code's lifecycle events: [[hooks.PreToolUse]] matcher, command, timeout
+        **{event: [LIFECYCLE_HOOK_SCHEMA] for event in LIFECYCLE_HOOK_EVENTS},
     },
     "mcp_servers": {"*": MCP_SERVER_SCHEMA},
     "sandbox": {

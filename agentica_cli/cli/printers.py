@@ -134,6 +134,12 @@ def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prom
         sys.stderr.write(
             f"agentica: ignoring '{key}' from untrusted {settings.project_file} (run with --trust to use it)\n"
         )
+    from agentica_cli.cli.extension_setup import untrusted_project_extensions
+
+    ignored = untrusted_project_extensions(work_dir)
+    if ignored:
+        sys.stderr.write(f"agentica: ignoring this untrusted project's {', '.join(ignored)} "
+                         "(run with --trust to use them)\n")
 
     from agentica_cli.cli.runtime import MissingKey, build_model, model_label
 
@@ -226,6 +232,9 @@ class PrintRun:
             report=lambda text: self.progress.line(f"agentica: {safe_text(text)}"),
         )
         PermissionModePrompt(agent).apply(policy.mode)
+        from agentica_cli.cli.extension_setup import bind_session
+
+        bind_session(agent, self.session)
         from agentica_cli.cli.checkpoint_setup import attach_checkpoints, checkpoints_from_settings
 
         self.checkpoints = attach_checkpoints(agent, checkpoints_from_settings(self.settings, self.work_dir,
@@ -279,6 +288,11 @@ class PrintRun:
         try:
             extra_tools = await self.start_mcp()
             agent = self.build_agent(extra_tools)
+            from agentica_cli.cli.extension_setup import command_prompt, load_extensions, use_command_settings
+
+            prompt, command = command_prompt(prompt, load_extensions(self.settings, self.work_dir), self.work_dir)
+            if command is not None:  # `agentica -p "/review app.py"`: the custom command, its model and tools
+                use_command_settings(agent, command)
             await self.stream(agent, prompt)
         finally:
             if self.mcp is not None:
@@ -293,6 +307,7 @@ class PrintRun:
                 self.emit_json(event.to_dict())
             elif self.format == "text":
                 self.progress.handle(event)
+        await agent.end_session("other")  # SessionEnd hooks: this run's session is over
 
     @property
     def session_id(self) -> str | None:

@@ -76,7 +76,11 @@ class Repl:
         self.context_tokens: int | None = None  # prompt tokens of the last request (the status line's context %)
         self.pastes = PastedTexts()
         self.status = StatusLine(self)
-        self.prompt = make_session(history, COMMANDS, work_dir, status=self.status, pastes=self.pastes,
+        from agentica_cli.cli.extension_setup import Extensions
+
+        self.extensions = Extensions()  # found after the trust question (load_extensions)
+        self.command_help = dict(COMMANDS)  # what Tab completes: built-in and custom commands
+        self.prompt = make_session(history, self.command_help, work_dir, status=self.status, pastes=self.pastes,
                                    on_shift_tab=self.status.cycle_mode, on_expand=self.expand_last_output)
         self.question = make_session(None, {}, work_dir)
         self.preloader: threading.Thread | None = None
@@ -127,11 +131,27 @@ class Repl:
     async def ask_line(self, message: str, *, password: bool = False) -> str:
         return await self.question.prompt_async(FormattedText([("ansiyellow", message)]), is_password=password)
 
+    def load_extensions(self) -> None:
+        """Custom commands (and what else the agent will load) for /help and Tab completion."""
+        from agentica_cli.cli.extension_commands import completion_entries
+        from agentica_cli.cli.extension_setup import load_extensions
+
+        self.extensions = load_extensions(self.settings, self.work_dir)
+        self.command_help.clear()
+        self.command_help.update(completion_entries(self.extensions.commands))
+        self.command_help.update(COMMANDS)  # a built-in command wins a name clash
+
     async def ensure_trust(self) -> None:
-        if not self.settings.held_back:
+        from agentica_cli.cli.extension_setup import untrusted_project_extensions
+
+        files = untrusted_project_extensions(self.work_dir)
+        if not self.settings.held_back and not files:
             return
-        keys = ", ".join(sorted(self.settings.held_back))
-        plain(f"{self.settings.project_file} sets {keys}.", "33")
+        if self.settings.held_back:
+            keys = ", ".join(sorted(self.settings.held_back))
+            plain(f"{self.settings.project_file} sets {keys}.", "33")
+        if files:
+            plain(f"This project has its own {', '.join(files)} (.agentica/ or .claude/).", "33")
         plain(
             "These can start programs, send your API key elsewhere or skip confirmations, "
             "so they are off until you trust this project.",
@@ -181,6 +201,11 @@ class Repl:
             warning = unconfined_warning(self.policy.sandbox)
             plain(sandbox_line(self.policy.sandbox) + (f" ({warning})" if warning else ""),
                   "33" if warning or not self.policy.sandbox.confines else "2")
+        if self.extensions.commands or self.extensions.agents or self.extensions.skills:
+            found = [f"{len(items)} {kind}{'s' if len(items) != 1 else ''}" for kind, items in (
+                ("command", self.extensions.commands), ("agent", self.extensions.agents),
+                ("skill", self.extensions.skills)) if items]
+            plain(f"Extensions: {', '.join(found)} (/help, /agents).", "2")
         if self.resume_messages:
             plain(f"Resumed session {self.session.id} ({len(self.resume_messages)} messages).", "2")
             self.show_transcript(self.resume_messages)
@@ -389,6 +414,8 @@ class Repl:
         return self.turn_input.paused() if self.turn_input is not None else nullcontext()
 
     async def ask_approval(self, call: Any, verdict: Any = None) -> Answer:
+        if self.agent is not None:
+            await self.agent.notify(f"agentica needs your permission to use {getattr(call, 'name', '?')}")
         async with self.approval_lock:
             self.ensure_renderer()
             self.renderer.pause()
@@ -456,7 +483,9 @@ class Repl:
             text = "\n\n".join([*self.pending_context, text])
             self.pending_context.clear()
 
-        self.current_session()  # the turn's snapshots are filed under this session's id
+        from agentica_cli.cli.extension_setup import bind_session
+
+        bind_session(agent, self.current_session())  # the turn's snapshots (and hooks) know this session
         from agentica_cli.cli.checkpoint_setup import attach_checkpoints
 
         attach_checkpoints(agent, self.active_checkpoints())
@@ -609,6 +638,7 @@ class Repl:
             plain(f"agentica: {problem}", "31")
             return exitcodes.USAGE_ERROR
         await self.ensure_trust()
+        self.load_extensions()
         if not await self.ensure_model():
             return exitcodes.USAGE_ERROR
         self.welcome()
@@ -642,6 +672,8 @@ class Repl:
         return True
 
     async def shutdown(self) -> None:
+        if self.agent is not None:
+            await self.agent.end_session("prompt_input_exit")
         background = sys.modules.get("builtin_tools.background")  # loaded only once the agent started one
         if background is not None:
             stopped = await asyncio.to_thread(background.background_processes().stop_all)

@@ -188,4 +188,8 @@ def build_agent(
         "sandbox": sandbox_for(settings, work_dir, allowed_dirs),
         "keep_env": tuple(settings.get("sandbox.env_allow") or ()),
     }
-    return DeepAgent(model, **kwargs)
+    agent = DeepAgent(model, **kwargs)
+    from agentica_cli.cli.extension_setup import attach_extensions, load_extensions
+
+    attach_extensions(agent, load_extensions(settings, work_dir), work_dir, report)
+    return agent

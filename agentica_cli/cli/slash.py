@@ -32,6 +32,8 @@ COMMANDS: dict[str, str] = {
     "resume": "list earlier sessions here, or /resume ID|N",
     "permissions": "mode, rules and grants: /permissions MODE | revoke N|all",
     "mcp": "MCP servers, their state and tools; /mcp restart NAME",
+    "agents": "the sub-agents the task tool can start",
+    "init": "explore the repository and write or improve AGENTS.md (asks before writing)",
     "ps": "background processes: id, state, uptime, last lines",
     "kill": "stop a background process: /kill ID | all",
     "exit": "leave (also Ctrl-D)",
@@ -53,10 +55,16 @@ class SlashCommands:
         name, _, rest = line[1:].partition(" ")
         rest = rest.strip()
         handler = getattr(self, f"cmd_{name}", None) if name in COMMANDS else None
+        custom = self.repl.extensions.commands.get(name)
+        if handler is None and custom is not None:
+            from agentica_cli.cli.extension_commands import run_custom_command
+
+            await run_custom_command(self.repl, custom, rest)
+            return True
         if handler is None:
             import difflib
 
-            close = difflib.get_close_matches(name, list(COMMANDS), n=1)
+            close = difflib.get_close_matches(name, [*COMMANDS, *self.repl.extensions.commands], n=1)
             hint = f" Did you mean /{close[0]}?" if close else ""
             plain(f"Unknown command /{name}.{hint} Type /help for the list.", "33")
             return True
@@ -67,7 +75,20 @@ class SlashCommands:
         plain("commands:", "1")
         for name, text in COMMANDS.items():
             plain(f"  /{name:<12} {text}")
+        from agentica_cli.cli.extension_commands import show_help
+
+        show_help(self.repl.extensions.commands, COMMANDS)
         plain(KEYS_HELP)
+
+    async def cmd_agents(self, rest: str) -> None:
+        from agentica_cli.cli.extension_commands import show_agents
+
+        show_agents(self.repl)
+
+    async def cmd_init(self, rest: str) -> None:
+        from agentica_cli.cli.init_command import run_init
+
+        await run_init(self.repl)
 
     async def cmd_exit(self, rest: str) -> bool:
         return False
@@ -75,6 +96,7 @@ class SlashCommands:
     async def cmd_clear(self, rest: str) -> None:
         repl = self.repl
         if repl.agent is not None:
+            await repl.agent.end_session("clear")
             repl.agent.reset()
         repl.resume_messages = None
         if repl.session is not None:

@@ -281,6 +281,12 @@ class FunctionCall:
         self.args = args
         return True
 
+    def replace_arguments(self, arguments: dict[str, Any]) -> bool:
+        """New arguments (a hook rewrote them), validated again; False with the error as result."""
+        self.arguments, self.args, self.error, self.result = arguments, None, None, None
+        self._parsed = False
+        return self.parse_arguments()
+
     async def execute(self, context: ToolContext | None = None) -> FunctionCall:
         """Validate and run. Tool errors become `Error: <Type>: <message>`; never raises for them.
 

@@ -1,0 +1,59 @@
+"""The REPL side of the user's extensions: /NAME custom commands, /agents, the /help section."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentica_cli.cli.safe_text import safe_text
+from agentica_cli.cli.terminal import home_relative, plain
+from agentica_cli.extensions.commands import CustomCommand
+
+if TYPE_CHECKING:
+    from agentica_cli.cli.repl import Repl
+
+
+def completion_entries(commands: dict[str, CustomCommand]) -> dict[str, str]:
+    """name -> the line Tab completion shows beside it."""
+    return {name: safe_text(c.help_line(), keep_newlines=False) for name, c in commands.items()}
+
+
+def show_help(commands: dict[str, CustomCommand], builtin: dict[str, str]) -> None:
+    if not commands:
+        return
+    plain("custom commands (.agentica/commands, .claude/commands, ~/.agentica/commands):", "1")
+    for name, command in sorted(commands.items()):
+        hidden = " [a built-in command of that name wins]" if name in builtin else ""
+        plain(f"  /{safe_text(name, keep_newlines=False):<12} {safe_text(command.help_line(), keep_newlines=False)}"
+              f"{hidden}")
+
+
+async def run_custom_command(repl: Repl, command: CustomCommand, arguments: str) -> None:
+    """Send the command's body (arguments substituted, @files attached) as this turn's prompt,
+    with its model and its allowed tools for this turn only."""
+    from agentica_cli.cli.prompt_input import attach_mentions
+
+    text, attached = attach_mentions(command.expand(arguments), repl.work_dir)
+    if attached:
+        plain(f"(attached {', '.join(attached)})", "2")
+    agent = await repl.ensure_agent()
+    from agentica_cli.cli.extension_setup import use_command_settings
+
+    restore = use_command_settings(agent, command)
+    try:
+        await repl.run_turn(text)
+    finally:
+        restore()
+
+
+def show_agents(repl: Repl) -> None:
+    agents = repl.extensions.agents
+    plain("sub-agents (the task tool's agent argument):", "1")
+    plain("  general      the same tools as the main agent (minus task), its model")
+    for name, spec in sorted(agents.items()):
+        tools = ", ".join(spec.tools) if spec.tools is not None else "same as general"
+        where = home_relative(spec.path) if spec.path is not None else ""
+        plain(f"  {safe_text(name, keep_newlines=False):<12} {safe_text(spec.description, keep_newlines=False)[:90]}")
+        plain(f"  {'':<12} tools: {safe_text(tools)} · model: {safe_text(spec.model or 'inherit')} · "
+              f"{spec.scope}: {safe_text(where)}", "2")
+    if not agents:
+        plain("  Define more in .agentica/agents/NAME.md (or .claude/agents, ~/.agentica/agents).", "2")

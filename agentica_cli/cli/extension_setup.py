@@ -1,0 +1,118 @@
+"""The user's extensions (agentica_cli.extensions) for this run: found once, wired into the agent.
+
+Custom commands feed the REPL's slash commands and completion; agents become the task tool's
+`agent` choices; skills add the `skill` tool; command hooks join the agent's hooks. A
+project's files count only when the project is trusted (cli/trust.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentica_cli.cli.config import Settings
+from agentica_cli.extensions.agents import AgentSpec, load_agents
+from agentica_cli.extensions.commands import CustomCommand, load_commands
+from agentica_cli.extensions.hook_config import HookConfigError, HookSpec, load_hook_specs, specs_from_toml
+from agentica_cli.extensions.places import Places, project_extensions
+from agentica_cli.extensions.skills import Skill, load_skills
+
+
+@dataclass
+class Extensions:
+    commands: dict[str, CustomCommand] = field(default_factory=dict)
+    agents: dict[str, AgentSpec] = field(default_factory=dict)
+    skills: dict[str, Skill] = field(default_factory=dict)
+    hooks: list[HookSpec] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def places_for(work_dir: Path) -> Places:
+    from agentica_cli.cli.trust import is_trusted, project_root
+
+    return Places(project=project_root(work_dir) if is_trusted(work_dir) else None)
+
+
+def untrusted_project_extensions(work_dir: Path) -> list[str]:
+    """What an untrusted project defines (commands, agents, skills, hooks): ignored until trust."""
+    from agentica_cli.cli.trust import is_trusted, project_root
+
+    return [] if is_trusted(work_dir) else project_extensions(project_root(work_dir))
+
+
+def load_extensions(settings: Settings, work_dir: Path) -> Extensions:
+    places = places_for(work_dir)
+    found = Extensions()
+    found.commands = load_commands(places, found.problems)
+    found.agents = load_agents(places, found.problems)
+    found.skills = load_skills(places, found.problems)
+    found.hooks = load_hook_specs(places, found.problems)
+    try:
+        found.hooks += specs_from_toml(settings.get("hooks") or {}, "config.toml")
+    except HookConfigError as err:
+        found.problems.append(str(err))
+    return found
+
+
+def attach_extensions(agent: Any, found: Extensions, work_dir: Path,
+                      report: Callable[[str], None] | None = None) -> None:
+    """Sub-agents into the task tool, the skill tool, the command hooks; problems reported."""
+    from builtin_tools.task import BuiltinTaskTool
+
+    for tool in agent.tools:
+        if isinstance(tool, BuiltinTaskTool) and found.agents:
+            tool.set_agents(found.agents)
+    if found.skills:
+        from agentica_cli.extensions.skill_tool import SkillTool
+
+        agent.tools.append(SkillTool(found.skills))
+    if found.hooks:
+        from agentica_cli.extensions.hooks import CommandHooks
+
+        agent.hooks.append(CommandHooks(found.hooks, work_dir))
+    if report is not None:
+        from agentica_cli.cli.safe_text import safe_text
+
+        for problem in found.problems:
+            report(safe_text(problem, keep_newlines=False))
+
+
+def bind_session(agent: Any, session: Any) -> None:
+    """Hooks are told the CLI's session id and its transcript file."""
+    if agent is not None and session is not None:
+        agent.session_id = session.id
+        agent.transcript_path = str(session.path)
+
+
+def use_command_settings(agent: Any, command: CustomCommand) -> Callable[[], None]:
+    """A command's `model` and `allowed-tools` for one turn; returns what puts them back."""
+    import copy
+
+    saved_model, saved_filter = agent.model, agent.tool_filter
+    if command.model and command.model != getattr(agent.model, "id", None):
+        agent.model = copy.copy(agent.model)  # same provider, endpoint and key; another model id
+        agent.model.id = command.model
+    if command.tool_names is not None:
+        agent.tool_filter = command.tool_names
+
+    def restore() -> None:
+        agent.model, agent.tool_filter = saved_model, saved_filter
+
+    return restore
+
+
+def command_prompt(prompt: str, found: Extensions, work_dir: Path) -> tuple[str, CustomCommand | None]:
+    """`-p "/review app.py"`: the custom command's prompt (arguments substituted, @files
+    attached) and the command; any other prompt unchanged, with None."""
+    if not prompt.startswith("/"):
+        return prompt, None
+    name, _, arguments = prompt[1:].partition(" ")
+    command = found.commands.get(name.strip())
+    if command is None:
+        return prompt, None
+    from agentica_cli.cli.prompt_input import attach_mentions
+
+    return attach_mentions(command.expand(arguments), work_dir)[0], command
+

@@ -1,0 +1,110 @@
+"""Lifecycle hooks' configuration: Claude Code's `hooks` in settings JSON, or config.toml tables.
+
+    {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "\\"$CLAUDE_PROJECT_DIR\\"/.claude/hooks/check.sh", "timeout": 10}]}]}}
+
+(~/.agentica/settings.json; in a trusted project .agentica/settings.json, .claude/settings.json,
+.claude/settings.local.json), or in config.toml as `[[hooks.PreToolUse]]` tables with
+`matcher`, `command`, `timeout`. A matcher is a regular expression matched against the whole
+tool name, ours or Claude Code's (`Bash` and `execute` both match execute); empty or `*`
+matches every tool. For SessionStart it matches the source, for PreCompact the trigger.
+Running them: extensions/hooks.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentica_cli.extensions.places import Places, UnreadableFile, read_text
+
+DEFAULT_TIMEOUT = 60.0  # seconds, as Claude Code
+# The same as agentica_cli.agent.hooks.HOOK_EVENTS (not imported: loading the configuration
+# must not load the agent loop, which the REPL imports only after its first paint)
+HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification", "Stop",
+               "SubagentStop", "PreCompact", "SessionEnd")
+SETTINGS_FILES = (".claude/settings.json", ".claude/settings.local.json", ".agentica/settings.json")
+
+
+class HookConfigError(ValueError):
+    """A hooks table that cannot be used; str() names the file and the entry."""
+
+
+@dataclass
+class HookSpec:
+    event: str
+    command: str
+    matcher: str = ""
+    timeout: float = DEFAULT_TIMEOUT
+    source: str = ""  # the file it came from
+
+    def matches(self, target: str | None, *aliases: str) -> bool:
+        if not self.matcher or self.matcher == "*" or target is None:
+            return True
+        try:
+            pattern = re.compile(self.matcher)
+        except re.error:
+            return self.matcher in (target, *aliases)
+        return any(pattern.fullmatch(name) for name in (target, *aliases) if name)
+
+
+def specs_from_claude_json(data: Any, source: str) -> list[HookSpec]:
+    """The `hooks` object of a Claude Code settings file."""
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    if hooks is None:
+        return []
+    if not isinstance(hooks, dict):
+        raise HookConfigError(f"{source}: 'hooks' must be an object of events")
+    specs = []
+    for event, groups in hooks.items():
+        where = f"{source}: hooks.{event}"
+        if event not in HOOK_EVENTS:
+            raise HookConfigError(f"{where}: unknown event (known: {', '.join(HOOK_EVENTS)})")
+        if not isinstance(groups, list):
+            raise HookConfigError(f"{where} must be a list of {{matcher, hooks}} objects")
+        for group in groups:
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(entries, list):
+                raise HookConfigError(f"{where}: each entry needs a 'hooks' list")
+            for entry in entries:
+                if not isinstance(entry, dict) or entry.get("type", "command") != "command":
+                    continue  # Claude Code's "prompt" hooks ask a model: not supported here
+                specs.append(_spec(event, entry, str(group.get("matcher") or ""), where))
+    return specs
+
+
+def specs_from_toml(tables: dict[str, Any], source: str) -> list[HookSpec]:
+    """`[[hooks.PreToolUse]]` tables of config.toml (already checked by the config schema)."""
+    return [_spec(event, entry, str(entry.get("matcher") or ""), f"{source}: hooks.{event}")
+            for event, entries in tables.items() if event in HOOK_EVENTS for entry in entries]
+
+
+def _spec(event: str, entry: dict[str, Any], matcher: str, where: str) -> HookSpec:
+    command = entry.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise HookConfigError(f"{where}: a hook needs a 'command' string")
+    timeout = entry.get("timeout", DEFAULT_TIMEOUT)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise HookConfigError(f"{where}: 'timeout' must be a number of seconds > 0")
+    return HookSpec(event, command, matcher, float(timeout), where.split(":")[0])
+
+
+def load_hook_specs(places: Places, problems: list[str]) -> list[HookSpec]:
+    """Hooks from the settings JSON files (the user's, then a trusted project's)."""
+    files: list[tuple[Path, Path | None]] = [(places.user_home / "settings.json", None)]
+    if places.project is not None:
+        root = Path(os.path.realpath(places.project))
+        files += [(root / name, root) for name in SETTINGS_FILES]
+    specs: list[HookSpec] = []
+    for path, root in files:
+        if not path.is_file():
+            continue
+        try:
+            specs += specs_from_claude_json(json.loads(read_text(path, root)), str(path))
+        except (UnreadableFile, ValueError) as why:  # HookConfigError and JSON errors are ValueErrors
+            problems.append(f"{path}: hooks skipped: {why}")
+    return specs

@@ -1,0 +1,115 @@
+"""Command hooks with Claude Code's contract: a shell command per event, the event as JSON on stdin.
+
+Exit code 0: go on; stdout is context for the model on SessionStart and UserPromptSubmit, or
+JSON output (`decision`, `hookSpecificOutput.permissionDecision`, `updatedInput`,
+`additionalContext`, `continue`, `stopReason`, `systemMessage`). Exit code 2: block (stderr is
+the reason the model reads). Any other code, or a timeout (the hook's process group is
+killed): an error shown to the user, and the run goes on. Configuration: hook_config.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+from pathlib import Path
+from typing import Any
+
+from agentica_cli.agent.hooks import HookOutcome, outcome_from_json
+from agentica_cli.extensions.hook_config import HookSpec
+from agentica_cli.extensions.tool_names import claude
+
+MAX_OUTPUT = 10_000
+TOOL_EVENTS = ("PreToolUse", "PostToolUse")
+CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")  # plain stdout is context for the model
+CLAUDE_MODES = {"accept-edits": "acceptEdits", "auto": "bypassPermissions"}  # default and plan are the same
+
+
+class CommandHooks:
+    """An Agent hook object (`hook_event`) running the command hooks that match each event."""
+
+    def __init__(self, specs: list[HookSpec], work_dir: Path):
+        self.specs = specs
+        self.work_dir = work_dir
+
+    def __bool__(self) -> bool:
+        return bool(self.specs)
+
+    def matching(self, event: str, payload: dict[str, Any]) -> list[HookSpec]:
+        if event in TOOL_EVENTS:
+            name = str(payload.get("tool_name", ""))
+            return [s for s in self.specs if s.event == event and s.matches(name, claude(name))]
+        target = payload.get("source") if event == "SessionStart" else payload.get("trigger")
+        return [s for s in self.specs if s.event == event and s.matches(target)]
+
+    async def hook_event(self, event: str, payload: dict[str, Any]) -> HookOutcome | None:
+        specs = self.matching(event, payload)
+        if not specs:
+            return None
+        if event in TOOL_EVENTS:  # what a Claude Code script expects: its tool names
+            name = str(payload["tool_name"])
+            payload = {**payload, "tool_name": claude(name), "agentica_tool_name": name}
+        mode = payload.get("permission_mode")
+        if mode in CLAUDE_MODES:  # and its permission mode names
+            payload = {**payload, "permission_mode": CLAUDE_MODES[mode], "agentica_permission_mode": mode}
+        outcomes = await asyncio.gather(*(self.run(spec, payload) for spec in specs))
+        merged = HookOutcome()
+        for outcome in outcomes:
+            merged.merge(outcome)
+        return merged
+
+    async def run(self, spec: HookSpec, payload: dict[str, Any]) -> HookOutcome:
+        code, out, err = await self._execute(spec, payload)
+        shown = f"{spec.event} hook `{spec.command}`"
+        if code is None:
+            return HookOutcome(messages=[f"{shown} timed out after {spec.timeout:g} s and was stopped"])
+        if code == 2:
+            reason = err.strip() or f"blocked by the {spec.event} hook `{spec.command}`"
+            if spec.event in ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop"):
+                return HookOutcome(block=True, reason=reason)
+            return HookOutcome(messages=[f"{shown}: {reason}"])
+        if code != 0:
+            detail = (err.strip() or out.strip())[:300]
+            return HookOutcome(messages=[f"{shown} failed (exit code {code})" + (f": {detail}" if detail else "")])
+        text = out.strip()
+        if text.startswith("{"):
+            try:
+                data = json.loads(text)
+            except ValueError:
+                data = None
+            if isinstance(data, dict):
+                return outcome_from_json(data)
+        if text and spec.event in CONTEXT_EVENTS:
+            return HookOutcome(context=[text])
+        return HookOutcome()
+
+    async def _execute(self, spec: HookSpec, payload: dict[str, Any]) -> tuple[int | None, str, str]:
+        """(exit code or None on timeout, stdout, stderr); the process group is killed on timeout."""
+        project = str(self.work_dir)
+        env = dict(os.environ, CLAUDE_PROJECT_DIR=project, AGENTICA_PROJECT_DIR=project,
+                   AGENTICA_HOOK_EVENT=spec.event)
+        proc = await asyncio.create_subprocess_exec(
+            shutil.which("bash") or "/bin/sh", "-c", spec.command, cwd=self.work_dir, env=env,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+        data = json.dumps(payload, ensure_ascii=False, default=str).encode()
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(data), spec.timeout)
+        except (asyncio.TimeoutError, asyncio.CancelledError) as exc:
+            _kill_group(proc.pid)
+            await proc.wait()
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            return None, "", ""
+        return (proc.returncode or 0, out.decode("utf-8", "replace")[:MAX_OUTPUT],
+                err.decode("utf-8", "replace")[:MAX_OUTPUT])
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)  # the hook and whatever it started (a `sleep` in a script)
+    except (ProcessLookupError, PermissionError):
+        pass
