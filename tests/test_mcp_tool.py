@@ -115,7 +115,7 @@ def test_results_rendered_as_text():
         TextContent,
     )
 
-    from agentica_cli.tools.mcp_results import render_result
+    from agentica_cli.tools.mcp.results import render_result
 
     result = CallToolResult(
         content=[

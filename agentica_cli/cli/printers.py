@@ -264,7 +264,7 @@ class PrintRun:
         if not tables:
             return []
         from agentica_cli.cli.config import agentica_home
-        from agentica_cli.tools.mcp_servers import McpServerSet
+        from agentica_cli.tools.mcp.servers import McpServerSet
 
         self.mcp = McpServerSet.from_tables(
             self.settings.mcp_servers, base_dir=self.work_dir, log_dir=agentica_home() / "logs" / "mcp"

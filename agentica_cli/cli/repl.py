@@ -288,7 +288,7 @@ class Repl:
         """Start the configured MCP servers in parallel, in the background."""
         if self.mcp is not None or not self.enabled_mcp_servers():
             return
-        from agentica_cli.tools.mcp_servers import McpConfigError, McpServerSet
+        from agentica_cli.tools.mcp.servers import McpConfigError, McpServerSet
 
         try:
             self.mcp = McpServerSet.from_tables(

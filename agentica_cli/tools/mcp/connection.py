@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from agentica_cli.tools import mcp_process
+import agentica_cli.tools.mcp.process as mcp_process
 
 Transport = Literal["stdio", "sse", "streamable-http"]
 

@@ -23,7 +23,7 @@ from typing import Any, Literal
 from urllib.parse import urlparse
 
 from agentica_cli.tools.base import Function, Tool
-from agentica_cli.tools.mcp_connection import (
+from agentica_cli.tools.mcp.connection import (
     PROBE_TIMEOUT,
     McpCallTimeout,
     McpConnection,
@@ -159,7 +159,7 @@ class McpTool(Tool):
         if log_file is not None:
             self.log_path = Path(log_file).expanduser()
         else:
-            from agentica_cli.tools.mcp_process import default_log_dir
+            from agentica_cli.tools.mcp.process import default_log_dir
 
             self.log_path = default_log_dir() / f"{server_name}.log"
         self.state: McpState = "idle"
@@ -407,7 +407,7 @@ class McpTool(Tool):
         Raises McpToolError when the tool reports an error, McpServerError when the server
         crashed, hung, timed out or is unavailable (the message says which).
         """
-        from agentica_cli.tools.mcp_results import render_result
+        from agentica_cli.tools.mcp.results import render_result
 
         connection = await self._connection_for_call()
         try:

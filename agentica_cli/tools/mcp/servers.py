@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from agentica_cli.tools.mcp import DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, McpTool
-from agentica_cli.tools.mcp_connection import McpServerError
-from agentica_cli.tools.mcp_keys import CONFIG_KEYS, SANDBOX_MODES, TRANSPORTS
+from agentica_cli.tools.mcp.connection import McpServerError
+from agentica_cli.tools.mcp.keys import CONFIG_KEYS, SANDBOX_MODES, TRANSPORTS
+from agentica_cli.tools.mcp.tool import DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, McpTool
 
 ServerState = Literal["disabled", "idle", "starting", "ready", "failed", "closed"]
 
