@@ -163,6 +163,7 @@ class ToolExecutor:
         status = "error" if call.error is not None or call.control == "retry" else "ok"
         if call.control is None:
             status = await self._check_output(call, status)
+        self._bound_result(call)
         await self._after_hooks(call)
         self._finish(record, status)
 
@@ -229,6 +230,21 @@ class ToolExecutor:
             if verdict.replaced:
                 call.result = verdict.message
         return status
+
+    def _bound_result(self, call: FunctionCall) -> None:
+        """Hold the result to the ToolConfig budget (the whole text is saved to a file)."""
+        from agentica_cli.agent.result_budget import bounded_result, over_budget, temporary_results_dir
+
+        limit = self.agent.tool_config.max_result_tokens
+        if call.result is None or not over_budget(call.result, limit):
+            return
+        if self.agent.results_dir is None:
+            self.agent.results_dir = temporary_results_dir()
+        bounded = bounded_result(call.result, max_tokens=limit, folder=self.agent.results_dir,
+                                 name=call.name, call_id=call.call_id)
+        if call.error is not None:
+            call.error = bounded
+        call.result = bounded
 
     async def _after_hooks(self, call: FunctionCall) -> None:
         for hook in self.agent.hooks:

@@ -24,6 +24,7 @@ class RunState:
         self.system_prompt = ""
         self.error = ""  # why the last model request failed for good
         self.compaction_failed = False  # not asked again this run: each try costs a request
+        self.overflow_compacted = False  # a context-length refusal was answered by compacting once
 
     def emit(self, event: Event) -> None:
         if threading.get_ident() == self.thread:

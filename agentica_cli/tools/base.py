@@ -257,13 +257,14 @@ class FunctionCall:
         if self._parsed:
             return self.error is None
         self._parsed = True
-        from agentica_cli.tools.arguments import ArgumentParseError, parse_arguments
+        from agentica_cli.tools.arguments import ArgumentParseError, drop_null_optionals, parse_arguments
 
         try:
             raw = parse_arguments(self.arguments, sanitize=self.function.sanitize_arguments)
         except ArgumentParseError as err:
             self.fail(f"Error: could not parse arguments for tool '{self.name}': {err}")
             return False
+        raw = drop_null_optionals(raw, self.function.parameters)  # null for an optional: its default
         if not self.function.validate_arguments:
             self.args = raw
             return True

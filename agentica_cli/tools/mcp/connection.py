@@ -165,7 +165,8 @@ class McpConnection:
         self.tools: list[Any] = []  # mcp_types.Tool, as listed at connect
         self.instructions: str | None = None
         self.server_info: Any = None
-        self.pid: int | None = None
+        self.pid: int | None = None  # the process we started (the guardian on Linux): what we stop
+        self.server_pid: int | None = None  # the server program's own process
         self.loop: asyncio.AbstractEventLoop | None = None
         self.lost_reason: str | None = None  # set once the connection is unusable
         self._marker = uuid.uuid4().hex
@@ -186,9 +187,10 @@ class McpConnection:
         """The session ended: closed, lost, or its server process exited."""
         if self.lost_reason is not None or self._owner is None or self._owner.done():
             return True
-        if self.pid is not None and not mcp_process.is_running(self.pid):
-            self.lost_reason = self.exit_reason()
-            return True
+        for pid in (self.server_pid, self.pid):  # the server, then its guardian, which follows it
+            if pid is not None and not mcp_process.is_running(pid):
+                self.lost_reason = self.exit_reason()
+                return True
         return False
 
     @property
@@ -399,6 +401,8 @@ class McpConnection:
                 self.pid = mcp_process.find_child_pid(self._marker)
                 if self.pid is not None:
                     mcp_process.track(self.pid)
+                    # Under the guardian (Linux) the server is its child; else it is ours.
+                    self.server_pid = mcp_process.find_child_pid(self._marker, self.pid) or self.pid
             self._opened = True
             if not opened.done():
                 opened.set_result(None)

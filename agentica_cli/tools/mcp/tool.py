@@ -244,7 +244,10 @@ class McpTool(Tool):
     @property
     def pid(self) -> int | None:
         """The stdio server's process id while connected (None for HTTP or when unknown)."""
-        return self._connection.pid if self._connection is not None and self.state == "ready" else None
+        connection = self._connection
+        if connection is None or self.state != "ready":
+            return None
+        return connection.server_pid or connection.pid
 
     def describe_target(self) -> str:
         return self.target.describe()
