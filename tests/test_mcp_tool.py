@@ -30,6 +30,7 @@ ALL_TOOLS = [
     "log",
     "picture",
     "document",
+    "big_text",
     "crash",
     "hang",
     "freeze",

@@ -223,6 +223,9 @@ class Agent:
             exhausted = limit is not None and run.tool_calls_used >= limit
             if step > 1:
                 await self._compact_if_needed(run)
+                if _functions_changed(functions, self.functions):  # e.g. an MCP server's tools/list_changed
+                    functions = self.functions
+                    schemas = [fn.to_openai() for fn in functions.values()] or None
             run.emit(ModelRequestStarted(step))
             response = await self._request(run, None if exhausted else schemas)
             if response is None:
@@ -415,6 +418,10 @@ def is_context_overflow(err: ModelError) -> bool:
     if err.status_code == 413:
         return True
     return err.status_code == 400 and bool(_OVERFLOW_WORDS.search(err.message or ""))
+
+
+def _functions_changed(before: dict[str, Function], now: dict[str, Function]) -> bool:
+    return before.keys() != now.keys() or any(before[name] is not fn for name, fn in now.items())
 
 
 def _request_size(response: ModelResponse) -> int:

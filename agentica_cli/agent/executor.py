@@ -16,7 +16,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentica_cli.agent.approval import Decision
-from agentica_cli.agent.events import ApprovalRequested, Event, Notice, ToolCallFinished, ToolCallStarted
+from agentica_cli.agent.events import (
+    ApprovalRequested,
+    Event,
+    Notice,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolOutput,
+)
 from agentica_cli.agent.hooks import call_maybe_async
 from agentica_cli.models.base import ToolCallRequest
 from agentica_cli.tools.base import Function, FunctionCall, format_tool_error
@@ -159,7 +166,9 @@ class ToolExecutor:
                 await self._after_hooks(call)
                 self._finish(record, "denied")
                 return
-        await call.execute(ToolContext(call_id=call.call_id, agent=self.agent, emit=self._emitter(call.call_id)))
+        emit = self._emitter(call.call_id)
+        await call.execute(ToolContext(call_id=call.call_id, agent=self.agent, emit=emit,
+                                       output=lambda text: emit(ToolOutput(call.call_id, text))))
         status = "error" if call.error is not None or call.control == "retry" else "ok"
         if call.control is None:
             status = await self._check_output(call, status)

@@ -73,6 +73,9 @@ class ServerTarget:
     cwd: str | None = None
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    # "auto" probes for the 2026 protocol; "legacy" is the 2025 handshake (where servers
+    # send elicitation, sampling and roots requests and list_changed notifications).
+    protocol: str = "auto"
 
     def describe(self) -> str:
         if self.transport == "stdio":
@@ -89,6 +92,10 @@ class _CallRequest:
     timeout: float
     future: asyncio.Future[Any]
     scope: Any = None  # the anyio CancelScope of the task serving it, once started
+    # "tool" (name: the tool), "probe", "relist", "list_prompts", "get_prompt" (name),
+    # "list_resources", "read_resource" (name: the URI)
+    kind: str = "tool"
+    progress: Any = None  # async (progress, total, message) for a tool call
 
 
 def _consume_outcome(future: asyncio.Future[Any]) -> None:
@@ -156,8 +163,14 @@ class McpConnection:
         log_path: Path,
         connect_timeout: float,
         client_version: str = "0",
+        handlers: Any = None,
+        on_tools_changed: Any = None,
     ):
         self.target = target
+        self.handlers = handlers  # client_features.McpClientHandlers
+        self.on_tools_changed = on_tools_changed  # called with the new tool list after list_changed
+        self.capabilities: Any = None  # the server's (prompts, resources, ...)
+        self.has_resources = False  # it lists at least one resource or template
         self.server_name = server_name
         self.log_path = log_path
         self.connect_timeout = connect_timeout
@@ -303,14 +316,16 @@ class McpConnection:
 
     # -- calls -------------------------------------------------------------------------
 
-    async def call(self, name: str, arguments: dict[str, Any], timeout: float) -> Any:
-        """Call a tool; returns the SDK's CallToolResult.
+    async def call(self, name: str, arguments: dict[str, Any], timeout: float, *, kind: str = "tool",
+                   progress: Any = None) -> Any:
+        """Call a tool (or another request, by `kind`); returns the SDK's result.
 
         Raises McpConnectionLost, McpCallTimeout, or the SDK's own error for the call.
         """
         if not self.alive or self._requests is None or self.loop is None:
             raise McpConnectionLost(self.lost_reason or "the connection is closed")
-        request = _CallRequest(name, arguments, timeout, self.loop.create_future())
+        self._http_error = None  # a status seen before this call says nothing about it
+        request = _CallRequest(name, arguments, timeout, self.loop.create_future(), kind=kind, progress=progress)
         request.future.add_done_callback(_consume_outcome)
         self._inflight.add(request)
         self._requests.put_nowait(request)
@@ -332,7 +347,7 @@ class McpConnection:
         """True if the server still answers a cheap request (tools/list) within `timeout`."""
         if not self.alive or self._requests is None or self.loop is None:
             return False
-        request = _CallRequest("", {}, timeout, self.loop.create_future())
+        request = _CallRequest("", {}, timeout, self.loop.create_future(), kind="probe")
         request.future.add_done_callback(_consume_outcome)
         self._inflight.add(request)
         self._requests.put_nowait(request)
@@ -373,12 +388,17 @@ class McpConnection:
         from mcp.client.client import Client
         from mcp_types import Implementation
 
+        from agentica_cli.tools.mcp.client_features import client_callbacks
+
         async with AsyncExitStack() as stack:
             transport = self._transport(stack)
             client = Client(
                 transport,
                 read_timeout_seconds=self.connect_timeout,
                 client_info=Implementation(name="agentica", version=self.client_version),
+                mode=self.target.protocol,  # type: ignore[arg-type]
+                message_handler=self._on_message,
+                **client_callbacks(self.server_name, self.handlers),
             )
             await stack.enter_async_context(client)
             # Unwound first: a session that ends any other way than close() (the event loop
@@ -397,6 +417,21 @@ class McpConnection:
             self.tools = tools
             self.instructions = client.instructions
             self.server_info = client.server_info
+            try:
+                self.capabilities = client.server_capabilities
+            except Exception:
+                self.capabilities = None
+            # Resource tools are offered only when there is something to read.
+            if getattr(self.capabilities, "resources", None) is not None:
+                try:
+                    resources = await self._list_all(client.list_resources, "resources")
+                    templates = await self._list_all(client.list_resource_templates, "resource_templates")
+                    self.has_resources = bool(resources or templates)
+                except Exception:
+                    self.has_resources = False
+            # The SDK's `server/discover` probe of a 2025 HTTP server answers 400: that is
+            # not an error of anything that comes later.
+            self._http_error = None
             if self.target.transport == "stdio":
                 self.pid = mcp_process.find_child_pid(self._marker)
                 if self.pid is not None:
@@ -431,16 +466,17 @@ class McpConnection:
             if request.future.done():  # the caller gave up before we started
                 return
             try:
-                if request.name:
+                if request.kind == "tool":
                     # The SDK's read timeout answers first; fail_after is the backstop for
                     # a send that blocks (a server that stopped reading its stdin).
                     with anyio.fail_after(request.timeout + 1):
                         result = await client.call_tool(
-                            request.name, request.arguments, read_timeout_seconds=request.timeout
+                            request.name, request.arguments, read_timeout_seconds=request.timeout,
+                            progress_callback=request.progress,
                         )
-                else:  # a liveness probe: any answer within the time will do
+                else:
                     with anyio.fail_after(request.timeout):
-                        result = await client.list_tools(cache_mode="bypass")
+                        result = await self._other_request(client, request)
             except Exception as exc:
                 if not request.future.done():
                     request.future.set_exception(exc)
@@ -449,6 +485,49 @@ class McpConnection:
                     request.future.set_result(result)
         if not request.future.done():
             request.future.cancel()
+
+    async def _other_request(self, client: Any, request: _CallRequest) -> Any:
+        kind = request.kind
+        if kind == "probe":  # a liveness probe: any answer within the time will do
+            return await client.list_tools(cache_mode="bypass")
+        if kind == "relist":
+            tools = await self._list_all(client.list_tools)
+            self.tools = tools
+            if self.on_tools_changed is not None:
+                self.on_tools_changed(tools)
+            return tools
+        if kind == "list_prompts":
+            return await self._list_all(client.list_prompts, "prompts")
+        if kind == "get_prompt":
+            return await client.get_prompt(request.name, request.arguments)
+        if kind == "list_resources":
+            resources = await self._list_all(client.list_resources, "resources")
+            templates = await self._list_all(client.list_resource_templates, "resource_templates")
+            return resources, templates
+        if kind == "read_resource":
+            return await client.read_resource(request.name)
+        raise ValueError(f"unknown MCP request kind {kind!r}")
+
+    @staticmethod
+    async def _list_all(method: Any, attr: str = "tools") -> list[Any]:
+        items: list[Any] = []
+        cursor: str | None = None
+        for _ in range(100):  # a paginator that never ends cannot hang us
+            page = await method(cursor=cursor, cache_mode="bypass")  # fresh: lists change
+            items.extend(getattr(page, attr))
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return items
+
+    async def _on_message(self, message: Any) -> None:
+        """Server notifications: a changed tool list is read again (in its own request, so
+        the SDK's receive loop is not blocked waiting for our own answer)."""
+        method = getattr(message, "method", None)
+        if method == "notifications/tools/list_changed" and self._requests is not None and self.loop is not None:
+            request = _CallRequest("", {}, PROBE_TIMEOUT * 2, self.loop.create_future(), kind="relist")
+            request.future.add_done_callback(_consume_outcome)
+            self._requests.put_nowait(request)
 
     def _transport(self, stack: Any) -> Any:
         target = self.target

@@ -101,6 +101,35 @@ def parameters_from_schema(schema: Mapping[str, Any] | None) -> dict[str, Any]:
     return params
 
 
+CONTEXT_PARAM = "_agentica_tool_context"  # how the loop hands an MCP entrypoint its ToolContext
+
+
+def _task_support(mcp_tool: Any) -> str | None:
+    execution = getattr(mcp_tool, "execution", None)
+    if execution is None:
+        extra = getattr(mcp_tool, "model_extra", None) or {}
+        execution = extra.get("execution")
+    if isinstance(execution, Mapping):
+        return execution.get("taskSupport") or execution.get("task_support")
+    return getattr(execution, "task_support", None)
+
+
+def _has(capabilities: Any, name: str) -> bool:
+    return capabilities is not None and getattr(capabilities, name, None) is not None
+
+
+def _progress_reporter(output: Callable[[str], None] | None) -> Any:
+    """The SDK's progress callback, shown as one line on the running call."""
+    if output is None:
+        return None
+
+    async def report(progress: float, total: float | None, message: str | None) -> None:
+        done = f"{progress:g}/{total:g}" if total else f"{progress:g}"
+        output(f"[progress {done}]{' ' + message if message else ''}\n")
+
+    return report
+
+
 def import_sdk() -> None:
     """Import the SDK's client modules (~0.6 s): call it off the event loop, e.g. in a thread."""
     import mcp.client.client
@@ -128,6 +157,12 @@ class McpTool(Tool):
         connect_timeout: seconds to start, handshake and list tools.
         timeout: seconds a single tool call may take.
         log_file: where a stdio server's stderr goes (default ~/.agentica/logs/mcp/<name>.log).
+        protocol: "auto" (probe for the 2026 protocol, else the 2025 handshake) or "legacy"
+            (the 2025 handshake at once; servers then send elicitation, sampling and roots
+            requests and list_changed notifications).
+        handlers: McpClientHandlers: roots, elicitation and sampling (client_features).
+        resource_tools: offer the model `<prefix>__list_resources` / `__read_resource` when
+            the server has resources.
     """
 
     def __init__(
@@ -147,8 +182,15 @@ class McpTool(Tool):
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         timeout: float = DEFAULT_CALL_TIMEOUT,
         log_file: str | os.PathLike[str] | None = None,
+        protocol: str = "auto",
+        handlers: Any = None,
+        resource_tools: bool = True,
     ):
         self.target = self._build_target(command, args, env, cwd, url, transport, headers)
+        if protocol != "auto":
+            import dataclasses
+
+            self.target = dataclasses.replace(self.target, protocol=protocol)
         server_name = safe_name(name) if name else default_server_name(self.target)
         super().__init__(name=server_name, description=f"Tools of the MCP server '{server_name}'")
         self.tool_name_prefix = server_name if tool_name_prefix is None else tool_name_prefix
@@ -168,6 +210,12 @@ class McpTool(Tool):
         self.listeners: list[Callable[[McpTool], None]] = []
         self.mcp_tools: list[Any] = []  # the server's tool list (mcp_types.Tool), filtered
         self.instructions: str | None = None
+        self.handlers = handlers  # client_features.McpClientHandlers (the host may set it later)
+        self.resource_tools = resource_tools
+        # Server tools not offered, with why (e.g. they need task-augmented calls): /mcp shows them.
+        self.left_out: dict[str, str] = {}
+        self.capabilities: Any = None
+        self.has_resources = False
         self.restarts = 0  # successful automatic restarts
         self.ever_ready = False  # a later failure is then a crash or hang, not a failed start
         self.managed = False  # True when a McpServerSet starts and stops this server
@@ -316,6 +364,8 @@ class McpTool(Tool):
                 log_path=self.log_path,
                 connect_timeout=self.connect_timeout,
                 client_version=__version__,
+                handlers=self.handlers,
+                on_tools_changed=self._tools_changed,
             )
             self._starting = connection
             await connection.open()
@@ -337,6 +387,8 @@ class McpTool(Tool):
             raise McpServerError(f"MCP server '{self.name}' was closed while it was starting")
         self._connection = connection
         self.instructions = connection.instructions
+        self.capabilities = connection.capabilities
+        self.has_resources = connection.has_resources
         self._set_functions(connection.tools)
         self._restart_allowed = True
         self.ever_ready = True
@@ -374,7 +426,16 @@ class McpTool(Tool):
 
     def _set_functions(self, tools: list[Any]) -> None:
         """Rebuild `functions` from a tool list, in place (an agent may hold the dict)."""
-        kept = [t for t in tools if self._keep(t.name)]
+        self.left_out = {}
+        kept = []
+        for t in tools:
+            if not self._keep(t.name):
+                continue
+            if _task_support(t) == "required":
+                # Such a tool answers a plain call with -32601: offering it would only fail.
+                self.left_out[t.name] = "needs task-augmented calls, which agentica does not make"
+                continue
+            kept.append(t)
         functions: dict[str, Function] = {}
         for mcp_tool in kept:
             name = self.function_name(mcp_tool.name)
@@ -387,9 +448,24 @@ class McpTool(Tool):
                 parameters=parameters_from_schema(mcp_tool.input_schema),
                 **flags_from_annotations(mcp_tool.annotations),
             )
+            functions[name].context_param = CONTEXT_PARAM
+        if self.resource_tools and self.has_resources:
+            for short, function in zip(("list_resources", "read_resource"), self._resource_functions(), strict=True):
+                if self._keep(short):  # include_tools / exclude_tools name them like server tools
+                    functions.setdefault(function.name, function)
         self.mcp_tools = kept
         self.functions.clear()
         self.functions.update(functions)
+
+    def _tools_changed(self, tools: list[Any]) -> None:
+        """The server said its tool list changed (tools/list_changed): the next model request
+        offers the new list."""
+        self._set_functions(tools)
+        for listener in list(self.listeners):
+            try:
+                listener(self)
+            except Exception:
+                pass
 
     def _forget_tools(self) -> None:
         self.functions.clear()
@@ -397,14 +473,89 @@ class McpTool(Tool):
 
     def _entrypoint(self, tool_name: str) -> Any:
         async def call_mcp_tool(**arguments: Any) -> str:
-            return await self.call_tool(tool_name, arguments)
+            context = arguments.pop(CONTEXT_PARAM, None)
+            output = getattr(context, "output", None)
+            return await self.call_tool(tool_name, arguments, on_progress=output)
 
         call_mcp_tool.__name__ = safe_name(tool_name)
         return call_mcp_tool
 
+    # -- resources and prompts -------------------------------------------------------------
+
+    def _resource_functions(self) -> list[Function]:
+        async def list_resources() -> str:
+            return await self.describe_resources()
+
+        async def read_resource(uri: str) -> str:
+            return await self.read_resource(uri)
+
+        flags = {"is_read_only": True, "concurrency_safe": True, "is_destructive": False}
+        return [
+            Function(name=self.function_name("list_resources"), entrypoint=list_resources,
+                     description=f"List the resources (files, documents, data) the MCP server '{self.name}' "
+                                 "offers, with their URIs and URI templates.",
+                     parameters={"type": "object", "properties": {}}, **flags),
+            Function(name=self.function_name("read_resource"), entrypoint=read_resource,
+                     description=f"Read one resource of the MCP server '{self.name}' by its URI.",
+                     parameters={"type": "object", "properties": {"uri": {"type": "string",
+                                 "description": "The resource URI, from list_resources"}},
+                                 "required": ["uri"]}, **flags),
+        ]
+
+    async def _request(self, kind: str, name: str = "", arguments: Mapping[str, Any] | None = None) -> Any:
+        connection = await self._connection_for_call()
+        try:
+            return await connection.call(name, dict(arguments or {}), self.timeout, kind=kind)
+        except McpConnectionLost as lost:
+            raise self._lost(connection, str(lost)) from None
+        except McpCallTimeout:
+            raise await self._timed_out(connection, kind) from None
+        except McpServerError:
+            raise
+        except Exception as exc:
+            if is_connection_error(exc):
+                raise self._lost(connection, await self._connection_error_reason(connection, exc)) from None
+            raise McpToolError(getattr(exc, "message", None) or str(exc) or type(exc).__name__) from None
+
+    async def list_resources(self) -> tuple[list[Any], list[Any]]:
+        """The server's resources and resource templates (SDK objects with .uri / .uri_template)."""
+        if not _has(self.capabilities, "resources"):
+            return [], []
+        resources, templates = await self._request("list_resources")
+        return list(resources), list(templates)
+
+    async def describe_resources(self) -> str:
+        resources, templates = await self.list_resources()
+        lines = [f"{r.uri}  {r.name}" + (f" ({r.mime_type})" if r.mime_type else "")
+                 + (f": {r.description}" if r.description else "") for r in resources]
+        lines += [f"{t.uri_template}  {t.name} (template)" + (f": {t.description}" if t.description else "")
+                  for t in templates]
+        return "\n".join(lines) or f"The MCP server '{self.name}' lists no resources."
+
+    async def read_resource(self, uri: str) -> str:
+        """A resource's contents as text (binary parts summarised)."""
+        from agentica_cli.tools.mcp.results import render_resource
+
+        result = await self._request("read_resource", uri)
+        return render_resource(result)
+
+    async def list_prompts(self) -> list[Any]:
+        """The server's prompts (SDK objects with .name, .description, .arguments)."""
+        if not _has(self.capabilities, "prompts"):
+            return []
+        return list(await self._request("list_prompts"))
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+        """A prompt's messages as (role, text)."""
+        from agentica_cli.tools.mcp.results import render_block
+
+        result = await self._request("get_prompt", name, arguments)
+        return [(m.role, render_block(m.content)) for m in result.messages]
+
     # -- calls ---------------------------------------------------------------------------
 
-    async def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None = None) -> str:
+    async def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None = None, *,
+                        on_progress: Callable[[str], None] | None = None) -> str:
         """Call the server's tool `tool_name` (its own name, unprefixed); returns the result text.
 
         Raises McpToolError when the tool reports an error, McpServerError when the server
@@ -414,7 +565,8 @@ class McpTool(Tool):
 
         connection = await self._connection_for_call()
         try:
-            result = await connection.call(tool_name, dict(arguments or {}), self.timeout)
+            result = await connection.call(tool_name, dict(arguments or {}), self.timeout,
+                                           progress=_progress_reporter(on_progress))
         except McpConnectionLost as lost:
             raise self._lost(connection, str(lost)) from None
         except McpCallTimeout:
