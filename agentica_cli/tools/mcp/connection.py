@@ -171,6 +171,9 @@ class McpConnection:
         self.on_tools_changed = on_tools_changed  # called with the new tool list after list_changed
         self.capabilities: Any = None  # the server's (prompts, resources, ...)
         self.has_resources = False  # it lists at least one resource or template
+        # A tool list being read again after tools/list_changed: a call that caused it
+        # returns once it is read, so the model's next request offers the new tools.
+        self._relist: asyncio.Future[Any] | None = None
         self.server_name = server_name
         self.log_path = log_path
         self.connect_timeout = connect_timeout
@@ -198,6 +201,8 @@ class McpConnection:
     @property
     def dead(self) -> bool:
         """The session ended: closed, lost, or its server process exited."""
+        if self.lost_reason is None and self.loop is not None and self.loop.is_closed():
+            self.lost_reason = "the event loop it ran in has ended (e.g. Agent.run_sync returned)"
         if self.lost_reason is not None or self._owner is None or self._owner.done():
             return True
         for pid in (self.server_pid, self.pid):  # the server, then its guardian, which follows it
@@ -330,7 +335,7 @@ class McpConnection:
         self._inflight.add(request)
         self._requests.put_nowait(request)
         try:
-            return await asyncio.wait_for(asyncio.shield(request.future), timeout + OWNER_GRACE)
+            result = await asyncio.wait_for(asyncio.shield(request.future), timeout + OWNER_GRACE)
         except asyncio.TimeoutError:
             raise McpCallTimeout(f"no answer within {timeout:g} s") from None
         except asyncio.CancelledError:
@@ -342,6 +347,10 @@ class McpConnection:
             raise
         finally:
             self._inflight.discard(request)
+        relist = self._relist
+        if relist is not None and not relist.done():
+            await asyncio.wait({relist}, timeout=PROBE_TIMEOUT)
+        return result
 
     async def probe(self, timeout: float = PROBE_TIMEOUT) -> bool:
         """True if the server still answers a cheap request (tools/list) within `timeout`."""
@@ -527,6 +536,7 @@ class McpConnection:
         if method == "notifications/tools/list_changed" and self._requests is not None and self.loop is not None:
             request = _CallRequest("", {}, PROBE_TIMEOUT * 2, self.loop.create_future(), kind="relist")
             request.future.add_done_callback(_consume_outcome)
+            self._relist = request.future
             self._requests.put_nowait(request)
 
     def _transport(self, stack: Any) -> Any:

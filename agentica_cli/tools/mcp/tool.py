@@ -204,7 +204,7 @@ class McpTool(Tool):
             from agentica_cli.tools.mcp.process import default_log_dir
 
             self.log_path = default_log_dir() / f"{server_name}.log"
-        self.state: McpState = "idle"
+        self._state: McpState = "idle"
         self.error: str | None = None  # why the server is failed (or was, before a restart)
         # Called with this tool after every state change (the CLI's server set listens).
         self.listeners: list[Callable[[McpTool], None]] = []
@@ -276,11 +276,17 @@ class McpTool(Tool):
         return self.target.transport
 
     @property
-    def status(self) -> McpState:
-        """`state`, except that a ready server whose session has died reads as failed."""
+    def state(self) -> McpState:
+        """idle, starting, ready, failed or closed. A ready server whose session has died
+        (it crashed, or the event loop it lived in ended, as after `Agent.run_sync`) reads
+        as failed: the next connect() or call starts it again."""
         connection = self._connection
-        if self.state == "ready" and connection is not None and connection.dead:
+        if self._state == "ready" and connection is not None and connection.dead:
             self._set_state("failed", connection.lost_reason)
+        return self._state
+
+    @property
+    def status(self) -> McpState:
         return self.state
 
     @property
@@ -397,8 +403,8 @@ class McpTool(Tool):
         self._set_state("ready")
 
     def _set_state(self, state: McpState, error: str | None = None) -> None:
-        changed = (state, error) != (self.state, self.error)
-        self.state, self.error = state, error
+        changed = (state, error) != (self._state, self.error)
+        self._state, self.error = state, error
         if changed:
             for listener in list(self.listeners):
                 try:
