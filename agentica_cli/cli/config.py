@@ -73,6 +73,7 @@ SCHEMA: dict[str, Any] = {
         "max_turns": "int",
         "compress_tool_results": "bool",
         "context_overflow_threshold": "float",
+        "max_result_tokens": "int",  # one tool result's budget; larger ones are saved to a file
         "exclude": "list[str]",
         "enable": "list[str]",  # toolkits by name (agentica_cli.toolkits.catalog): arxiv, weather, ...
     },

@@ -89,6 +89,9 @@ class Repl:
         self.queued_messages: list[str] = []  # lines typed with Enter during a turn, sent next
         self.next_default = ""  # text typed during a turn without Enter: the next prompt's input
         self.commands = SlashCommands(self)
+        completer = getattr(self.prompt, "completer", None)
+        if completer is not None and hasattr(completer, "dynamic"):
+            completer.dynamic = self.mcp_prompt_completions
         self.checkpoints: Any = None  # the project's Checkpoints, False when off in config (active_checkpoints)
         self.checkpoint_commands = CheckpointCommands(self)
 
@@ -277,9 +280,16 @@ class Repl:
                 on_history_replaced=self.on_history_replaced,
                 extra_tools=extra_tools,
                 report=lambda text: plain(text, "33"),
+                result_dir=self.session.path.with_suffix("") / "tool-results" if self.session is not None else None,
             )
             self.mode_prompt = PermissionModePrompt(self.agent)
         return self.agent
+
+    def mcp_prompt_completions(self) -> dict[str, tuple[str, list[str]]]:
+        if self.mcp is None:
+            return {}
+        return {name: ((prompt.description or "MCP prompt")[:60], [a.name for a in (prompt.arguments or ())])
+                for name, (_, prompt) in self.mcp.prompt_commands().items()}
 
     def enabled_mcp_servers(self) -> dict[str, Any]:
         return {k: v for k, v in self.settings.mcp_servers.items() if v.get("enabled", True)}
@@ -288,6 +298,7 @@ class Repl:
         """Start the configured MCP servers in parallel, in the background."""
         if self.mcp is not None or not self.enabled_mcp_servers():
             return
+        from agentica_cli.cli.mcp_client_ui import repl_handlers
         from agentica_cli.tools.mcp.servers import McpConfigError, McpServerSet
 
         try:
@@ -296,6 +307,7 @@ class Repl:
                 base_dir=self.work_dir,
                 log_dir=agentica_home() / "logs" / "mcp",
                 on_change=self.mcp_changed,
+                handlers=repl_handlers(self),
             )
         except McpConfigError as err:
             self.mcp_error = str(err)
@@ -630,6 +642,8 @@ class Repl:
         stripped = line.strip()
         if not stripped:
             return True
+        if stripped.startswith("/mcp__"):  # a server's prompt: its text is this turn's message
+            return await self.commands.run_mcp_prompt(stripped)
         if stripped.startswith("/") and not stripped.startswith("//"):
             return await self.commands.run(stripped)
         if stripped.startswith("!"):

@@ -63,6 +63,26 @@ class SlashCommands:
         result = await handler(rest)
         return result is not False
 
+    async def run_mcp_prompt(self, line: str) -> bool:
+        """`/mcp__server__prompt args`: the server's prompt becomes this turn's message."""
+        from agentica_cli.cli.mcp_client_ui import prompt_text
+
+        name, _, rest = line[1:].partition(" ")
+        repl = self.repl
+        commands = repl.mcp.prompt_commands() if repl.mcp is not None else {}
+        if name not in commands:
+            known = ", ".join(f"/{n}" for n in commands) or "none (see /mcp)"
+            plain(f"Unknown MCP prompt /{name}. Prompts: {known}", "33")
+            return True
+        tool, prompt = commands[name]
+        try:
+            text = await prompt_text(tool, prompt, rest)
+        except Exception as err:  # a bad argument, or the server's error
+            plain(f"/{name}: {err}", "31")
+            return True
+        await repl.run_turn(text)
+        return True
+
     async def cmd_help(self, rest: str) -> None:
         plain("commands:", "1")
         for name, text in COMMANDS.items():
@@ -344,6 +364,11 @@ class SlashCommands:
             plain(f"  {status.name:<16} {status.state:<9} {status.transport:<16} {status.target}", color)
             if status.tools:
                 plain(f"      tools: {', '.join(status.tools)}")
+            if status.left_out:
+                plain(f"      not offered: {', '.join(status.left_out)}", "2")
+        prompts = repl.mcp.prompt_commands()
+        if prompts:
+            plain("  prompts: " + ", ".join(f"/{name}" for name in prompts), "2")
             if status.error:
                 plain(f"      error: {status.error}", "31")
             if status.log_path:
