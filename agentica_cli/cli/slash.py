@@ -31,7 +31,7 @@ COMMANDS: dict[str, str] = {
     "status": "model, folders, permission mode and the command sandbox",
     "resume": "list earlier sessions here, or /resume ID|N",
     "permissions": "mode, rules and grants: /permissions MODE | revoke N|all",
-    "mcp": "MCP servers, their state and tools; /mcp restart NAME",
+    "mcp": "MCP servers, their state and tools; /mcp restart|login|logout NAME",
     "ps": "background processes: id, state, uptime, last lines",
     "kill": "stop a background process: /kill ID | all",
     "exit": "leave (also Ctrl-D)",
@@ -353,15 +353,24 @@ class SlashCommands:
         if repl.mcp is None:
             plain(repl.mcp_error or "MCP servers are not available.", "31")
             return
-        if rest.startswith("restart "):
-            name = rest.split(None, 1)[1]
+        action, _, name = rest.partition(" ")
+        if action in ("restart", "login", "logout") and name.strip():
+            name = name.strip()
             if name not in repl.mcp.names:
                 plain(f"No MCP server '{name}'.", "33")
                 return
-            await repl.mcp.restart(name)
+            if action == "restart":
+                await repl.mcp.restart(name)
+            elif action == "login":
+                await repl.mcp.login(name)
+            else:
+                told = await repl.mcp.logout(name)
+                plain(f"Logged out of '{name}'." if told else f"'{name}' has no stored login.", "2")
         for status in repl.mcp.statuses():
             color = {"ready": "32", "failed": "31", "starting": "33"}.get(status.state, "2")
             plain(f"  {status.name:<16} {status.state:<9} {status.transport:<16} {status.target}", color)
+            if status.auth:
+                plain(f"      auth:  OAuth, {status.auth} (/mcp login {status.name}, /mcp logout {status.name})", "2")
             if status.tools:
                 plain(f"      tools: {', '.join(status.tools)}")
             if status.left_out:

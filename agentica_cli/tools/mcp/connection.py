@@ -76,6 +76,7 @@ class ServerTarget:
     # "auto" probes for the 2026 protocol; "legacy" is the 2025 handshake (where servers
     # send elicitation, sampling and roots requests and list_changed notifications).
     protocol: str = "auto"
+    oauth: Any = field(default=None, compare=False)  # oauth.McpOAuth for a server behind OAuth
 
     def describe(self) -> str:
         if self.transport == "stdio":
@@ -561,6 +562,7 @@ class McpConnection:
 
             return sse_client(
                 target.url or "",
+                auth=target.oauth.provider() if target.oauth is not None else None,
                 headers=headers or None,
                 timeout=self.connect_timeout,
                 sse_read_timeout=IDLE_STREAM_TIMEOUT,
@@ -574,6 +576,7 @@ class McpConnection:
                 self._http_error = f"HTTP {response.status_code} {response.reason_phrase}".strip()
 
         http = httpx2.AsyncClient(
+            auth=target.oauth.provider() if target.oauth is not None else None,
             headers=headers or None,
             timeout=httpx2.Timeout(self.connect_timeout, read=IDLE_STREAM_TIMEOUT),
             event_hooks={"response": [note_http_error]},
@@ -615,6 +618,8 @@ class McpConnection:
         self._release()
 
     def _release(self) -> None:
+        if self.target.oauth is not None:
+            self.target.oauth.close()  # its redirect listener
         if self.pid is not None:
             mcp_process.untrack(self.pid)
         if self._log is not None:

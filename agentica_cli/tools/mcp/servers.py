@@ -87,6 +87,7 @@ class McpServerConfig:
     sandbox: str = "off"  # the OS sandbox of a stdio server (agentica_cli.sandbox), writable: its work folder
     sandbox_network: bool = False
     protocol: str = "auto"
+    oauth: bool = False
 
     @classmethod
     def from_dict(cls, name: str, table: Mapping[str, Any]) -> McpServerConfig:
@@ -113,6 +114,8 @@ class McpServerConfig:
                 raise McpConfigError(f"mcp_servers.{name}.transport 'stdio' needs 'command', not 'url'")
         elif "headers" in values or transport not in (None, "stdio"):
             raise McpConfigError(f"mcp_servers.{name}: 'headers' and HTTP transports need 'url'")
+        if values.get("oauth") and "url" not in values:
+            raise McpConfigError(f"mcp_servers.{name}.oauth applies to a 'url' server")
         if values.get("protocol", "auto") not in PROTOCOLS:
             raise McpConfigError(f"mcp_servers.{name}.protocol must be one of {', '.join(PROTOCOLS)}")
         if values.get("sandbox", "off") not in SANDBOX_MODES:
@@ -152,6 +155,7 @@ class McpServerConfig:
             timeout=self.timeout,
             log_file=(log_dir / f"{self.name}.log") if log_dir is not None else None,
             protocol=self.protocol,
+            oauth=self.oauth,
         )
         tool.sandbox = sandbox  # keeps its private temp folder alive as long as the tool
         return tool
@@ -185,6 +189,7 @@ class McpServerStatus:
     ever_ready: bool = False  # so a "failed" server crashed or hung after it had started
     restart_pending: bool = False  # it stopped after starting; its next call restarts it
     left_out: tuple[str, ...] = ()  # server tools not offered, with why
+    auth: str | None = None  # OAuth servers: "logged in" / "not logged in"
 
     def failure_message(self) -> str:
         """One line for the user about a failed server: a failed start, or a stop later on."""
@@ -291,6 +296,7 @@ class McpServerSet:
             ever_ready=tool.ever_ready,
             restart_pending=tool.restart_pending,
             left_out=tuple(f"{name} ({why})" for name, why in tool.left_out.items()),
+            auth=tool.target.oauth.state if tool.target.oauth is not None else None,
         )
 
     def statuses(self) -> list[McpServerStatus]:
@@ -362,6 +368,22 @@ class McpServerSet:
         entry.reported = None
         await self._connect(entry)
         return self.status(name)
+
+    async def logout(self, name: str) -> bool:
+        """Forget an OAuth server's tokens and stop it (`/mcp logout NAME`)."""
+        entry = self._entries[name]
+        if entry.tool is None or entry.tool.target.oauth is None:
+            return False
+        await entry.tool.close()
+        return entry.tool.target.oauth.logout()
+
+    async def login(self, name: str) -> McpServerStatus:
+        """Log in again from scratch and start the server (`/mcp login NAME`)."""
+        entry = self._entries[name]
+        if entry.tool is not None and entry.tool.target.oauth is not None:
+            await entry.tool.close()
+            entry.tool.target.oauth.logout()
+        return await self.restart(name)
 
     async def close(self) -> None:
         """Stop every server (in parallel); safe to call more than once."""

@@ -160,6 +160,8 @@ class McpTool(Tool):
         protocol: "auto" (probe for the 2026 protocol, else the 2025 handshake) or "legacy"
             (the 2025 handshake at once; servers then send elicitation, sampling and roots
             requests and list_changed notifications).
+        oauth: True (or an oauth.McpOAuth) for an HTTP server behind OAuth: discovery, dynamic
+            registration, PKCE login through the browser, tokens kept 0600 in ~/.agentica/mcp-auth.
         handlers: McpClientHandlers: roots, elicitation and sampling (client_features).
         resource_tools: offer the model `<prefix>__list_resources` / `__read_resource` when
             the server has resources.
@@ -183,14 +185,21 @@ class McpTool(Tool):
         timeout: float = DEFAULT_CALL_TIMEOUT,
         log_file: str | os.PathLike[str] | None = None,
         protocol: str = "auto",
+        oauth: Any = None,
         handlers: Any = None,
         resource_tools: bool = True,
     ):
         self.target = self._build_target(command, args, env, cwd, url, transport, headers)
-        if protocol != "auto":
+        if protocol != "auto" or oauth:
             import dataclasses
 
-            self.target = dataclasses.replace(self.target, protocol=protocol)
+            if oauth and self.target.transport == "stdio":
+                raise ValueError("oauth= applies to url= servers (SSE / streamable HTTP)")
+            if oauth is True:  # tokens under ~/.agentica/mcp-auth, the login URL printed / opened
+                from agentica_cli.tools.mcp.oauth import McpOAuth
+
+                oauth = McpOAuth(safe_name(name) if name else default_server_name(self.target), self.target.url or "")
+            self.target = dataclasses.replace(self.target, protocol=protocol, oauth=oauth or None)
         server_name = safe_name(name) if name else default_server_name(self.target)
         super().__init__(name=server_name, description=f"Tools of the MCP server '{server_name}'")
         self.tool_name_prefix = server_name if tool_name_prefix is None else tool_name_prefix
