@@ -47,6 +47,7 @@ def test_repl_prompt_command_elicitation_form_and_sampling_approval(home: Path, 
         turns.tool_calls(turns.call("feat__haiku", {"topic": "autumn"}, id="h1")),
         turns.text("leaves fall softly"),  # the sampling request, after the user said yes
         turns.text("Here is your haiku."),
+        turns.text("Read it."),
     ]
     with ScriptedModelServer(script) as server:
         child = pexpect.spawn(AGENTICA[0], [*AGENTICA[1:], *model_args(server), "--trust", "--yes"], cwd=str(project),
@@ -75,6 +76,11 @@ def test_repl_prompt_command_elicitation_form_and_sampling_approval(home: Path, 
             child.send("y")
             child.expect("Here is your haiku.")
             child.expect("❯")
+            child.send("summarise @feat:demo://rea\t")  # an MCP resource, completed with Tab
+            child.send("\r")
+            child.expect(r"attached feat:demo://readme")
+            child.expect("Read it.")
+            child.expect("❯")
             child.sendcontrol("d")
             child.expect(pexpect.EOF)
         finally:
@@ -85,6 +91,9 @@ def test_repl_prompt_command_elicitation_form_and_sampling_approval(home: Path, 
     assert requests[4]["messages"][-1]["content"] == "A haiku about autumn"  # the model answered the server
     assert "tools" not in requests[4]
     assert tool_results(requests[5])["h1"] == "model wrote: leaves fall softly"
+    assert requests[6]["messages"][-1]["content"] == (
+        'summarise @feat:demo://readme\n\n<resource server="feat" uri="demo://readme">\n'
+        "README: the demo project\n</resource>")
 
 
 def test_print_mode_declines_elicitation_cleanly(home: Path, project: Path) -> None:

@@ -8,6 +8,7 @@ cannot ask anyone: it declines both, says so on stderr, and the run goes on.
 
 from __future__ import annotations
 
+import re
 import shlex
 import sys
 from collections.abc import Iterable, Sequence
@@ -134,6 +135,35 @@ def repl_handlers(repl: Any) -> McpClientHandlers:
         return (response.content or "")[: request.max_tokens * 4]  # about max_tokens tokens
 
     return McpClientHandlers(roots=roots_for(repl.work_dir, repl.allowed_dirs), elicit=elicit, sample=sample)
+
+
+RESOURCE_MENTION = re.compile(r"(?:^|(?<=\s))@([A-Za-z0-9_-]+):(\S+)")
+MAX_RESOURCE_CHARS = 100_000
+
+
+async def attach_resources(text: str, servers: Any) -> tuple[str, list[str], list[str]]:
+    """`explain @docs:file:///readme.md`: the message plus the resource's text. Returns the
+    text, what was attached and what could not be read (with why)."""
+    attached: list[str] = []
+    failed: list[str] = []
+    blocks: list[str] = []
+    if servers is None:
+        return text, attached, failed
+    for match in RESOURCE_MENTION.finditer(text):
+        server, uri = match.group(1), match.group(2).rstrip(".,;!?)")
+        tool = servers.ready_tool(server) if server in servers.names else None
+        if tool is None or f"{server}:{uri}" in attached:
+            continue
+        try:
+            body = await tool.read_resource(uri)
+        except Exception as err:
+            failed.append(f"{server}:{uri} ({err})")
+            continue
+        attached.append(f"{server}:{uri}")
+        blocks.append(f'<resource server="{server}" uri="{uri}">\n{body[:MAX_RESOURCE_CHARS]}\n</resource>')
+    if blocks:
+        text = text + "\n\n" + "\n\n".join(blocks)
+    return text, attached, failed
 
 
 def prompt_arguments(prompt: Any, text: str) -> dict[str, str]:

@@ -84,6 +84,8 @@ class ReplCompleter(Completer):
         self.work_dir = work_dir
         # Commands that come and go (MCP server prompts): name -> (help, argument names).
         self.dynamic: Callable[[], dict[str, tuple[str, list[str]]]] | None = None
+        # MCP resources for `@server:uri`: server -> URIs.
+        self.resources: Callable[[], dict[str, list[str]]] | None = None
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
         before = document.text_before_cursor
@@ -106,7 +108,19 @@ class ReplCompleter(Completer):
             return
         match = re.search(r"(?:^|\s)@([^\s@]*)$", before)
         if match:
+            yield from self._resources(match.group(1))
             yield from self._paths(match.group(1))
+
+    def _resources(self, partial: str) -> Iterable[Completion]:
+        resources = self.resources() if self.resources is not None else {}
+        server, colon, rest = partial.partition(":")
+        for name, uris in resources.items():
+            if not colon and name.startswith(server):
+                yield Completion(f"{name}:", start_position=-len(partial), display_meta="MCP resources")
+            elif colon and name == server:
+                for uri in uris:
+                    if uri.startswith(rest):
+                        yield Completion(f"{name}:{uri}", start_position=-len(partial), display_meta="MCP resource")
 
     def _paths(self, partial: str) -> Iterable[Completion]:
         folder_part, _, name_part = partial.rpartition("/")

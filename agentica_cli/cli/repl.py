@@ -92,6 +92,7 @@ class Repl:
         completer = getattr(self.prompt, "completer", None)
         if completer is not None and hasattr(completer, "dynamic"):
             completer.dynamic = self.mcp_prompt_completions
+            completer.resources = lambda: self.mcp.resource_uris() if self.mcp is not None else {}
         self.checkpoints: Any = None  # the project's Checkpoints, False when off in config (active_checkpoints)
         self.checkpoint_commands = CheckpointCommands(self)
 
@@ -650,6 +651,13 @@ class Repl:
             await self.run_shell(stripped[1:])
             return True
         text, attached = attach_mentions(line, self.work_dir)
+        if self.mcp is not None and "@" in line:  # @server:uri attaches an MCP resource
+            from agentica_cli.cli.mcp_client_ui import attach_resources
+
+            text, resources, failed = await attach_resources(text, self.mcp)
+            attached += resources
+            for problem in failed:
+                plain(f"(could not attach {problem})", "33")
         if attached:
             plain(f"(attached {', '.join(attached)})", "2")
         await self.run_turn(text)
