@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from test_cli_helpers import AGENTICA, cli_env, model_args, run_cli, tool_results
+from cli_support import AGENTICA, cli_env, model_args, run_cli, tool_results
 
 from agentica_cli.testing import ScriptedModelServer, turns
 

@@ -13,8 +13,9 @@ from pathlib import Path
 from conftest import scripted_model
 from mcp_servers.support import demo_command
 
-from agentica_cli.agent import Agent, DeepAgent, ToolConfig
+from agentica_cli.agent import Agent, ToolConfig
 from agentica_cli.agent.events import Error, Notice
+from agentica_cli.deep import DeepAgent
 from agentica_cli.testing import ScriptedModelServer, turns
 from agentica_cli.tools.mcp import McpTool
 
