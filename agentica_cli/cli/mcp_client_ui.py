@@ -54,10 +54,21 @@ def print_mode_handlers(work_dir: Path, allowed_dirs: Sequence[Path]) -> McpClie
 
 
 def _field_hint(schema: dict[str, Any]) -> str:
-    if "enum" in schema:
-        return " [" + "/".join(str(o) for o in schema["enum"]) + "]"
-    kind = schema.get("type", "string")
-    return {"boolean": " [y/n]", "integer": " (a whole number)", "number": " (a number)"}.get(kind, "")
+    from agentica_cli.tools.mcp.client_features import field_options
+
+    hint = ""
+    if schema.get("type") == "array":
+        items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+        options = field_options(items)
+        hint = " (comma-separated" + (": " + "/".join(str(o) for o in options) if options else "") + ")"
+    elif (options := field_options(schema)) is not None:
+        hint = " [" + "/".join(str(o) for o in options) + "]"
+    else:
+        kind = schema.get("type", "string")
+        hint = {"boolean": " [y/n]", "integer": " (a whole number)", "number": " (a number)"}.get(kind, "")
+    if "default" in schema:
+        hint += f" (Enter: {schema['default']})"
+    return hint
 
 
 def repl_handlers(repl: Any) -> McpClientHandlers:
@@ -95,7 +106,9 @@ def repl_handlers(repl: Any) -> McpClientHandlers:
                     if raw is None:
                         return ElicitAnswer("cancel")
                     if not raw.strip():
-                        if required:
+                        if "default" in schema:
+                            answers[name] = schema["default"]
+                        elif required:
                             console.print(Text("  → declined", style="dim"))
                             return ElicitAnswer("decline")
                         break

@@ -138,12 +138,25 @@ def client_callbacks(server: str, handlers: McpClientHandlers | None) -> dict[st
     return callbacks
 
 
+def field_options(schema: dict[str, Any]) -> list[Any] | None:
+    """The allowed values of a single-select field: `enum`, or `oneOf` / `anyOf` of consts."""
+    if "enum" in schema:
+        return list(schema["enum"])
+    for key in ("oneOf", "anyOf"):
+        if isinstance(schema.get(key), list) and all(isinstance(o, dict) and "const" in o for o in schema[key]):
+            return [o["const"] for o in schema[key]]
+    return None
+
+
 def coerce_form_value(schema: dict[str, Any], raw: str) -> Any:
     """A typed form answer from what the user typed, per the field's schema; ValueError if
-    it does not fit (the form asks again)."""
+    it does not fit (the form asks again). A multi-select (array) field takes a comma list."""
     kind = schema.get("type", "string")
     text = raw.strip()
-    options = schema.get("enum")
+    if kind == "array":
+        item = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+        return [coerce_form_value(item, part) for part in text.split(",") if part.strip()]
+    options = field_options(schema)
     if options is not None:
         if text not in [str(o) for o in options]:
             raise ValueError(f"one of: {', '.join(str(o) for o in options)}")
