@@ -18,6 +18,7 @@ import asyncio
 import hashlib
 import json
 import os
+import sys
 import threading
 from collections.abc import Awaitable, Callable
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -152,9 +153,10 @@ def default_opener(report: Callable[[str], None]) -> UrlOpener:
 
     def open_url(url: str) -> None:
         report(f"Log in to the MCP server in your browser: {url}")
-        if os.environ.get("SSH_CONNECTION") or not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
-                                                   or os.sys.platform in ("darwin", "win32")):  # type: ignore[attr-defined]
-            return
+        has_display = bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+                           or sys.platform in ("darwin", "win32"))
+        if os.environ.get("SSH_CONNECTION") or not has_display:
+            return  # nobody could see a browser here: the printed URL is the way
         try:
             import webbrowser
 
