@@ -53,8 +53,8 @@ def wait_for(predicate, timeout: float) -> bool:  # type: ignore[no-untyped-def]
     return predicate()
 
 
-@pytest.mark.parametrize("busy", [False, True])
-def test_sigkill_of_the_agent_leaves_no_process_of_a_wrapped_server(tmp_path: Path, busy: bool) -> None:
+def test_sigkill_of_the_agent_leaves_no_process_of_a_wrapped_server(tmp_path: Path) -> None:
+    busy = True  # the server's own event loop is blocked too: it never sees its stdin close
     tag = uuid.uuid4().hex
     wrapped = f"{shlex.quote(PYTHON)} -c {shlex.quote(HUNG)} & {shlex.quote(PYTHON)} {shlex.quote(str(DEMO_SERVER))}"
     script = textwrap.dedent(
