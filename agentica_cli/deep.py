@@ -40,14 +40,25 @@ class DeepAgent(Agent):
         builtin_options: dict[str, Any] | None = None,
         **agent_kwargs: Any,
     ):
+        from agentica_cli.agent.config import ToolConfig
+        from agentica_cli.agent.result_budget import results_dir_for
         from builtin_tools import get_builtin_tools  # the tool set is heavy; only DeepAgent needs it
 
         self.work_dir = Path(work_dir).expanduser().resolve()
         self.allowed_dirs = tuple(Path(p).expanduser().resolve() for p in allowed_dirs)
-        builtins = get_builtin_tools(self.work_dir, allowed_dirs=self.allowed_dirs, exclude=tuple(exclude_tools),
+        config = agent_kwargs.setdefault("tool_config", None) or ToolConfig()
+        agent_kwargs["tool_config"] = config
+        # read_file must reach the folder oversized results are saved in, to page through them.
+        results = results_dir_for(config.result_dir) if config.max_result_tokens else None
+        if results is not None and not config.result_dir:
+            config.result_dir = str(results)  # shared with sub-agents (same config), whose read_file reaches it too
+        readable = (*self.allowed_dirs, results) if results is not None else self.allowed_dirs
+        builtins = get_builtin_tools(self.work_dir, allowed_dirs=readable, exclude=tuple(exclude_tools),
                                      **(builtin_options or {}))
         prompt = CODING_AGENT_PROMPT + (f"\n\n{instructions.strip()}" if instructions and instructions.strip() else "")
         super().__init__(model, tools=[*builtins, *(tools or ())], instructions=prompt, **agent_kwargs)
+        if results is not None:
+            self.results_dir = results
 
     def dynamic_guidance(self) -> list[str]:
         lines = [

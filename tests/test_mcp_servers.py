@@ -10,7 +10,7 @@ import pytest
 from mcp_servers.support import DEMO_SERVER, PYTHON, HttpDemoServer, shared_http_server, wait_gone
 
 from agentica_cli.tools.base import FunctionCall
-from agentica_cli.tools.mcp_servers import McpConfigError, McpServerConfig, McpServerSet
+from agentica_cli.tools.mcp.servers import McpConfigError, McpServerConfig, McpServerSet
 
 
 def stdio_table(*options: str, **extra) -> dict:  # type: ignore[no-untyped-def, type-arg]

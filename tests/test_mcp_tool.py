@@ -30,6 +30,7 @@ ALL_TOOLS = [
     "log",
     "picture",
     "document",
+    "big_text",
     "crash",
     "hang",
     "freeze",
@@ -115,7 +116,7 @@ def test_results_rendered_as_text():
         TextContent,
     )
 
-    from agentica_cli.tools.mcp_results import render_result
+    from agentica_cli.tools.mcp.results import render_result
 
     result = CallToolResult(
         content=[

@@ -10,7 +10,7 @@ import pytest
 
 from agentica_cli.sandbox import best_backend
 from agentica_cli.tools.base import FunctionCall
-from agentica_cli.tools.mcp_servers import McpConfigError, McpServerConfig, McpServerSet
+from agentica_cli.tools.mcp.servers import McpConfigError, McpServerConfig, McpServerSet
 
 DEMO_SERVER = Path(__file__).resolve().parent / "mcp_servers" / "demo_server.py"
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import re
 import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from agentica_cli.agent.approval import ApproveHook
@@ -108,6 +110,9 @@ class Agent(LifecycleEvents):
         self.is_subagent = False
         self._session_source = "resume" if self.messages else "startup"
         self._session_started = False
+        # Where oversized tool results are saved (result_budget); a temporary folder is made on first use.
+        self.results_dir: Path | None = Path(self.tool_config.result_dir).expanduser() \
+            if self.tool_config.result_dir else None
 
     # -- configuration ------------------------------------------------------------------
 
@@ -238,6 +243,9 @@ class Agent(LifecycleEvents):
             exhausted = limit is not None and run.tool_calls_used >= limit
             if step > 1:
                 await self._compact_if_needed(run)
+                if _functions_changed(functions, self.functions):  # e.g. an MCP server's tools/list_changed
+                    functions = self.functions
+                    schemas = [fn.to_openai() for fn in functions.values()] or None
             run.emit(ModelRequestStarted(step))
             response = await self._request(run, None if exhausted else schemas)
             if response is None:
@@ -307,6 +315,8 @@ class Agent(LifecycleEvents):
                 else:
                     response = event
         except ModelError as err:
+            if is_context_overflow(err):
+                return await self._after_overflow(run, tools, err)
             run.error = err.message
             run.emit(Error(err.message, kind=err.kind, status_code=err.status_code))
             return None
@@ -327,6 +337,24 @@ class Agent(LifecycleEvents):
         self.usage = self.usage + usage
         run.emit(Usage(usage.input_tokens, usage.output_tokens, usage.total_tokens, estimated=estimated))
         return response
+
+    async def _after_overflow(self, run: RunState, tools: list[dict[str, Any]] | None,
+                              err: ModelError) -> ModelResponse | None:
+        """The provider refused the request as too long for the context: compact and try
+        once more; never send the same oversized request again. If that is not possible the
+        run ends with a clear error and the next run starts by compacting."""
+        if not run.overflow_compacted and not run.compaction_failed:
+            run.overflow_compacted = True
+            if await self._compact(self.tool_config.compact_keep_messages, run) is not None:
+                run.emit(Notice("The request was too long for the model's context: older messages were "
+                                "replaced by a summary and it was sent again.", kind="compaction"))
+                return await self._request(run, tools)
+        # The next run must not send this history as it is: count it as a full window.
+        self.context.observe(self.context_window, len(self.messages))
+        run.error = (f"the conversation is too long for the model's context ({err.message}). "
+                     "Use /compact (or /clear) before the next request")
+        run.emit(Error(run.error, kind="context_length", status_code=err.status_code))
+        return None
 
     # -- context ------------------------------------------------------------------------
 
@@ -399,6 +427,24 @@ def _connection_state(tool: Any) -> bool | None:
             return bool(value)
     state = getattr(tool, "status", None) or getattr(tool, "state", None)  # McpTool: "ready" when connected
     return None if state is None else state == "ready"
+
+
+_OVERFLOW_WORDS = re.compile(
+    r"context[ _-]?(length|window)|maximum context|too many tokens|prompt is too long|too long for|"
+    r"token limit|tokens? exceed|exceeds? the (maximum|max|limit)|request too large|payload too large|"
+    r"input is too long|reduce the length", re.IGNORECASE)
+
+
+def is_context_overflow(err: ModelError) -> bool:
+    """The provider refused the request for its size (OpenAI: 400 context_length_exceeded;
+    others: 413, or a 400 whose message says so)."""
+    if err.status_code == 413:
+        return True
+    return err.status_code == 400 and bool(_OVERFLOW_WORDS.search(err.message or ""))
+
+
+def _functions_changed(before: dict[str, Function], now: dict[str, Function]) -> bool:
+    return before.keys() != now.keys() or any(before[name] is not fn for name, fn in now.items())
 
 
 def _request_size(response: ModelResponse) -> int:

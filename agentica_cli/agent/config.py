@@ -23,6 +23,11 @@ class ToolConfig:
         the model into one message; the last `compact_keep_messages` stay as they are.
         context_window None: the model's own figure.
     max_turns: model requests per run before the loop gives up (stop_reason "max_turns").
+    max_result_tokens: the budget of one tool result (any tool; about 4 characters a token).
+        A larger result is saved whole under `result_dir` and the model gets its head, its
+        tail and the file's path to page through. None: no limit.
+    result_dir: where such results are saved (the CLI: the session's folder); None: a
+        private temporary folder removed when Python exits.
     """
 
     tool_call_limit: int | None = None
@@ -33,6 +38,8 @@ class ToolConfig:
     context_window: int | None = None
     compact_keep_messages: int = 4
     max_turns: int = 100
+    max_result_tokens: int | None = 25_000
+    result_dir: str | None = None
 
 
 @dataclass

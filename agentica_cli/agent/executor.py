@@ -16,7 +16,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentica_cli.agent.approval import Decision
-from agentica_cli.agent.events import ApprovalRequested, Event, Notice, ToolCallFinished, ToolCallStarted
+from agentica_cli.agent.events import (
+    ApprovalRequested,
+    Event,
+    Notice,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolOutput,
+)
 from agentica_cli.agent.hooks import HookOutcome, as_outcome, call_maybe_async, fire_event, tool_payload
 from agentica_cli.models.base import ToolCallRequest
 from agentica_cli.tools.base import Function, FunctionCall, format_tool_error
@@ -164,12 +171,15 @@ class ToolExecutor:
             await self._after_hooks(call, ran=False)
             self._finish(record, "denied")
             return
-        await call.execute(ToolContext(call_id=call.call_id, agent=self.agent, emit=self._emitter(call.call_id)))
+        emit = self._emitter(call.call_id)
+        await call.execute(ToolContext(call_id=call.call_id, agent=self.agent, emit=emit,
+                                       output=lambda text: emit(ToolOutput(call.call_id, text))))
         status = "error" if call.error is not None or call.control == "retry" else "ok"
         if call.control is None:
             status = await self._check_output(call, status)
         if hooked.context:
             call.result = (call.result or "") + "".join(f"\n\n[hook: {text}]" for text in hooked.context)
+        self._bound_result(call)
         await self._after_hooks(call)
         self._finish(record, status)
 
@@ -277,6 +287,21 @@ class ToolExecutor:
             if verdict.replaced:
                 call.result = verdict.message
         return status
+
+    def _bound_result(self, call: FunctionCall) -> None:
+        """Hold the result to the ToolConfig budget (the whole text is saved to a file)."""
+        from agentica_cli.agent.result_budget import bounded_result, over_budget, temporary_results_dir
+
+        limit = self.agent.tool_config.max_result_tokens
+        if call.result is None or not over_budget(call.result, limit):
+            return
+        if self.agent.results_dir is None:
+            self.agent.results_dir = temporary_results_dir()
+        bounded = bounded_result(call.result, max_tokens=limit, folder=self.agent.results_dir,
+                                 name=call.name, call_id=call.call_id)
+        if call.error is not None:
+            call.error = bounded
+        call.result = bounded
 
     async def _after_hooks(self, call: FunctionCall, ran: bool = True) -> None:
         """after_tool_call (every call that got past the before-hooks), and PostToolUse (a call

@@ -25,6 +25,7 @@ class RunState:
         self.error = ""  # why the last model request failed for good
         self.compaction_failed = False  # not asked again this run: each try costs a request
         self.stop_hook_active = False  # a Stop hook already kept this run going
+        self.overflow_compacted = False  # a context-length refusal was answered by compacting once
 
     def emit(self, event: Event) -> None:
         if threading.get_ident() == self.thread:

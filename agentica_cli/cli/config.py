@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from agentica_cli.private_files import agentica_home, open_private
-from agentica_cli.tools.mcp_keys import CONFIG_KEYS as MCP_CONFIG_KEYS
-from agentica_cli.tools.mcp_keys import TRANSPORTS as MCP_TRANSPORTS
+from agentica_cli.tools.mcp.keys import CONFIG_KEYS as MCP_CONFIG_KEYS
+from agentica_cli.tools.mcp.keys import TRANSPORTS as MCP_TRANSPORTS
 
 PERMISSION_MODES = ("default", "accept-edits", "auto", "plan")
 PROVIDERS = (
@@ -78,6 +78,7 @@ SCHEMA: dict[str, Any] = {
         "max_turns": "int",
         "compress_tool_results": "bool",
         "context_overflow_threshold": "float",
+        "max_result_tokens": "int",  # one tool result's budget; larger ones are saved to a file
         "exclude": "list[str]",
         "enable": "list[str]",  # toolkits by name (agentica_cli.toolkits.catalog): arxiv, weather, ...
     },
@@ -521,7 +522,7 @@ def check_mcp_servers(settings: Settings) -> None:
     """The MCP tables' own rules (command xor url, ...), checked before anything starts."""
     if not settings.mcp_servers:
         return
-    from agentica_cli.tools.mcp_servers import McpConfigError, McpServerConfig
+    from agentica_cli.tools.mcp.servers import McpConfigError, McpServerConfig
 
     for name, table in settings.mcp_servers.items():
         try:

@@ -230,6 +230,7 @@ class PrintRun:
             on_history_replaced=self.session.replace_history if self.session is not None else None,
             extra_tools=extra_tools,
             report=lambda text: self.progress.line(f"agentica: {safe_text(text)}"),
+            result_dir=self.session.path.with_suffix("") / "tool-results" if self.session is not None else None,
         )
         PermissionModePrompt(agent).apply(policy.mode)
         from agentica_cli.cli.extension_setup import bind_session
@@ -273,10 +274,12 @@ class PrintRun:
         if not tables:
             return []
         from agentica_cli.cli.config import agentica_home
-        from agentica_cli.tools.mcp_servers import McpServerSet
+        from agentica_cli.cli.mcp_client_ui import print_mode_handlers
+        from agentica_cli.tools.mcp.servers import McpServerSet
 
         self.mcp = McpServerSet.from_tables(
-            self.settings.mcp_servers, base_dir=self.work_dir, log_dir=agentica_home() / "logs" / "mcp"
+            self.settings.mcp_servers, base_dir=self.work_dir, log_dir=agentica_home() / "logs" / "mcp",
+            handlers=print_mode_handlers(self.work_dir, [Path(p).expanduser() for p in self.args.add_dir]),
         )
         self.mcp.start()
         await self.mcp.wait_ready()

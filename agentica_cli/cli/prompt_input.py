@@ -82,17 +82,45 @@ class ReplCompleter(Completer):
     def __init__(self, commands: dict[str, str], work_dir: Path):
         self.commands = commands
         self.work_dir = work_dir
+        # Commands that come and go (MCP server prompts): name -> (help, argument names).
+        self.dynamic: Callable[[], dict[str, tuple[str, list[str]]]] | None = None
+        # MCP resources for `@server:uri`: server -> URIs.
+        self.resources: Callable[[], dict[str, list[str]]] | None = None
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
         before = document.text_before_cursor
+        dynamic = self.dynamic() if self.dynamic is not None else {}
         if before.startswith("/") and " " not in before:
             for name, help_text in self.commands.items():
                 if name.startswith(before[1:]):
                     yield Completion("/" + name, start_position=-len(before), display_meta=help_text)
+            for name, (help_text, _) in dynamic.items():
+                if name.startswith(before[1:]):
+                    yield Completion("/" + name, start_position=-len(before), display_meta=help_text)
+            return
+        command = before[1:].split(" ", 1)[0] if before.startswith("/") else ""
+        if command in dynamic:  # a prompt's arguments, as name=
+            word = before.rsplit(" ", 1)[-1]
+            used = set(re.findall(r"(\w+)=", before))
+            for arg in dynamic[command][1]:
+                if arg not in used and arg.startswith(word):
+                    yield Completion(f"{arg}=", start_position=-len(word), display_meta="argument")
             return
         match = re.search(r"(?:^|\s)@([^\s@]*)$", before)
         if match:
+            yield from self._resources(match.group(1))
             yield from self._paths(match.group(1))
+
+    def _resources(self, partial: str) -> Iterable[Completion]:
+        resources = self.resources() if self.resources is not None else {}
+        server, colon, rest = partial.partition(":")
+        for name, uris in resources.items():
+            if not colon and name.startswith(server):
+                yield Completion(f"{name}:", start_position=-len(partial), display_meta="MCP resources")
+            elif colon and name == server:
+                for uri in uris:
+                    if uri.startswith(rest):
+                        yield Completion(f"{name}:{uri}", start_position=-len(partial), display_meta="MCP resource")
 
     def _paths(self, partial: str) -> Iterable[Completion]:
         folder_part, _, name_part = partial.rpartition("/")

@@ -93,6 +93,10 @@ class Repl:
         self.queued_messages: list[str] = []  # lines typed with Enter during a turn, sent next
         self.next_default = ""  # text typed during a turn without Enter: the next prompt's input
         self.commands = SlashCommands(self)
+        completer = getattr(self.prompt, "completer", None)
+        if completer is not None and hasattr(completer, "dynamic"):
+            completer.dynamic = self.mcp_prompt_completions
+            completer.resources = lambda: self.mcp.resource_uris() if self.mcp is not None else {}
         self.checkpoints: Any = None  # the project's Checkpoints, False when off in config (active_checkpoints)
         self.checkpoint_commands = CheckpointCommands(self)
 
@@ -302,9 +306,16 @@ class Repl:
                 on_history_replaced=self.on_history_replaced,
                 extra_tools=extra_tools,
                 report=lambda text: plain(text, "33"),
+                result_dir=self.session.path.with_suffix("") / "tool-results" if self.session is not None else None,
             )
             self.mode_prompt = PermissionModePrompt(self.agent)
         return self.agent
+
+    def mcp_prompt_completions(self) -> dict[str, tuple[str, list[str]]]:
+        if self.mcp is None:
+            return {}
+        return {name: ((prompt.description or "MCP prompt")[:60], [a.name for a in (prompt.arguments or ())])
+                for name, (_, prompt) in self.mcp.prompt_commands().items()}
 
     def enabled_mcp_servers(self) -> dict[str, Any]:
         return {k: v for k, v in self.settings.mcp_servers.items() if v.get("enabled", True)}
@@ -313,7 +324,8 @@ class Repl:
         """Start the configured MCP servers in parallel, in the background."""
         if self.mcp is not None or not self.enabled_mcp_servers():
             return
-        from agentica_cli.tools.mcp_servers import McpConfigError, McpServerSet
+        from agentica_cli.cli.mcp_client_ui import repl_handlers
+        from agentica_cli.tools.mcp.servers import McpConfigError, McpServerSet
 
         try:
             self.mcp = McpServerSet.from_tables(
@@ -321,6 +333,7 @@ class Repl:
                 base_dir=self.work_dir,
                 log_dir=agentica_home() / "logs" / "mcp",
                 on_change=self.mcp_changed,
+                handlers=repl_handlers(self),
             )
         except McpConfigError as err:
             self.mcp_error = str(err)
@@ -660,12 +673,21 @@ class Repl:
         stripped = line.strip()
         if not stripped:
             return True
+        if stripped.startswith("/mcp__"):  # a server's prompt: its text is this turn's message
+            return await self.commands.run_mcp_prompt(stripped)
         if stripped.startswith("/") and not stripped.startswith("//"):
             return await self.commands.run(stripped)
         if stripped.startswith("!"):
             await self.run_shell(stripped[1:])
             return True
         text, attached = attach_mentions(line, self.work_dir)
+        if self.mcp is not None and "@" in line:  # @server:uri attaches an MCP resource
+            from agentica_cli.cli.mcp_client_ui import attach_resources
+
+            text, resources, failed = await attach_resources(text, self.mcp)
+            attached += resources
+            for problem in failed:
+                plain(f"(could not attach {problem})", "33")
         if attached:
             plain(f"(attached {', '.join(attached)})", "2")
         await self.run_turn(text)

@@ -111,6 +111,7 @@ def tool_config(settings: Settings) -> Any:
         "compress_tool_results": settings.get("tools.compress_tool_results"),
         "context_overflow_threshold": settings.get("tools.context_overflow_threshold"),
         "max_turns": settings.get("tools.max_turns"),
+        "max_result_tokens": settings.get("tools.max_result_tokens"),
     }
     known = {f.name for f in dataclasses.fields(ToolConfig)} if dataclasses.is_dataclass(ToolConfig) else set()
     kwargs = {k: v for k, v in wanted.items() if v is not None and (not known or k in known)}
@@ -159,18 +160,23 @@ def build_agent(
     on_history_replaced: Callable[[list[dict[str, Any]]], None] | None = None,
     extra_tools: list[Any] | None = None,
     report: Callable[[str], None] | None = None,
+    result_dir: Path | None = None,
 ) -> Any:
     from agentica_cli.cli.hooks import ConfigHooks
     from agentica_cli.cli.toolkit_setup import build_enabled_toolkits
     from agentica_cli.deep import DeepAgent
 
     extra_tools = [*(extra_tools or []), *build_enabled_toolkits(settings, report)]
+    config = tool_config(settings)
+    if result_dir is not None:  # oversized tool results go beside the session
+        config.result_dir = str(result_dir)
+
     kwargs: dict[str, Any] = {
         "work_dir": str(work_dir),
         "allowed_dirs": tuple(str(p) for p in allowed_dirs),
         "tools": extra_tools or None,
         "instructions": build_instructions(settings, work_dir, report),
-        "tool_config": tool_config(settings),
+        "tool_config": config,
         "approve": approve,
         "messages": messages,
         "on_message": on_message,

@@ -31,7 +31,7 @@ COMMANDS: dict[str, str] = {
     "status": "model, folders, permission mode and the command sandbox",
     "resume": "list earlier sessions here, or /resume ID|N",
     "permissions": "mode, rules and grants: /permissions MODE | revoke N|all",
-    "mcp": "MCP servers, their state and tools; /mcp restart NAME",
+    "mcp": "MCP servers, their state and tools; /mcp restart|login|logout NAME",
     "agents": "the sub-agents the task tool can start",
     "init": "explore the repository and write or improve AGENTS.md (asks before writing)",
     "ps": "background processes: id, state, uptime, last lines",
@@ -70,6 +70,26 @@ class SlashCommands:
             return True
         result = await handler(rest)
         return result is not False
+
+    async def run_mcp_prompt(self, line: str) -> bool:
+        """`/mcp__server__prompt args`: the server's prompt becomes this turn's message."""
+        from agentica_cli.cli.mcp_client_ui import prompt_text
+
+        name, _, rest = line[1:].partition(" ")
+        repl = self.repl
+        commands = repl.mcp.prompt_commands() if repl.mcp is not None else {}
+        if name not in commands:
+            known = ", ".join(f"/{n}" for n in commands) or "none (see /mcp)"
+            plain(f"Unknown MCP prompt /{name}. Prompts: {known}", "33")
+            return True
+        tool, prompt = commands[name]
+        try:
+            text = await prompt_text(tool, prompt, rest)
+        except Exception as err:  # a bad argument, or the server's error
+            plain(f"/{name}: {err}", "31")
+            return True
+        await repl.run_turn(text)
+        return True
 
     async def cmd_help(self, rest: str) -> None:
         plain("commands:", "1")
@@ -355,17 +375,31 @@ class SlashCommands:
         if repl.mcp is None:
             plain(repl.mcp_error or "MCP servers are not available.", "31")
             return
-        if rest.startswith("restart "):
-            name = rest.split(None, 1)[1]
+        action, _, name = rest.partition(" ")
+        if action in ("restart", "login", "logout") and name.strip():
+            name = name.strip()
             if name not in repl.mcp.names:
                 plain(f"No MCP server '{name}'.", "33")
                 return
-            await repl.mcp.restart(name)
+            if action == "restart":
+                await repl.mcp.restart(name)
+            elif action == "login":
+                await repl.mcp.login(name)
+            else:
+                told = await repl.mcp.logout(name)
+                plain(f"Logged out of '{name}'." if told else f"'{name}' has no stored login.", "2")
         for status in repl.mcp.statuses():
             color = {"ready": "32", "failed": "31", "starting": "33"}.get(status.state, "2")
             plain(f"  {status.name:<16} {status.state:<9} {status.transport:<16} {status.target}", color)
+            if status.auth:
+                plain(f"      auth:  OAuth, {status.auth} (/mcp login {status.name}, /mcp logout {status.name})", "2")
             if status.tools:
                 plain(f"      tools: {', '.join(status.tools)}")
+            if status.left_out:
+                plain(f"      not offered: {', '.join(status.left_out)}", "2")
+        prompts = repl.mcp.prompt_commands()
+        if prompts:
+            plain("  prompts: " + ", ".join(f"/{name}" for name in prompts), "2")
             if status.error:
                 plain(f"      error: {status.error}", "31")
             if status.log_path:

@@ -116,3 +116,38 @@ def _repair(text: str, err: json.JSONDecodeError) -> Any:
     if not _unchanged_strings(value, text):
         raise failure
     return value
+
+
+def _allows_null(schema: Any) -> bool:
+    """Whether a JSON Schema accepts null (an unconstrained schema does)."""
+    if not isinstance(schema, dict):
+        return True
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    if "enum" in schema:
+        return None in schema["enum"]
+    if "const" in schema:
+        return schema["const"] is None
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            return any(_allows_null(part) for part in schema[key])
+    if "allOf" in schema:
+        return all(_allows_null(part) for part in schema["allOf"])
+    return kind is None and "$ref" not in schema
+
+
+def drop_null_optionals(args: dict[str, Any], parameters: dict[str, Any] | None) -> dict[str, Any]:
+    """`args` without the nulls a model sent for optional parameters that do not take null.
+
+    Real models send `"times": null` for an optional `times: int = 1`; leaving the key out
+    lets the parameter take its default instead of failing validation.
+    """
+    if not args or not isinstance(parameters, dict):
+        return args
+    properties = parameters.get("properties")
+    if not isinstance(properties, dict):
+        return args
+    required = set(parameters.get("required") or ())
+    return {k: v for k, v in args.items()
+            if not (v is None and k in properties and k not in required and not _allows_null(properties[k]))}

@@ -142,6 +142,9 @@ class Function:
         # An explicit schema (e.g. an MCP server's inputSchema) is validated by its owner.
         self.validate_arguments = validate_arguments and parameters is None
         self._spec: Any = None
+        # The keyword a ToolContext is passed as to an entrypoint with an explicit schema
+        # (e.g. an MCP tool reporting progress); signature-based functions find their own.
+        self.context_param: str | None = None
 
     @classmethod
     def from_callable(cls, fn: Callable[..., Any], **overrides: Any) -> Function:
@@ -257,13 +260,14 @@ class FunctionCall:
         if self._parsed:
             return self.error is None
         self._parsed = True
-        from agentica_cli.tools.arguments import ArgumentParseError, parse_arguments
+        from agentica_cli.tools.arguments import ArgumentParseError, drop_null_optionals, parse_arguments
 
         try:
             raw = parse_arguments(self.arguments, sanitize=self.function.sanitize_arguments)
         except ArgumentParseError as err:
             self.fail(f"Error: could not parse arguments for tool '{self.name}': {err}")
             return False
+        raw = drop_null_optionals(raw, self.function.parameters)  # null for an optional: its default
         if not self.function.validate_arguments:
             self.args = raw
             return True
@@ -314,7 +318,8 @@ class FunctionCall:
         if fn is None:
             raise RuntimeError(f"tool {self.name!r} has no entrypoint")
         kwargs = dict(self.args or {})
-        ctx_param = self.function.spec.context_param if self.function.validate_arguments else None
+        ctx_param = self.function.context_param or (
+            self.function.spec.context_param if self.function.validate_arguments else None)
         if ctx_param:
             kwargs[ctx_param] = context or ToolContext(call_id=self.call_id)
         if self.function.is_async:

@@ -112,6 +112,11 @@ def build_server() -> MCPServer:
             ),
         ]
 
+    @server.tool(annotations=READ_ONLY)
+    def big_text(lines: int, width: int = 60) -> str:
+        """`lines` numbered lines of `width` characters (a large result)."""
+        return "\n".join(f"{i:08d} " + "x" * max(0, width - 9) for i in range(1, lines + 1))
+
     @server.tool(annotations=DESTRUCTIVE)
     def crash() -> str:
         """Exit the server process at once, mid-call."""

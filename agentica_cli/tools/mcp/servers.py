@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from agentica_cli.tools.mcp import DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, McpTool
-from agentica_cli.tools.mcp_connection import McpServerError
-from agentica_cli.tools.mcp_keys import CONFIG_KEYS, SANDBOX_MODES, TRANSPORTS
+from agentica_cli.tools.mcp.connection import McpServerError
+from agentica_cli.tools.mcp.keys import CONFIG_KEYS, PROTOCOLS, SANDBOX_MODES, TRANSPORTS
+from agentica_cli.tools.mcp.tool import DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, McpTool
 
 ServerState = Literal["disabled", "idle", "starting", "ready", "failed", "closed"]
 
@@ -86,6 +86,8 @@ class McpServerConfig:
     exclude_tools: list[str] = field(default_factory=list)
     sandbox: str = "off"  # the OS sandbox of a stdio server (agentica_cli.sandbox), writable: its work folder
     sandbox_network: bool = False
+    protocol: str = "auto"
+    oauth: bool = False
 
     @classmethod
     def from_dict(cls, name: str, table: Mapping[str, Any]) -> McpServerConfig:
@@ -112,6 +114,10 @@ class McpServerConfig:
                 raise McpConfigError(f"mcp_servers.{name}.transport 'stdio' needs 'command', not 'url'")
         elif "headers" in values or transport not in (None, "stdio"):
             raise McpConfigError(f"mcp_servers.{name}: 'headers' and HTTP transports need 'url'")
+        if values.get("oauth") and "url" not in values:
+            raise McpConfigError(f"mcp_servers.{name}.oauth applies to a 'url' server")
+        if values.get("protocol", "auto") not in PROTOCOLS:
+            raise McpConfigError(f"mcp_servers.{name}.protocol must be one of {', '.join(PROTOCOLS)}")
         if values.get("sandbox", "off") not in SANDBOX_MODES:
             raise McpConfigError(f"mcp_servers.{name}.sandbox must be one of {', '.join(SANDBOX_MODES)}")
         if "url" in values and values.get("sandbox", "off") != "off":
@@ -148,6 +154,8 @@ class McpServerConfig:
             connect_timeout=self.connect_timeout,
             timeout=self.timeout,
             log_file=(log_dir / f"{self.name}.log") if log_dir is not None else None,
+            protocol=self.protocol,
+            oauth=self.oauth,
         )
         tool.sandbox = sandbox  # keeps its private temp folder alive as long as the tool
         return tool
@@ -180,6 +188,8 @@ class McpServerStatus:
     restarts: int = 0
     ever_ready: bool = False  # so a "failed" server crashed or hung after it had started
     restart_pending: bool = False  # it stopped after starting; its next call restarts it
+    left_out: tuple[str, ...] = ()  # server tools not offered, with why
+    auth: str | None = None  # OAuth servers: "logged in" / "not logged in"
 
     def failure_message(self) -> str:
         """One line for the user about a failed server: a failed start, or a stop later on."""
@@ -197,6 +207,8 @@ class _Entry:
         self.config_error = error  # a table that cannot even build a tool (e.g. a missing ${VAR})
         self.task: asyncio.Task[None] | None = None
         self.reported: tuple[str, str | None] | None = None  # the failure already handed out
+        self.prompts: list[Any] = []  # the server's prompts, read when it became ready
+        self.resources: list[str] = []  # the URIs of its resources, for @server:uri completion
 
 
 class McpServerSet:
@@ -209,8 +221,11 @@ class McpServerSet:
         base_dir: str | os.PathLike[str] | None = None,
         log_dir: str | os.PathLike[str] | None = None,
         on_change: Callable[[McpServerStatus], None] | None = None,
+        handlers: Any = None,
     ):
         self.on_change = on_change
+        # client_features.McpClientHandlers for every server (roots, elicitation, sampling).
+        self.handlers = handlers
         self._entries: dict[str, _Entry] = {}
         base = Path(base_dir) if base_dir is not None else None
         logs = Path(log_dir) if log_dir is not None else None
@@ -225,6 +240,7 @@ class McpServerSet:
                     error = str(err)
             entry = _Entry(config, tool, error)
             if tool is not None:
+                tool.handlers = handlers
                 tool.managed = True  # started, restarted and closed here, never by the Agent
                 tool.listeners.append(lambda _tool, name=config.name: self._changed(name))
             self._entries[config.name] = entry
@@ -280,6 +296,8 @@ class McpServerSet:
             restarts=tool.restarts,
             ever_ready=tool.ever_ready,
             restart_pending=tool.restart_pending,
+            left_out=tuple(f"{name} ({why})" for name, why in tool.left_out.items()),
+            auth=tool.target.oauth.state if tool.target.oauth is not None else None,
         )
 
     def statuses(self) -> list[McpServerStatus]:
@@ -315,7 +333,35 @@ class McpServerSet:
         try:
             await entry.tool.connect(force=True)
         except McpServerError:
-            pass  # recorded in the tool's state and error; reported through new_failures/on_change
+            return  # recorded in the tool's state and error; reported through new_failures/on_change
+        try:
+            entry.prompts = await entry.tool.list_prompts()
+        except Exception:
+            entry.prompts = []  # a server whose prompts cannot be listed still serves its tools
+        try:
+            resources, _ = await entry.tool.list_resources()
+            entry.resources = [str(r.uri) for r in resources]
+        except Exception:
+            entry.resources = []
+
+    def resource_uris(self) -> dict[str, list[str]]:
+        """server name -> the URIs of its resources (ready servers that list any)."""
+        return {name: list(entry.resources) for name, entry in self._entries.items()
+                if entry.tool is not None and entry.tool.status == "ready" and entry.resources}
+
+    def ready_tool(self, name: str) -> McpTool | None:
+        entry = self._entries.get(name)
+        return entry.tool if entry is not None and entry.tool is not None and entry.tool.status == "ready" else None
+
+    def prompt_commands(self) -> dict[str, tuple[McpTool, Any]]:
+        """Slash commands for the prompts of ready servers: `mcp__<server>__<prompt>` ->
+        (the server's tool, the prompt)."""
+        commands: dict[str, tuple[McpTool, Any]] = {}
+        for name, entry in self._entries.items():
+            if entry.tool is not None and entry.tool.status == "ready":
+                for prompt in entry.prompts:
+                    commands[f"mcp__{name}__{re.sub(r'[^A-Za-z0-9_-]+', '_', prompt.name)}"] = (entry.tool, prompt)
+        return commands
 
     async def wait_ready(self, timeout: float | None = None) -> bool:
         """Wait until no server is still starting; True if all finished within `timeout`."""
@@ -337,6 +383,22 @@ class McpServerSet:
         entry.reported = None
         await self._connect(entry)
         return self.status(name)
+
+    async def logout(self, name: str) -> bool:
+        """Forget an OAuth server's tokens and stop it (`/mcp logout NAME`)."""
+        entry = self._entries[name]
+        if entry.tool is None or entry.tool.target.oauth is None:
+            return False
+        await entry.tool.close()
+        return entry.tool.target.oauth.logout()
+
+    async def login(self, name: str) -> McpServerStatus:
+        """Log in again from scratch and start the server (`/mcp login NAME`)."""
+        entry = self._entries[name]
+        if entry.tool is not None and entry.tool.target.oauth is not None:
+            await entry.tool.close()
+            entry.tool.target.oauth.logout()
+        return await self.restart(name)
 
     async def close(self) -> None:
         """Stop every server (in parallel); safe to call more than once."""

@@ -23,7 +23,7 @@ from typing import Any, Literal
 from urllib.parse import urlparse
 
 from agentica_cli.tools.base import Function, Tool
-from agentica_cli.tools.mcp_connection import (
+from agentica_cli.tools.mcp.connection import (
     PROBE_TIMEOUT,
     McpCallTimeout,
     McpConnection,
@@ -101,6 +101,35 @@ def parameters_from_schema(schema: Mapping[str, Any] | None) -> dict[str, Any]:
     return params
 
 
+CONTEXT_PARAM = "_agentica_tool_context"  # how the loop hands an MCP entrypoint its ToolContext
+
+
+def _task_support(mcp_tool: Any) -> str | None:
+    execution = getattr(mcp_tool, "execution", None)
+    if execution is None:
+        extra = getattr(mcp_tool, "model_extra", None) or {}
+        execution = extra.get("execution")
+    if isinstance(execution, Mapping):
+        return execution.get("taskSupport") or execution.get("task_support")
+    return getattr(execution, "task_support", None)
+
+
+def _has(capabilities: Any, name: str) -> bool:
+    return capabilities is not None and getattr(capabilities, name, None) is not None
+
+
+def _progress_reporter(output: Callable[[str], None] | None) -> Any:
+    """The SDK's progress callback, shown as one line on the running call."""
+    if output is None:
+        return None
+
+    async def report(progress: float, total: float | None, message: str | None) -> None:
+        done = f"{progress:g}/{total:g}" if total else f"{progress:g}"
+        output(f"[progress {done}]{' ' + message if message else ''}\n")
+
+    return report
+
+
 def import_sdk() -> None:
     """Import the SDK's client modules (~0.6 s): call it off the event loop, e.g. in a thread."""
     import mcp.client.client
@@ -128,6 +157,14 @@ class McpTool(Tool):
         connect_timeout: seconds to start, handshake and list tools.
         timeout: seconds a single tool call may take.
         log_file: where a stdio server's stderr goes (default ~/.agentica/logs/mcp/<name>.log).
+        protocol: "auto" (probe for the 2026 protocol, else the 2025 handshake) or "legacy"
+            (the 2025 handshake at once; servers then send elicitation, sampling and roots
+            requests and list_changed notifications).
+        oauth: True (or an oauth.McpOAuth) for an HTTP server behind OAuth: discovery, dynamic
+            registration, PKCE login through the browser, tokens kept 0600 in ~/.agentica/mcp-auth.
+        handlers: McpClientHandlers: roots, elicitation and sampling (client_features).
+        resource_tools: offer the model `<prefix>__list_resources` / `__read_resource` when
+            the server has resources.
     """
 
     def __init__(
@@ -147,8 +184,22 @@ class McpTool(Tool):
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         timeout: float = DEFAULT_CALL_TIMEOUT,
         log_file: str | os.PathLike[str] | None = None,
+        protocol: str = "auto",
+        oauth: Any = None,
+        handlers: Any = None,
+        resource_tools: bool = True,
     ):
         self.target = self._build_target(command, args, env, cwd, url, transport, headers)
+        if protocol != "auto" or oauth:
+            import dataclasses
+
+            if oauth and self.target.transport == "stdio":
+                raise ValueError("oauth= applies to url= servers (SSE / streamable HTTP)")
+            if oauth is True:  # tokens under ~/.agentica/mcp-auth, the login URL printed / opened
+                from agentica_cli.tools.mcp.oauth import McpOAuth
+
+                oauth = McpOAuth(safe_name(name) if name else default_server_name(self.target), self.target.url or "")
+            self.target = dataclasses.replace(self.target, protocol=protocol, oauth=oauth or None)
         server_name = safe_name(name) if name else default_server_name(self.target)
         super().__init__(name=server_name, description=f"Tools of the MCP server '{server_name}'")
         self.tool_name_prefix = server_name if tool_name_prefix is None else tool_name_prefix
@@ -159,15 +210,21 @@ class McpTool(Tool):
         if log_file is not None:
             self.log_path = Path(log_file).expanduser()
         else:
-            from agentica_cli.tools.mcp_process import default_log_dir
+            from agentica_cli.tools.mcp.process import default_log_dir
 
             self.log_path = default_log_dir() / f"{server_name}.log"
-        self.state: McpState = "idle"
+        self._state: McpState = "idle"
         self.error: str | None = None  # why the server is failed (or was, before a restart)
         # Called with this tool after every state change (the CLI's server set listens).
         self.listeners: list[Callable[[McpTool], None]] = []
         self.mcp_tools: list[Any] = []  # the server's tool list (mcp_types.Tool), filtered
         self.instructions: str | None = None
+        self.handlers = handlers  # client_features.McpClientHandlers (the host may set it later)
+        self.resource_tools = resource_tools
+        # Server tools not offered, with why (e.g. they need task-augmented calls): /mcp shows them.
+        self.left_out: dict[str, str] = {}
+        self.capabilities: Any = None
+        self.has_resources = False
         self.restarts = 0  # successful automatic restarts
         self.ever_ready = False  # a later failure is then a crash or hang, not a failed start
         self.managed = False  # True when a McpServerSet starts and stops this server
@@ -228,11 +285,17 @@ class McpTool(Tool):
         return self.target.transport
 
     @property
-    def status(self) -> McpState:
-        """`state`, except that a ready server whose session has died reads as failed."""
+    def state(self) -> McpState:
+        """idle, starting, ready, failed or closed. A ready server whose session has died
+        (it crashed, or the event loop it lived in ended, as after `Agent.run_sync`) reads
+        as failed: the next connect() or call starts it again."""
         connection = self._connection
-        if self.state == "ready" and connection is not None and connection.dead:
+        if self._state == "ready" and connection is not None and connection.dead:
             self._set_state("failed", connection.lost_reason)
+        return self._state
+
+    @property
+    def status(self) -> McpState:
         return self.state
 
     @property
@@ -244,7 +307,10 @@ class McpTool(Tool):
     @property
     def pid(self) -> int | None:
         """The stdio server's process id while connected (None for HTTP or when unknown)."""
-        return self._connection.pid if self._connection is not None and self.state == "ready" else None
+        connection = self._connection
+        if connection is None or self.state != "ready":
+            return None
+        return connection.server_pid or connection.pid
 
     def describe_target(self) -> str:
         return self.target.describe()
@@ -313,6 +379,8 @@ class McpTool(Tool):
                 log_path=self.log_path,
                 connect_timeout=self.connect_timeout,
                 client_version=__version__,
+                handlers=self.handlers,
+                on_tools_changed=self._tools_changed,
             )
             self._starting = connection
             await connection.open()
@@ -334,6 +402,8 @@ class McpTool(Tool):
             raise McpServerError(f"MCP server '{self.name}' was closed while it was starting")
         self._connection = connection
         self.instructions = connection.instructions
+        self.capabilities = connection.capabilities
+        self.has_resources = connection.has_resources
         self._set_functions(connection.tools)
         self._restart_allowed = True
         self.ever_ready = True
@@ -342,8 +412,8 @@ class McpTool(Tool):
         self._set_state("ready")
 
     def _set_state(self, state: McpState, error: str | None = None) -> None:
-        changed = (state, error) != (self.state, self.error)
-        self.state, self.error = state, error
+        changed = (state, error) != (self._state, self.error)
+        self._state, self.error = state, error
         if changed:
             for listener in list(self.listeners):
                 try:
@@ -371,7 +441,16 @@ class McpTool(Tool):
 
     def _set_functions(self, tools: list[Any]) -> None:
         """Rebuild `functions` from a tool list, in place (an agent may hold the dict)."""
-        kept = [t for t in tools if self._keep(t.name)]
+        self.left_out = {}
+        kept = []
+        for t in tools:
+            if not self._keep(t.name):
+                continue
+            if _task_support(t) == "required":
+                # Such a tool answers a plain call with -32601: offering it would only fail.
+                self.left_out[t.name] = "needs task-augmented calls, which agentica does not make"
+                continue
+            kept.append(t)
         functions: dict[str, Function] = {}
         for mcp_tool in kept:
             name = self.function_name(mcp_tool.name)
@@ -384,9 +463,24 @@ class McpTool(Tool):
                 parameters=parameters_from_schema(mcp_tool.input_schema),
                 **flags_from_annotations(mcp_tool.annotations),
             )
+            functions[name].context_param = CONTEXT_PARAM
+        if self.resource_tools and self.has_resources:
+            for short, function in zip(("list_resources", "read_resource"), self._resource_functions(), strict=True):
+                if self._keep(short):  # include_tools / exclude_tools name them like server tools
+                    functions.setdefault(function.name, function)
         self.mcp_tools = kept
         self.functions.clear()
         self.functions.update(functions)
+
+    def _tools_changed(self, tools: list[Any]) -> None:
+        """The server said its tool list changed (tools/list_changed): the next model request
+        offers the new list."""
+        self._set_functions(tools)
+        for listener in list(self.listeners):
+            try:
+                listener(self)
+            except Exception:
+                pass
 
     def _forget_tools(self) -> None:
         self.functions.clear()
@@ -394,24 +488,100 @@ class McpTool(Tool):
 
     def _entrypoint(self, tool_name: str) -> Any:
         async def call_mcp_tool(**arguments: Any) -> str:
-            return await self.call_tool(tool_name, arguments)
+            context = arguments.pop(CONTEXT_PARAM, None)
+            output = getattr(context, "output", None)
+            return await self.call_tool(tool_name, arguments, on_progress=output)
 
         call_mcp_tool.__name__ = safe_name(tool_name)
         return call_mcp_tool
 
+    # -- resources and prompts -------------------------------------------------------------
+
+    def _resource_functions(self) -> list[Function]:
+        async def list_resources() -> str:
+            return await self.describe_resources()
+
+        async def read_resource(uri: str) -> str:
+            return await self.read_resource(uri)
+
+        flags = {"is_read_only": True, "concurrency_safe": True, "is_destructive": False}
+        return [
+            Function(name=self.function_name("list_resources"), entrypoint=list_resources,
+                     description=f"List the resources (files, documents, data) the MCP server '{self.name}' "
+                                 "offers, with their URIs and URI templates.",
+                     parameters={"type": "object", "properties": {}}, **flags),
+            Function(name=self.function_name("read_resource"), entrypoint=read_resource,
+                     description=f"Read one resource of the MCP server '{self.name}' by its URI.",
+                     parameters={"type": "object", "properties": {"uri": {"type": "string",
+                                 "description": "The resource URI, from list_resources"}},
+                                 "required": ["uri"]}, **flags),
+        ]
+
+    async def _request(self, kind: str, name: str = "", arguments: Mapping[str, Any] | None = None) -> Any:
+        connection = await self._connection_for_call()
+        try:
+            return await connection.call(name, dict(arguments or {}), self.timeout, kind=kind)
+        except McpConnectionLost as lost:
+            raise self._lost(connection, str(lost)) from None
+        except McpCallTimeout:
+            raise await self._timed_out(connection, kind) from None
+        except McpServerError:
+            raise
+        except Exception as exc:
+            if is_connection_error(exc):
+                raise self._lost(connection, await self._connection_error_reason(connection, exc)) from None
+            raise McpToolError(getattr(exc, "message", None) or str(exc) or type(exc).__name__) from None
+
+    async def list_resources(self) -> tuple[list[Any], list[Any]]:
+        """The server's resources and resource templates (SDK objects with .uri / .uri_template)."""
+        if not _has(self.capabilities, "resources"):
+            return [], []
+        resources, templates = await self._request("list_resources")
+        return list(resources), list(templates)
+
+    async def describe_resources(self) -> str:
+        resources, templates = await self.list_resources()
+        lines = [f"{r.uri}  {r.name}" + (f" ({r.mime_type})" if r.mime_type else "")
+                 + (f": {r.description}" if r.description else "") for r in resources]
+        lines += [f"{t.uri_template}  {t.name} (template)" + (f": {t.description}" if t.description else "")
+                  for t in templates]
+        return "\n".join(lines) or f"The MCP server '{self.name}' lists no resources."
+
+    async def read_resource(self, uri: str) -> str:
+        """A resource's contents as text (binary parts summarised)."""
+        from agentica_cli.tools.mcp.results import render_resource
+
+        result = await self._request("read_resource", uri)
+        return render_resource(result)
+
+    async def list_prompts(self) -> list[Any]:
+        """The server's prompts (SDK objects with .name, .description, .arguments)."""
+        if not _has(self.capabilities, "prompts"):
+            return []
+        return list(await self._request("list_prompts"))
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+        """A prompt's messages as (role, text)."""
+        from agentica_cli.tools.mcp.results import render_block
+
+        result = await self._request("get_prompt", name, arguments)
+        return [(m.role, render_block(m.content)) for m in result.messages]
+
     # -- calls ---------------------------------------------------------------------------
 
-    async def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None = None) -> str:
+    async def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None = None, *,
+                        on_progress: Callable[[str], None] | None = None) -> str:
         """Call the server's tool `tool_name` (its own name, unprefixed); returns the result text.
 
         Raises McpToolError when the tool reports an error, McpServerError when the server
         crashed, hung, timed out or is unavailable (the message says which).
         """
-        from agentica_cli.tools.mcp_results import render_result
+        from agentica_cli.tools.mcp.results import render_result
 
         connection = await self._connection_for_call()
         try:
-            result = await connection.call(tool_name, dict(arguments or {}), self.timeout)
+            result = await connection.call(tool_name, dict(arguments or {}), self.timeout,
+                                           progress=_progress_reporter(on_progress))
         except McpConnectionLost as lost:
             raise self._lost(connection, str(lost)) from None
         except McpCallTimeout:

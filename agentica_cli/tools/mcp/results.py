@@ -53,3 +53,16 @@ def render_result(result: Any) -> str:
     if not parts and getattr(result, "structured_content", None) is not None:
         return json.dumps(result.structured_content, ensure_ascii=False, default=str)
     return "\n".join(parts)
+
+
+def render_resource(result: Any) -> str:
+    """The text of a ReadResourceResult: each part's text, binary parts summarised."""
+    parts = []
+    for part in result.contents or ():
+        text = getattr(part, "text", None)
+        if text is not None:
+            parts.append(text)
+        else:
+            mime = getattr(part, "mime_type", None) or "binary"
+            parts.append(f"[resource: {part.uri}, {mime}, {_size(getattr(part, 'blob', '') or '')}]")
+    return "\n".join(parts)

@@ -21,6 +21,9 @@ CONFIG_KEYS: dict[str, str] = {
     "exclude_tools": "list[str]",
     "sandbox": "str",  # a stdio server's OS sandbox: one of SANDBOX_MODES (default "off")
     "sandbox_network": "bool",  # a sandboxed server may open network connections
+    "protocol": "str",  # "auto" (default) or "legacy": the 2025 handshake at once
+    "oauth": "bool",  # a url server behind OAuth: log in through the browser, tokens in ~/.agentica/mcp-auth
 }
+PROTOCOLS = ("auto", "legacy")
 SANDBOX_MODES = ("workspace-write", "read-only", "off")  # agentica_cli.sandbox.MODES
 TRANSPORTS = ("stdio", "sse", "streamable-http", "http")

@@ -57,24 +57,17 @@ def minimal_environment(extra: Mapping[str, str] | None = None, marker: str | No
     return env
 
 
-# Run as `python -I -S -c <this> <our pid> <program> <args...>`: asks the kernel to SIGTERM
-# the server when we die without a chance to stop it (SIGKILL, a terminal closed under us),
-# then becomes the server (exec keeps the pid, the environment and the process group).
-_PARENT_DEATH_EXEC = """\
-import ctypes, os, signal, sys
-ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
-if os.getppid() != int(sys.argv[1]):
-    os._exit(0)  # the parent died before the line above: nobody to serve
-os.execv(sys.argv[2], sys.argv[2:])
-"""
+# Linux: the server runs under a guardian process (guardian.py) that stops its whole tree
+# when we die, however we die, also when it was started through `sh -c`, npx or uvx.
+GUARDIAN = Path(__file__).with_name("guardian.py")
 
 
 def server_command(
     command: str, args: Sequence[str], env: Mapping[str, str], cwd: str | None
 ) -> tuple[str, list[str]]:
-    """The program and arguments to start a stdio server with: on Linux, wrapped so that the
-    server dies with us; elsewhere, or when the program cannot be found (the spawn then
-    fails with the usual clear error), unchanged."""
+    """The program and arguments to start a stdio server with: on Linux, under the guardian
+    so that the server and all it starts die with us; elsewhere, or when the program cannot
+    be found (the spawn then fails with the usual clear error), unchanged."""
     if not sys.platform.startswith("linux") or not sys.executable:
         return command, list(args)
     program: str | None = command  # a path is exec'd after the spawn's chdir, as it would be unwrapped
@@ -86,7 +79,7 @@ def server_command(
         program = shutil.which(command, path=env.get("PATH", os.defpath))
         if program is None:
             return command, list(args)
-    return sys.executable, ["-I", "-S", "-c", _PARENT_DEATH_EXEC, str(os.getpid()), program, *args]
+    return sys.executable, ["-I", "-S", str(GUARDIAN), str(os.getpid()), program, *args]
 
 
 def default_log_dir() -> Path:
@@ -109,9 +102,10 @@ def read_log_tail(path: Path, offset: int, max_lines: int = 6, max_chars: int = 
     return text[-max_chars:]
 
 
-def find_child_pid(marker: str) -> int | None:
-    """The pid of our child process whose environment carries `marker`, if /proc can tell."""
-    me = str(os.getpid())
+def find_child_pid(marker: str, parent: int | None = None) -> int | None:
+    """The pid of a child process of ours (or of `parent`) whose environment carries `marker`,
+    if /proc can tell."""
+    me = str(parent if parent is not None else os.getpid())
     needle = f"{MARKER_VAR}={marker}".encode()
     try:
         entries = os.listdir("/proc")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from agentica_cli.tools import mcp_process
+import agentica_cli.tools.mcp.process as mcp_process
 
 Transport = Literal["stdio", "sse", "streamable-http"]
 
@@ -73,6 +73,10 @@ class ServerTarget:
     cwd: str | None = None
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    # "auto" probes for the 2026 protocol; "legacy" is the 2025 handshake (where servers
+    # send elicitation, sampling and roots requests and list_changed notifications).
+    protocol: str = "auto"
+    oauth: Any = field(default=None, compare=False)  # oauth.McpOAuth for a server behind OAuth
 
     def describe(self) -> str:
         if self.transport == "stdio":
@@ -89,6 +93,10 @@ class _CallRequest:
     timeout: float
     future: asyncio.Future[Any]
     scope: Any = None  # the anyio CancelScope of the task serving it, once started
+    # "tool" (name: the tool), "probe", "relist", "list_prompts", "get_prompt" (name),
+    # "list_resources", "read_resource" (name: the URI)
+    kind: str = "tool"
+    progress: Any = None  # async (progress, total, message) for a tool call
 
 
 def _consume_outcome(future: asyncio.Future[Any]) -> None:
@@ -156,8 +164,17 @@ class McpConnection:
         log_path: Path,
         connect_timeout: float,
         client_version: str = "0",
+        handlers: Any = None,
+        on_tools_changed: Any = None,
     ):
         self.target = target
+        self.handlers = handlers  # client_features.McpClientHandlers
+        self.on_tools_changed = on_tools_changed  # called with the new tool list after list_changed
+        self.capabilities: Any = None  # the server's (prompts, resources, ...)
+        self.has_resources = False  # it lists at least one resource or template
+        # A tool list being read again after tools/list_changed: a call that caused it
+        # returns once it is read, so the model's next request offers the new tools.
+        self._relist: asyncio.Future[Any] | None = None
         self.server_name = server_name
         self.log_path = log_path
         self.connect_timeout = connect_timeout
@@ -165,7 +182,8 @@ class McpConnection:
         self.tools: list[Any] = []  # mcp_types.Tool, as listed at connect
         self.instructions: str | None = None
         self.server_info: Any = None
-        self.pid: int | None = None
+        self.pid: int | None = None  # the process we started (the guardian on Linux): what we stop
+        self.server_pid: int | None = None  # the server program's own process
         self.loop: asyncio.AbstractEventLoop | None = None
         self.lost_reason: str | None = None  # set once the connection is unusable
         self._marker = uuid.uuid4().hex
@@ -184,11 +202,14 @@ class McpConnection:
     @property
     def dead(self) -> bool:
         """The session ended: closed, lost, or its server process exited."""
+        if self.lost_reason is None and self.loop is not None and self.loop.is_closed():
+            self.lost_reason = "the event loop it ran in has ended (e.g. Agent.run_sync returned)"
         if self.lost_reason is not None or self._owner is None or self._owner.done():
             return True
-        if self.pid is not None and not mcp_process.is_running(self.pid):
-            self.lost_reason = self.exit_reason()
-            return True
+        for pid in (self.server_pid, self.pid):  # the server, then its guardian, which follows it
+            if pid is not None and not mcp_process.is_running(pid):
+                self.lost_reason = self.exit_reason()
+                return True
         return False
 
     @property
@@ -301,19 +322,21 @@ class McpConnection:
 
     # -- calls -------------------------------------------------------------------------
 
-    async def call(self, name: str, arguments: dict[str, Any], timeout: float) -> Any:
-        """Call a tool; returns the SDK's CallToolResult.
+    async def call(self, name: str, arguments: dict[str, Any], timeout: float, *, kind: str = "tool",
+                   progress: Any = None) -> Any:
+        """Call a tool (or another request, by `kind`); returns the SDK's result.
 
         Raises McpConnectionLost, McpCallTimeout, or the SDK's own error for the call.
         """
         if not self.alive or self._requests is None or self.loop is None:
             raise McpConnectionLost(self.lost_reason or "the connection is closed")
-        request = _CallRequest(name, arguments, timeout, self.loop.create_future())
+        self._http_error = None  # a status seen before this call says nothing about it
+        request = _CallRequest(name, arguments, timeout, self.loop.create_future(), kind=kind, progress=progress)
         request.future.add_done_callback(_consume_outcome)
         self._inflight.add(request)
         self._requests.put_nowait(request)
         try:
-            return await asyncio.wait_for(asyncio.shield(request.future), timeout + OWNER_GRACE)
+            result = await asyncio.wait_for(asyncio.shield(request.future), timeout + OWNER_GRACE)
         except asyncio.TimeoutError:
             raise McpCallTimeout(f"no answer within {timeout:g} s") from None
         except asyncio.CancelledError:
@@ -325,12 +348,16 @@ class McpConnection:
             raise
         finally:
             self._inflight.discard(request)
+        relist = self._relist
+        if relist is not None and not relist.done():
+            await asyncio.wait({relist}, timeout=PROBE_TIMEOUT)
+        return result
 
     async def probe(self, timeout: float = PROBE_TIMEOUT) -> bool:
         """True if the server still answers a cheap request (tools/list) within `timeout`."""
         if not self.alive or self._requests is None or self.loop is None:
             return False
-        request = _CallRequest("", {}, timeout, self.loop.create_future())
+        request = _CallRequest("", {}, timeout, self.loop.create_future(), kind="probe")
         request.future.add_done_callback(_consume_outcome)
         self._inflight.add(request)
         self._requests.put_nowait(request)
@@ -371,12 +398,17 @@ class McpConnection:
         from mcp.client.client import Client
         from mcp_types import Implementation
 
+        from agentica_cli.tools.mcp.client_features import client_callbacks
+
         async with AsyncExitStack() as stack:
             transport = self._transport(stack)
             client = Client(
                 transport,
                 read_timeout_seconds=self.connect_timeout,
                 client_info=Implementation(name="agentica", version=self.client_version),
+                mode=self.target.protocol,  # type: ignore[arg-type]
+                message_handler=self._on_message,
+                **client_callbacks(self.server_name, self.handlers),
             )
             await stack.enter_async_context(client)
             # Unwound first: a session that ends any other way than close() (the event loop
@@ -395,10 +427,27 @@ class McpConnection:
             self.tools = tools
             self.instructions = client.instructions
             self.server_info = client.server_info
+            try:
+                self.capabilities = client.server_capabilities
+            except Exception:
+                self.capabilities = None
+            # Resource tools are offered only when there is something to read.
+            if getattr(self.capabilities, "resources", None) is not None:
+                try:
+                    resources = await self._list_all(client.list_resources, "resources")
+                    templates = await self._list_all(client.list_resource_templates, "resource_templates")
+                    self.has_resources = bool(resources or templates)
+                except Exception:
+                    self.has_resources = False
+            # The SDK's `server/discover` probe of a 2025 HTTP server answers 400: that is
+            # not an error of anything that comes later.
+            self._http_error = None
             if self.target.transport == "stdio":
                 self.pid = mcp_process.find_child_pid(self._marker)
                 if self.pid is not None:
                     mcp_process.track(self.pid)
+                    # Under the guardian (Linux) the server is its child; else it is ours.
+                    self.server_pid = mcp_process.find_child_pid(self._marker, self.pid) or self.pid
             self._opened = True
             if not opened.done():
                 opened.set_result(None)
@@ -427,16 +476,17 @@ class McpConnection:
             if request.future.done():  # the caller gave up before we started
                 return
             try:
-                if request.name:
+                if request.kind == "tool":
                     # The SDK's read timeout answers first; fail_after is the backstop for
                     # a send that blocks (a server that stopped reading its stdin).
                     with anyio.fail_after(request.timeout + 1):
                         result = await client.call_tool(
-                            request.name, request.arguments, read_timeout_seconds=request.timeout
+                            request.name, request.arguments, read_timeout_seconds=request.timeout,
+                            progress_callback=request.progress,
                         )
-                else:  # a liveness probe: any answer within the time will do
+                else:
                     with anyio.fail_after(request.timeout):
-                        result = await client.list_tools(cache_mode="bypass")
+                        result = await self._other_request(client, request)
             except Exception as exc:
                 if not request.future.done():
                     request.future.set_exception(exc)
@@ -445,6 +495,50 @@ class McpConnection:
                     request.future.set_result(result)
         if not request.future.done():
             request.future.cancel()
+
+    async def _other_request(self, client: Any, request: _CallRequest) -> Any:
+        kind = request.kind
+        if kind == "probe":  # a liveness probe: any answer within the time will do
+            return await client.list_tools(cache_mode="bypass")
+        if kind == "relist":
+            tools = await self._list_all(client.list_tools)
+            self.tools = tools
+            if self.on_tools_changed is not None:
+                self.on_tools_changed(tools)
+            return tools
+        if kind == "list_prompts":
+            return await self._list_all(client.list_prompts, "prompts")
+        if kind == "get_prompt":
+            return await client.get_prompt(request.name, request.arguments)
+        if kind == "list_resources":
+            resources = await self._list_all(client.list_resources, "resources")
+            templates = await self._list_all(client.list_resource_templates, "resource_templates")
+            return resources, templates
+        if kind == "read_resource":
+            return await client.read_resource(request.name)
+        raise ValueError(f"unknown MCP request kind {kind!r}")
+
+    @staticmethod
+    async def _list_all(method: Any, attr: str = "tools") -> list[Any]:
+        items: list[Any] = []
+        cursor: str | None = None
+        for _ in range(100):  # a paginator that never ends cannot hang us
+            page = await method(cursor=cursor, cache_mode="bypass")  # fresh: lists change
+            items.extend(getattr(page, attr))
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return items
+
+    async def _on_message(self, message: Any) -> None:
+        """Server notifications: a changed tool list is read again (in its own request, so
+        the SDK's receive loop is not blocked waiting for our own answer)."""
+        method = getattr(message, "method", None)
+        if method == "notifications/tools/list_changed" and self._requests is not None and self.loop is not None:
+            request = _CallRequest("", {}, PROBE_TIMEOUT * 2, self.loop.create_future(), kind="relist")
+            request.future.add_done_callback(_consume_outcome)
+            self._relist = request.future
+            self._requests.put_nowait(request)
 
     def _transport(self, stack: Any) -> Any:
         target = self.target
@@ -468,6 +562,7 @@ class McpConnection:
 
             return sse_client(
                 target.url or "",
+                auth=target.oauth.provider() if target.oauth is not None else None,
                 headers=headers or None,
                 timeout=self.connect_timeout,
                 sse_read_timeout=IDLE_STREAM_TIMEOUT,
@@ -481,6 +576,7 @@ class McpConnection:
                 self._http_error = f"HTTP {response.status_code} {response.reason_phrase}".strip()
 
         http = httpx2.AsyncClient(
+            auth=target.oauth.provider() if target.oauth is not None else None,
             headers=headers or None,
             timeout=httpx2.Timeout(self.connect_timeout, read=IDLE_STREAM_TIMEOUT),
             event_hooks={"response": [note_http_error]},
@@ -522,6 +618,8 @@ class McpConnection:
         self._release()
 
     def _release(self) -> None:
+        if self.target.oauth is not None:
+            self.target.oauth.close()  # its redirect listener
         if self.pid is not None:
             mcp_process.untrack(self.pid)
         if self._log is not None:
