@@ -147,7 +147,7 @@ class AgenticaAcpAgent:
         if not tables:
             return None
         from agentica_cli.cli.config import agentica_home
-        from agentica_cli.tools.mcp_servers import McpConfigError, McpServerSet
+        from agentica_cli.tools.mcp.servers import McpConfigError, McpServerSet
 
         try:
             servers = McpServerSet.from_tables(tables, base_dir=work_dir, log_dir=agentica_home() / "logs" / "mcp")
