@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pexpect
 import pytest
+from cli_support import AGENTICA, cli_env, model_args, run_cli
 from conftest import scripted_model
 from mcp_servers.support import demo_command
-from cli_support import AGENTICA, cli_env, model_args, run_cli
 
 from agentica_cli import Agent
 from agentica_cli.images import ImageError, image_tokens, load, prepare, supports_vision

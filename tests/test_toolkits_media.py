@@ -203,9 +203,11 @@ def test_ocr_reads_chinese_and_english_offline(tmp_path: Path, monkeypatch: pyte
 
 def test_cli_config_builds_the_media_toolkits(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from agentica_cli.cli.config import ConfigError, load_settings
-    from agentica_cli.cli.toolkit_setup import configured_toolkits
+    from agentica_cli.cli.runtime import build_model
+    from agentica_cli.cli.toolkit_setup import build_enabled_toolkits
 
     monkeypatch.setenv("AGENTICA_HOME", str(home))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # DalleTool is loaded only with its key
     (home / "config.toml").write_text('[tools]\nenable = ["image_analysis", "ocr", "dalle"]\n'
                                       '[toolkits.image_analysis]\nmodel = "gpt-4o-mini"\n'
                                       '[toolkits.dalle]\nsize = "512x512"\n')
@@ -213,11 +215,11 @@ def test_cli_config_builds_the_media_toolkits(home: Path, tmp_path: Path, monkey
     project.mkdir()
     flags = {"model.base_url": "http://127.0.0.1:9/v1", "model.api_key": "sk-test", "model.name": "text-model"}
     settings = load_settings(project, flags, trusted=False)
-    analysis, ocr, dalle = configured_toolkits(settings, project, [], None)
+    analysis, ocr, dalle = build_enabled_toolkits(settings, work_dir=project, model=build_model(settings))
     assert (analysis.model.id, analysis.model.base_url) == ("gpt-4o-mini", "http://127.0.0.1:9/v1")
     assert str(analysis.paths.resolve("a.png")) == str(project / "a.png")
     assert isinstance(ocr, OcrTool) and str(ocr.paths.resolve("scan.png")) == str(project / "scan.png")
     assert (dalle.size, dalle.output_dir) == ("512x512", str(project / "outputs"))
     (home / "config.toml").write_text('[tools]\nenable = ["ocr"]\n[toolkits.ocr]\nurl = "x"\n')
     with pytest.raises(ConfigError, match=r"toolkits.ocr: unknown option\(s\) url"):
-        configured_toolkits(load_settings(project, flags, trusted=False), project, [], None)
+        build_enabled_toolkits(load_settings(project, flags, trusted=False), work_dir=project)

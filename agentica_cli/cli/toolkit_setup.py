@@ -45,7 +45,7 @@ def check_toolkits(settings: Settings) -> None:
 
 def build_enabled_toolkits(settings: Settings, report: Callable[[str], None] | None = None, *,
                            work_dir: Path | None = None, allowed_dirs: list[Path] | tuple[Path, ...] = (),
-                           sandbox: Any = None) -> list[Any]:
+                           sandbox: Any = None, model: Any = None) -> list[Any]:
     """Instances of the enabled toolkits that are ready; a note for each one left out.
 
     Raises ConfigError for a [toolkits.NAME] option the toolkit does not take, or a missing one
@@ -58,7 +58,7 @@ def build_enabled_toolkits(settings: Settings, report: Callable[[str], None] | N
     shared = {}
     for name in names:
         short = canonical_name(name)
-        shared[short] = toolkit_arguments(short, settings, work_dir, list(allowed_dirs), sandbox)
+        shared[short] = toolkit_arguments(short, settings, work_dir, list(allowed_dirs), sandbox, model)
     try:
         tools, statuses = build_toolkits(names, **shared)
     except (TypeError, ValueError) as err:
@@ -70,8 +70,9 @@ def build_enabled_toolkits(settings: Settings, report: Callable[[str], None] | N
 
 
 def toolkit_arguments(name: str, settings: Settings, work_dir: Path | None, allowed_dirs: list[Path],
-                      sandbox: Any) -> dict[str, Any]:
-    """The keyword arguments for toolkit `name`: its [toolkits.NAME] table and the session's folders."""
+                      sandbox: Any, model: Any = None) -> dict[str, Any]:
+    """The keyword arguments for toolkit `name`: its [toolkits.NAME] table and the session's folders
+    (`model`: the session's model, whose provider and key a named vision model uses)."""
     from agentica_cli.toolkits.catalog import toolkit_class
 
     options = dict(settings.get(f"toolkits.{name}") or {})
@@ -86,7 +87,9 @@ def toolkit_arguments(name: str, settings: Settings, work_dir: Path | None, allo
         if work_dir is not None:
             options["url"] = _project_relative_sqlite(options["url"], work_dir)
     if name == "image_analysis" and isinstance(options.get("model"), str):
-        options["model"] = _vision_model(settings, options["model"])
+        if model is None:
+            raise ConfigError("toolkits.image_analysis: model needs the session's model client")
+        options["model"] = _vision_model(model, options["model"])
     if name == "shell" and sandbox is not None:
         options.setdefault("sandbox", sandbox)
     if work_dir is not None:
@@ -98,12 +101,15 @@ def toolkit_arguments(name: str, settings: Settings, work_dir: Path | None, allo
     return options
 
 
-def _vision_model(settings: Settings, model_id: str) -> Any:
-    """[toolkits.image_analysis] model = "gpt-4o": that model, on the configured provider and key."""
-    from agentica_cli.cli.runtime import build_model
+def _vision_model(session_model: Any, model_id: str) -> Any:
+    """[toolkits.image_analysis] model = "gpt-4o": that model, on the session's provider and key."""
+    import copy
 
-    model = build_model(settings)
+    model = copy.copy(session_model)
     model.id = model_id
+    model.vision = True
+    if hasattr(model, "_client"):  # its own HTTP client, not a share of the session's
+        model._client = None
     return model
 
 

@@ -1,24 +1,11 @@
-"""What several toolkits share: an optional import with a clear error, files read through the
-path sandbox, outputs saved under a folder."""
+"""What the code, data and media toolkits share: files read through the path sandbox, outputs
+saved under a folder. (Optional imports: `_http.require_module`.)"""
 
 from __future__ import annotations
 
 import os
 import time
-from importlib import import_module
 from pathlib import Path
-from types import ModuleType
-
-
-class MissingExtra(ImportError):
-    """An optional dependency is not installed; the message names the pip extra."""
-
-
-def require(module: str, extra: str, package: str | None = None) -> ModuleType:
-    try:
-        return import_module(module)
-    except ImportError:
-        raise MissingExtra(f"{package or module} is not installed: pip install 'agentica-cli[{extra}]'") from None
 
 
 def read_bytes(sandbox: object, path: str, limit: int = 64 * 1024 * 1024) -> tuple[bytes, str]:

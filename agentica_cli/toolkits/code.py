@@ -116,8 +116,7 @@ class CodeTool(Tool):
                 "expression is returned, like in a notebook; print what else you need.")
 
     async def run_python(self, code: str, ctx: ToolContext = None) -> str:  # type: ignore[assignment]
-        """Run Python code in a fresh interpreter; returns the last expression's value, stdout, stderr
-        and the files written in the scratch folder.
+        """Run Python in a fresh interpreter: returns the last expression's value, stdout, stderr, files written.
 
         Args:
             code: Python source. End with an expression to get its value back.

@@ -16,6 +16,8 @@ class CogViewTool(Tool):
     ZhipuAI's v4 API). CogView answers with a URL, which is downloaded.
     """
 
+    key_env = "ZHIPUAI_API_KEY"  # for the CLI's /tools state (toolkits.catalog)
+
     def __init__(self, model: str = "cogview-3-flash", size: str = "1024x1024",
                  output_dir: str | os.PathLike[str] = "outputs", *, api_key: str | None = None,
                  base_url: str | None = None, timeout: float = 120.0):

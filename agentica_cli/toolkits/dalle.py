@@ -17,6 +17,8 @@ class DalleTool(Tool):
     leaves the field out.
     """
 
+    key_env = "OPENAI_API_KEY"  # for the CLI's /tools state (toolkits.catalog)
+
     def __init__(self, model: str = "dall-e-3", size: str = "1024x1024", quality: str | None = None, n: int = 1,
                  output_dir: str | os.PathLike[str] = "outputs", *, api_key: str | None = None,
                  base_url: str | None = None, response_format: str | None = "b64_json", timeout: float = 120.0):

@@ -19,6 +19,10 @@ class ImageAnalysisTool(Tool):
     model: the vision model to ask (an agentica model client); None: the agent's own model.
     """
 
+    extra = "images"  # Pillow scales large files down; smaller ones go as they are
+    extra_modules = ("PIL",)
+    extra_optional = True
+
     def __init__(self, model: Any = None, work_dir: str | os.PathLike[str] = ".", *,
                  allowed_dirs: tuple[str, ...] = ()):
         super().__init__(name="image_analysis")

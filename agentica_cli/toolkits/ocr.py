@@ -28,9 +28,10 @@ def ocr_engine(threads: int = 0) -> Any:
     once: the models take seconds to load."""
     with _ENGINE_LOCK:
         if threads not in _ENGINES:
-            from agentica_cli.toolkits._support import require
+            from agentica_cli.toolkits._http import require_module
 
-            module = require("rapidocr_onnxruntime", "ocr", "rapidocr-onnxruntime")
+            module = require_module("rapidocr_onnxruntime", extra="ocr", package="rapidocr-onnxruntime",
+                                    toolkit="OcrTool")
             count = threads if threads > 0 else -1
             _ENGINES[threads] = module.RapidOCR(intra_op_num_threads=count, inter_op_num_threads=count)
         return _ENGINES[threads]
@@ -47,6 +48,9 @@ def recognise(image: Any, min_score: float = 0.5, threads: int = 0) -> list[tupl
 class OcrTool(Tool):
     """`ocr(path, with_boxes=False, page=1)`: the text of an image (PNG, JPEG, BMP, WebP, ...) or
     of one page of a PDF, under `work_dir`."""
+
+    extra = "ocr"  # for the CLI's /tools state (toolkits.catalog)
+    extra_modules = ("rapidocr_onnxruntime",)
 
     def __init__(self, work_dir: str | os.PathLike[str] = ".", *, allowed_dirs: tuple[str, ...] = (),
                  min_score: float = 0.5, dpi: int = 200, threads: int = 0):

@@ -53,6 +53,9 @@ class SqlTool(Tool):
     read-only mode (it would be created empty otherwise).
     """
 
+    extra = "sql"  # for the CLI's /tools state (toolkits.catalog)
+    extra_modules = ("sqlalchemy",)
+
     def __init__(self, url: str = "sqlite:///app.db", *, read_only: bool = True, max_rows: int = 100,
                  engine_options: dict[str, Any] | None = None):
         super().__init__(name="sql")
@@ -89,12 +92,14 @@ class SqlTool(Tool):
         return self._engine
 
     def _create_engine(self) -> Any:
-        from agentica_cli.toolkits._support import require
+        from agentica_cli.toolkits._http import require_module
 
-        sqlalchemy = require("sqlalchemy", "sql", "SQLAlchemy")
+        sqlalchemy = require_module("sqlalchemy", extra="sql", package="SQLAlchemy", toolkit="SqlTool")
         url = sqlalchemy.engine.make_url(self.url)
         options = dict(self.engine_options)
         backend = url.get_backend_name()
+        if backend == "postgresql" and url.get_driver_name() == "psycopg2":  # the default driver: name its extra
+            require_module("psycopg2", extra="postgres", package="psycopg2-binary", toolkit="SqlTool")
         if backend == "sqlite" and self.read_only and url.database not in (None, "", ":memory:"):
             import os
             import sqlite3
