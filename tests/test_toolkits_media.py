@@ -223,3 +223,8 @@ def test_cli_config_builds_the_media_toolkits(home: Path, tmp_path: Path, monkey
     (home / "config.toml").write_text('[tools]\nenable = ["ocr"]\n[toolkits.ocr]\nurl = "x"\n')
     with pytest.raises(ConfigError, match=r"toolkits.ocr: unknown option\(s\) url"):
         build_enabled_toolkits(load_settings(project, flags, trusted=False), work_dir=project)
+    from agentica_cli.cli.toolkit_setup import check_toolkits
+
+    (home / "config.toml").write_text('[tools]\nenable = ["sql"]\n')  # checked at start-up, before any run
+    with pytest.raises(ConfigError, match=r"sql toolkit needs a database: set \[toolkits.sql\] url"):
+        check_toolkits(load_settings(project, flags, trusted=False))

@@ -37,10 +37,24 @@ def check_toolkits(settings: Settings) -> None:
 
     for name in enabled_names(settings):
         try:
-            canonical_name(name)
+            short = canonical_name(name)
         except UnknownToolkitError as err:
             where = settings.sources.get("tools.enable", "config")
             raise ConfigError(f"{where}: 'tools.enable': {err}") from None
+        check_options(short, dict(settings.get(f"toolkits.{short}") or {}))
+
+
+def check_options(name: str, options: dict[str, Any]) -> None:
+    """A [toolkits.NAME] key the toolkit does not take, or a missing one it needs, is a ConfigError."""
+    from agentica_cli.toolkits.catalog import toolkit_class
+
+    accepted = inspect.signature(toolkit_class(name)).parameters
+    unknown = [key for key in options if key not in accepted]
+    if unknown:
+        takes = ", ".join(k for k in accepted if k in TOOLKIT_OPTIONS) or "none"
+        raise ConfigError(f"toolkits.{name}: unknown option(s) {', '.join(unknown)} (it takes: {takes})")
+    if name == "sql" and not options.get("url"):
+        raise ConfigError("the sql toolkit needs a database: set [toolkits.sql] url = \"sqlite:///app.db\"")
 
 
 def build_enabled_toolkits(settings: Settings, report: Callable[[str], None] | None = None, *,
@@ -76,16 +90,10 @@ def toolkit_arguments(name: str, settings: Settings, work_dir: Path | None, allo
     from agentica_cli.toolkits.catalog import toolkit_class
 
     options = dict(settings.get(f"toolkits.{name}") or {})
+    check_options(name, options)
     accepted = inspect.signature(toolkit_class(name)).parameters
-    unknown = [key for key in options if key not in accepted]
-    if unknown:
-        takes = ", ".join(k for k in accepted if k in TOOLKIT_OPTIONS) or "none"
-        raise ConfigError(f"toolkits.{name}: unknown option(s) {', '.join(unknown)} (it takes: {takes})")
-    if name == "sql":
-        if not options.get("url"):
-            raise ConfigError("the sql toolkit needs a database: set [toolkits.sql] url = \"sqlite:///app.db\"")
-        if work_dir is not None:
-            options["url"] = _project_relative_sqlite(options["url"], work_dir)
+    if name == "sql" and work_dir is not None:
+        options["url"] = _project_relative_sqlite(options["url"], work_dir)
     if name == "image_analysis" and isinstance(options.get("model"), str):
         if model is None:
             raise ConfigError("toolkits.image_analysis: model needs the session's model client")
