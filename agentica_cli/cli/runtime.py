@@ -163,10 +163,9 @@ def build_agent(
     result_dir: Path | None = None,
 ) -> Any:
     from agentica_cli.cli.hooks import ConfigHooks
+    from agentica_cli.cli.sandbox_settings import sandbox_for
     from agentica_cli.cli.toolkit_setup import build_enabled_toolkits
     from agentica_cli.deep import DeepAgent
-
-    from agentica_cli.cli.sandbox_settings import sandbox_for
 
     sandbox = sandbox_for(settings, work_dir, allowed_dirs)
     extra_tools = [*(extra_tools or []), *build_enabled_toolkits(settings, report, work_dir=work_dir,
