@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from builtin_tools.safe_open import changed_error, lstat_at
 from builtin_tools.text_format import BINARY_SNIFF_BYTES, UTF8_BOM, looks_binary
@@ -49,7 +49,7 @@ def human_size(size: int) -> str:
     return f"{size} B"
 
 
-def open_readable_file(dir_fd: int, name: str, shown: str) -> BinaryIO:
+def open_readable_file(dir_fd: int, name: str, shown: str, *, binary_ok: bool = False) -> BinaryIO:
     """Open `name` in the folder `dir_fd` for reading, refusing what is not a regular text file.
 
     The entry is looked at before it is opened (a FIFO would block, a device may act on
@@ -70,13 +70,31 @@ def open_readable_file(dir_fd: int, name: str, shown: str) -> BinaryIO:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise FileReadError(f"{shown} is not a regular file; refusing to read it.")
-        if looks_binary(f.read(BINARY_SNIFF_BYTES)):
+        if not binary_ok and looks_binary(f.read(BINARY_SNIFF_BYTES)):
             raise FileReadError(f"{shown} is a binary file (NUL byte in the first 8 KB); refusing to read it.")
         f.seek(0)
     except BaseException:
         f.close()
         raise
     return f
+
+
+MAX_IMAGE_BYTES = 64 * 1024 * 1024
+
+
+def read_image(f: BinaryIO, shown: str) -> Any:
+    """An image file as an ImageResult: a line about it for the model's text, the image itself
+    (fitted to the providers' limits) for a model that takes images."""
+    from agentica_cli.images import ImageError, ImageResult, prepare
+
+    data = f.read(MAX_IMAGE_BYTES + 1)
+    if len(data) > MAX_IMAGE_BYTES:
+        raise FileReadError(f"{shown} is over {MAX_IMAGE_BYTES >> 20} MB; too large to look at as an image.")
+    try:
+        image = prepare(data, shown)
+    except ImageError as err:
+        raise FileReadError(str(err)) from None
+    return ImageResult(f"Image {image.describe()}.", [image])
 
 
 def read_page(f: BinaryIO, start: int, limit: int) -> Page:

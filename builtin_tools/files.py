@@ -6,7 +6,7 @@ import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Any, Literal, Optional
 
 from typing_extensions import NotRequired, TypedDict
 
@@ -21,6 +21,7 @@ from builtin_tools.file_read import (
     FileReadError,
     human_size,
     open_readable_file,
+    read_image,
     read_page,
     render_page,
 )
@@ -169,8 +170,8 @@ class BuiltinFileTool(Tool):
 
     # -- reading --------------------------------------------------------------------------
 
-    def read_file(self, file_path: str, offset: Optional[int] = None, limit: Optional[int] = None) -> str:
-        """Read a text file as numbered lines (like cat -n).
+    def read_file(self, file_path: str, offset: Optional[int] = None, limit: Optional[int] = None) -> Any:
+        """Read a text file as numbered lines (like cat -n), or look at an image (PNG, JPEG, GIF, WebP).
 
         Shows up to 2000 lines from offset; the footer says which lines of how many were
         shown and the offset of the next page.
@@ -192,10 +193,16 @@ class BuiltinFileTool(Tool):
             dir_fd = self.sandbox.open_parent(real)
         except (FileNotFoundError, NotADirectoryError):
             raise FileReadError(f"{shown} does not exist.") from None
+        from agentica_cli.images import is_image_path
+
+        image = is_image_path(real.name)
         try:
-            f = open_readable_file(dir_fd, real.name, shown)
+            f = open_readable_file(dir_fd, real.name, shown, binary_ok=image)
         finally:
             os.close(dir_fd)
+        if image:
+            with f:
+                return read_image(f, shown)
         with f:
             info = os.fstat(f.fileno())
             if offset is None and limit is None and info.st_size > WHOLE_FILE_LIMIT:

@@ -128,10 +128,12 @@ def test_example_config_is_valid_and_documents_every_key() -> None:
     text = (REPO / "config.example.toml").read_text(encoding="utf-8")
     data = load_toml(REPO / "config.example.toml")
     assert data["permissions"]["mode"] == "default"
-    from agentica_cli.cli.config import HOOK_SCHEMA, MCP_SERVER_SCHEMA, SCHEMA
+    from agentica_cli.cli.config import HOOK_SCHEMA, MCP_SERVER_SCHEMA, SCHEMA, TOOLKIT_OPTIONS
 
+    for key in TOOLKIT_OPTIONS:
+        assert f"# {key} =" in text, f"config.example.toml does not document toolkits.NAME.{key}"
     for table, keys in SCHEMA.items():
-        if isinstance(keys, dict) and table not in ("mcp_servers", "hooks"):
+        if isinstance(keys, dict) and table not in ("mcp_servers", "hooks", "toolkits"):
             for key in keys:
                 assert f"{key} =" in text, f"config.example.toml does not document {table}.{key}"
     for key in MCP_SERVER_SCHEMA:

@@ -152,8 +152,10 @@ class Agent(LifecycleEvents):
 
     # -- running ------------------------------------------------------------------------
 
-    async def run_stream(self, prompt: str) -> AsyncIterator[Event]:
+    async def run_stream(self, prompt: str, images: Sequence[Any] = ()) -> AsyncIterator[Event]:
         """Yield the run's events as they happen; TurnFinished ends every run not cancelled.
+
+        `images` (agentica_cli.images.Image, or paths) go with the prompt as image parts.
 
         Cancelling the consuming task, or `aclose()` on the stream, stops the run: running
         tools are cancelled and recorded as such. (Leaving an `async for` with `break` does
@@ -161,9 +163,10 @@ class Agent(LifecycleEvents):
         """
         if self._running:
             raise RuntimeError("this agent is already running; use another Agent for concurrent runs")
+        loaded = _as_images(images)  # a bad image fails here, before the run starts
         self._running = True
         run = RunState()
-        producer = asyncio.create_task(self._loop(prompt, run))
+        producer = asyncio.create_task(self._loop(prompt, run, loaded))
         producer.add_done_callback(lambda _: run.queue.put_nowait(_DONE))
         try:
             while (event := await run.queue.get()) is not _DONE:
@@ -176,10 +179,10 @@ class Agent(LifecycleEvents):
                 await asyncio.wait({producer})
             self._running = False
 
-    async def run(self, prompt: str) -> RunResult:
+    async def run(self, prompt: str, images: Sequence[Any] = ()) -> RunResult:
         content, reason, error = "", "completed", None
         usage = TokenUsage()
-        async for event in self.run_stream(prompt):
+        async for event in self.run_stream(prompt, images):
             if event.source:
                 continue
             if isinstance(event, TurnFinished):
@@ -190,10 +193,10 @@ class Agent(LifecycleEvents):
                 error = event.message
         return RunResult(content, list(self.messages), usage, reason, error)  # type: ignore[arg-type]
 
-    def run_sync(self, prompt: str) -> RunResult:
+    def run_sync(self, prompt: str, images: Sequence[Any] = ()) -> RunResult:
         async def run_then_close() -> RunResult:
             try:
-                return await self.run(prompt)
+                return await self.run(prompt, images)
             finally:  # this loop ends here: close the model's connections while it still runs
                 aclose = getattr(self.model, "aclose", None)
                 if aclose is not None:
@@ -210,7 +213,7 @@ class Agent(LifecycleEvents):
         thread.join()
         return box[0]
 
-    async def _loop(self, prompt: str, run: RunState) -> None:
+    async def _loop(self, prompt: str, run: RunState, images: list[Any]) -> None:
         run.emit(TurnStarted(prompt))
         if not self.is_subagent and self.hooks:
             prompt, verdict = await self._prompt_hooks(run, prompt)
@@ -225,6 +228,14 @@ class Agent(LifecycleEvents):
         await self._compact_if_needed(run)  # before the new prompt joins the older turns
         await self._checkpoint(run, "begin_turn", prompt, len(self.messages))
         asked = {"role": "user", "content": prompt}
+        if images:
+            from agentica_cli.images import describe_all, supports_vision, user_content
+
+            asked["content"] = user_content(prompt, images)
+            run.emit(Notice(f"Sent with the prompt: {describe_all(images)}", kind="info"))
+            if not supports_vision(self.model):
+                run.emit(Notice(f"The model '{getattr(self.model, 'id', '')}' is not known to take images; the "
+                                "request may be refused (set model.vision = true if it takes them).", kind="warning"))
         self._append(asked)
         try:
             await self._steps(run, asked, functions, schemas)
@@ -417,6 +428,15 @@ class Agent(LifecycleEvents):
                                 "continuing without its tools.", kind="warning"))
                 continue
             self._connected.add(id(item))
+
+
+def _as_images(images: Sequence[Any]) -> list[Any]:
+    """Images to send: Image objects as they are, paths loaded (and fitted) now."""
+    if not images:
+        return []
+    from agentica_cli.images import Image, load
+
+    return [item if isinstance(item, Image) else load(item) for item in images]
 
 
 def _connection_state(tool: Any) -> bool | None:

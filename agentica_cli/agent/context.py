@@ -44,7 +44,23 @@ def estimate_tokens(value: Any) -> int:
     """About 4 characters a token, for when the API reports no usage."""
     if isinstance(value, str):
         return len(value) // 4 + 1
-    return len(json.dumps(value, ensure_ascii=False)) // 4 + 1
+    text = json.dumps(value, ensure_ascii=False)
+    if '"image_url"' not in text:
+        return len(text) // 4 + 1
+    # An image's data URL is not text: it costs what the provider charges for its pixels.
+    tokens, chars = _image_cost(value)
+    return max(len(text) - chars, 0) // 4 + 1 + tokens
+
+
+def _image_cost(value: Any) -> tuple[int, int]:
+    from agentica_cli.images import content_image_tokens
+
+    if isinstance(value, dict):
+        return content_image_tokens(value.get("content"))
+    if isinstance(value, list):
+        costs = [_image_cost(item) for item in value]
+        return sum(c[0] for c in costs), sum(c[1] for c in costs)
+    return 0, 0
 
 
 class ContextManager:
@@ -155,7 +171,10 @@ def transcript(messages: list[dict[str, Any]]) -> str:
         role = msg.get("role", "?")
         content = msg.get("content")
         if not isinstance(content, str):
-            content = json.dumps(content, ensure_ascii=False) if content else ""
+            from agentica_cli.images import content_text
+
+            content = content_text(content) if isinstance(content, list) else \
+                json.dumps(content, ensure_ascii=False) if content else ""
         if role == "tool":
             body = shorten(content, _MAX_RESULT_IN_TRANSCRIPT // 2)
             lines.append(f"[tool result {msg.get('tool_call_id', '')}]\n{body}")

@@ -97,10 +97,37 @@ class ToolExecutor:
             if limit is not None and self.run.tool_calls_used >= limit and not self.run.limit_noted:
                 records[-1].call.result = (records[-1].call.result or "") + limit_reached_note(limit)
                 self.run.limit_noted = True
+            images = self._images(records)
             for record in records:
                 self.agent._append({"role": "tool", "tool_call_id": record.request.id,
                                     "content": record.call.result or ""})
+            if images:  # tool messages carry text only: the images follow as a user message
+                self.agent._append({"role": "user", "content": images})
         return records
+
+    def _images(self, records: list[CallRecord]) -> list[dict[str, Any]]:
+        """Content parts for the images the calls returned, when the model takes images;
+        otherwise a note in each such result says they were left out."""
+        with_images = [r for r in records if r.call.images and r.status == "ok"]
+        if not with_images:
+            return []
+        from agentica_cli.images import describe_all, supports_vision
+
+        if not supports_vision(self.agent.model):
+            for record in with_images:
+                record.call.result = (record.call.result or "") + (
+                    f"\n[{len(record.call.images)} image(s) not shown: the model "
+                    f"'{getattr(self.agent.model, 'id', '')}' is not known to take images (set model.vision = true "
+                    "in the config if it does)]")
+            return []
+        parts: list[dict[str, Any]] = []
+        for record in with_images:
+            parts.append({"type": "text", "text": f"[image(s) returned by {record.call.name} "
+                                                  f"(call {record.request.id})]"})
+            parts += [image.part() for image in record.call.images]
+            self.run.emit(Notice(f"{record.call.name} image(s) sent to the model: "
+                                 f"{describe_all(record.call.images)}", kind="info"))
+        return parts
 
     # -- planning -----------------------------------------------------------------------
 

@@ -339,7 +339,10 @@ def conversation_cut(messages: list[dict[str, Any]], turn: Turn) -> int | None:
     index when the prompt is still there, else the last user message with the same text
     (the history was compacted since); None when the prompt is gone (summarised away)."""
     def is_prompt(message: dict[str, Any]) -> bool:
-        return message.get("role") == "user" and message.get("content") == turn.prompt
+        content = message.get("content")
+        if isinstance(content, list) and content and isinstance(content[0], dict):  # a prompt with images
+            content = content[0].get("text")
+        return message.get("role") == "user" and content == turn.prompt
 
     index = turn.message_index
     if 0 <= index < len(messages) and is_prompt(messages[index]):

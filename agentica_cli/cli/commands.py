@@ -154,15 +154,18 @@ def agentica(
         "--force", help="with --undo: also overwrite files changed after that turn ended")] = False,
     tools: Annotated[Optional[list[str]], typer.Option(
         "--tools", metavar="NAMES",
-        help="add toolkits, comma-separated: arxiv, wikipedia, weather, duckduckgo, crawler, browser, ... "
-        "(config tools.enable; /tools shows their state)")] = None,
+        help="add toolkits, comma-separated: arxiv, wikipedia, weather, duckduckgo, crawler, browser, "
+        "code, sql, ocr, ... (config tools.enable; options in [toolkits.NAME]; /tools shows their state)")] = None,
+    image: Annotated[Optional[list[str]], typer.Option(
+        "--image", metavar="PATH",
+        help="send an image (PNG, JPEG, GIF, WebP) with the prompt; repeatable (config model.vision)")] = None,
     max_turns: Annotated[Optional[int], typer.Option(
         "--max-turns", metavar="N", help="stop after this many model requests")] = None,
     version: Annotated[bool, typer.Option(
         "-V", "--version", is_eager=True, callback=_show_version, help="print the version and exit")] = False,
 ) -> int:
     values = dict(locals())  # every flag, by the attribute names launch and the REPL read
-    values.update(prompt=list(prompt or ()), add_dir=list(add_dir or ()))
+    values.update(prompt=list(prompt or ()), add_dir=list(add_dir or ()), image=list(image or ()))
     from agentica_cli.cli.launch import start
 
     return start(argparse.Namespace(**values))

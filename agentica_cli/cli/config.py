@@ -55,6 +55,13 @@ LIFECYCLE_HOOK_SCHEMA: dict[str, Any] = {"matcher": "str", "command": "str", "ti
 # The transport is checked here as one of its values; the rest as the MCP layer types them.
 MCP_SERVER_SCHEMA: dict[str, Any] = {**MCP_CONFIG_KEYS, "transport": MCP_TRANSPORTS}
 
+# [toolkits.<name>] keys (each toolkit takes the ones its class has: cli/toolkit_setup.py)
+TOOLKIT_OPTIONS: dict[str, Any] = {
+    "url": "str", "read_only": "bool", "max_rows": "int", "timeout": "int", "memory_mb": "int",
+    "network": "bool", "model": "str", "size": "str", "quality": "str", "output_dir": "str",
+    "base_url": "str", "max_results": "int", "min_score": "float", "threads": "int",
+}
+
 SCHEMA: dict[str, Any] = {
     "model": {
         "provider": "provider",
@@ -66,6 +73,7 @@ SCHEMA: dict[str, Any] = {
         "request_timeout": "float",
         "attempt_timeout": "float",
         "stall_timeout": "float",
+        "vision": "bool",  # the model takes images (default: guessed from its name)
     },
     "permissions": {
         "mode": PERMISSION_MODES,
@@ -80,8 +88,9 @@ SCHEMA: dict[str, Any] = {
         "context_overflow_threshold": "float",
         "max_result_tokens": "int",  # one tool result's budget; larger ones are saved to a file
         "exclude": "list[str]",
-        "enable": "list[str]",  # toolkits by name (agentica_cli.toolkits.catalog): arxiv, weather, ...
+        "enable": "list[str]",  # toolkits by name (agentica_cli.toolkits.catalog): arxiv, weather, sql, ...
     },
+    "toolkits": {"*": TOOLKIT_OPTIONS},  # [toolkits.<name>]: cli/toolkit_setup.py
     "ui": {
         "markdown": "bool",
         "show_reasoning": "bool",
@@ -133,6 +142,7 @@ UNTRUSTED_PROJECT_KEYS = (
     "sandbox.backend",
     "sandbox.network",
     "sandbox.env_allow",  # passes secrets to commands
+    "toolkits",  # base_url decides where a toolkit's key goes
 )
 
 ENV_VARS: dict[str, str] = {

@@ -20,7 +20,7 @@ def default_args() -> argparse.Namespace:
         prompt=[], print_mode=False, output_format="text", model=None, provider=None, base_url=None,
         api_key=None, request_timeout=None, permission_mode=None, yes=False, sandbox=None, trust=False,
         work_dir=None, add_dir=[], continue_=False, resume=None, no_session=False, undo=False, force=False,
-        tools=None, max_turns=None, version=False,
+        tools=None, image=[], max_turns=None, version=False,
     )
 
 

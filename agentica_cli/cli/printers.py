@@ -140,6 +140,15 @@ def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prom
     if ignored:
         sys.stderr.write(f"agentica: ignoring this untrusted project's {', '.join(ignored)} "
                          "(run with --trust to use them)\n")
+    images = getattr(args, "image", None) or []
+    if images:
+        from agentica_cli.images import ImageError, load
+
+        try:
+            args.image = [load(path) for path in images]  # fitted once, before any request
+        except ImageError as err:
+            sys.stderr.write(f"agentica: --image: {err}\n")
+            return exitcodes.USAGE_ERROR
 
     from agentica_cli.cli.runtime import MissingKey, build_model, model_label
 
@@ -304,7 +313,7 @@ class PrintRun:
     async def stream(self, agent: Any, prompt: str) -> None:
         if self.format == "stream-json":
             self.emit_json({"type": "session", "session_id": self.session_id, "model": self.model_label})
-        async for event in agent.run_stream(prompt):
+        async for event in agent.run_stream(prompt, getattr(self.args, "image", None) or ()):
             self.record(event)
             if self.format == "stream-json":
                 self.emit_json(event.to_dict())

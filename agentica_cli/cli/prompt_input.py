@@ -23,6 +23,8 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.styles import Style
 
+from agentica_cli.images import is_image_path
+
 PROMPT = "❯ "
 MENTION = re.compile(r"(?:^|(?<=\s))@([^\s@]+)")
 MAX_MENTION_BYTES = 200_000
@@ -185,6 +187,14 @@ def make_key_bindings(
     def _newline_j(event: KeyPressEvent) -> None:
         event.current_buffer.insert_text("\n")
 
+    @kb.add("c-v")
+    def _paste_image(event: KeyPressEvent) -> None:
+        from prompt_toolkit.application import run_in_terminal
+
+        from agentica_cli.cli.image_input import paste_clipboard_image
+
+        paste_clipboard_image(event.current_buffer, lambda why: run_in_terminal(lambda: print(f"(Ctrl-V: {why})")))
+
     @kb.add("c-c")
     def _interrupt(event: KeyPressEvent) -> None:
         buffer = event.current_buffer
@@ -259,7 +269,7 @@ def attach_mentions(text: str, work_dir: Path) -> tuple[str, list[str]]:
         name = match.group(1).rstrip(".,;:!?)")
         path = Path(name).expanduser()
         path = path if path.is_absolute() else work_dir / path
-        if not path.is_file() or name in attached:
+        if not path.is_file() or name in attached or is_image_path(name):  # images: cli/image_input.py
             continue
         try:
             data = path.read_bytes()[:MAX_MENTION_BYTES].decode("utf-8", errors="replace")

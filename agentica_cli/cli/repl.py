@@ -56,6 +56,7 @@ def _preload(with_mcp: bool) -> None:
 
 class Repl:
     def __init__(self, args: argparse.Namespace, settings: Settings, work_dir: Path):
+        self.first_images = list(getattr(args, "image", None) or [])  # --image: sent with the first message
         self.args = args
         self.settings = settings
         self.work_dir = work_dir
@@ -483,7 +484,7 @@ class Repl:
 
     # -- one turn -----------------------------------------------------------------------------
 
-    async def run_turn(self, text: str) -> None:
+    async def run_turn(self, text: str, images: list[Any] | None = None) -> None:
         try:
             agent = await self.ensure_agent()
         except Exception as exc:
@@ -504,7 +505,7 @@ class Repl:
         attach_checkpoints(agent, self.active_checkpoints())
 
         async def consume() -> None:
-            async for event in agent.run_stream(text):
+            async for event in agent.run_stream(text, images or ()):
                 if event.type == "usage":
                     for key in self.usage:
                         self.usage[key] += getattr(event, key, 0) or 0
@@ -690,7 +691,14 @@ class Repl:
                 plain(f"(could not attach {problem})", "33")
         if attached:
             plain(f"(attached {', '.join(attached)})", "2")
-        await self.run_turn(text)
+        from agentica_cli.cli.image_input import attach_images
+        from agentica_cli.cli.safe_text import safe_text
+
+        images, problems = attach_images(line, self.work_dir, self.first_images)
+        self.first_images = []
+        for problem in problems:  # the images sent are told by the turn's first notice (size, tokens)
+            plain(f"(image not attached: {safe_text(problem)})", "31")
+        await self.run_turn(text, images)
         return True
 
     async def shutdown(self) -> None:

@@ -163,10 +163,14 @@ def build_agent(
     result_dir: Path | None = None,
 ) -> Any:
     from agentica_cli.cli.hooks import ConfigHooks
+    from agentica_cli.cli.sandbox_settings import sandbox_for
     from agentica_cli.cli.toolkit_setup import build_enabled_toolkits
     from agentica_cli.deep import DeepAgent
 
-    extra_tools = [*(extra_tools or []), *build_enabled_toolkits(settings, report)]
+    sandbox = sandbox_for(settings, work_dir, allowed_dirs)
+    extra_tools = [*(extra_tools or []), *build_enabled_toolkits(settings, report, work_dir=work_dir,
+                                                                 allowed_dirs=allowed_dirs, sandbox=sandbox,
+                                                                 model=model)]
     config = tool_config(settings)
     if result_dir is not None:  # oversized tool results go beside the session
         config.result_dir = str(result_dir)
@@ -188,10 +192,9 @@ def build_agent(
     exclude = settings.get("tools.exclude")
     if exclude:
         kwargs["exclude_tools"] = tuple(exclude)
-    from agentica_cli.cli.sandbox_settings import sandbox_for
 
     kwargs["builtin_options"] = {
-        "sandbox": sandbox_for(settings, work_dir, allowed_dirs),
+        "sandbox": sandbox,
         "keep_env": tuple(settings.get("sandbox.env_allow") or ()),
     }
     agent = DeepAgent(model, **kwargs)

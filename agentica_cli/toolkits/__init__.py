@@ -1,4 +1,4 @@
-"""Ready-made toolkits from the Agentica tools page: search, web, knowledge (and more).
+"""Ready-made toolkits from the Agentica tools page: search, web, knowledge, code, data, media.
 
     from agentica_cli.toolkits import ArxivTool, DuckDuckGoTool
     agent = Agent(model=..., tools=[DuckDuckGoTool(max_results=10), ArxivTool(max_results=5)])
@@ -27,6 +27,13 @@ _LAZY = {
     "WikipediaTool": "agentica_cli.toolkits.wikipedia",
     "YFinanceTool": "agentica_cli.toolkits.yfinance",
     "WeatherTool": "agentica_cli.toolkits.weather",
+    "ShellTool": "agentica_cli.toolkits.shell",
+    "CodeTool": "agentica_cli.toolkits.code",
+    "SqlTool": "agentica_cli.toolkits.sql",
+    "DalleTool": "agentica_cli.toolkits.dalle",
+    "CogViewTool": "agentica_cli.toolkits.cogview",
+    "ImageAnalysisTool": "agentica_cli.toolkits.image_analysis",
+    "OcrTool": "agentica_cli.toolkits.ocr",
 }
 
 __all__ = sorted(_LAZY)

@@ -26,9 +26,16 @@ TOOLKITS = {
     "wikipedia": "WikipediaTool",
     "yfinance": "YFinanceTool",
     "weather": "WeatherTool",
+    "shell": "ShellTool",
+    "code": "CodeTool",
+    "sql": "SqlTool",
+    "dalle": "DalleTool",
+    "cogview": "CogViewTool",
+    "image_analysis": "ImageAnalysisTool",
+    "ocr": "OcrTool",
 }
 ALIASES = {"ddg": "duckduckgo", "url_crawler": "crawler", "url-crawler": "crawler", "finance": "yfinance",
-           "wiki": "wikipedia"}
+           "wiki": "wikipedia", "python": "code", "image-analysis": "image_analysis", "vision": "image_analysis"}
 
 
 class UnknownToolkitError(ValueError):

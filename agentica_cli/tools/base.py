@@ -232,6 +232,7 @@ class FunctionCall:
         self.result: str | None = None
         self.error: str | None = None
         self.control: ControlSignal | None = None  # StopAgentRun / RetryAgentRun was raised
+        self.images: list[Any] = []  # agentica_cli.images.Image a tool returned (ImageResult)
         self.started_at: float | None = None
         self.ended_at: float | None = None
         self._parsed = False
@@ -331,6 +332,9 @@ class FunctionCall:
             value = await asyncio.get_running_loop().run_in_executor(_tool_threads(), call)
         if inspect.isawaitable(value):
             value = await value
+        images = getattr(value, "images", None)
+        if isinstance(images, list) and isinstance(getattr(value, "text", None), str):  # an ImageResult
+            self.images, value = images, value.text
         self.result = stringify_result(value)
 
     def __repr__(self) -> str:

@@ -66,3 +66,20 @@ def render_resource(result: Any) -> str:
             mime = getattr(part, "mime_type", None) or "binary"
             parts.append(f"[resource: {part.uri}, {mime}, {_size(getattr(part, 'blob', '') or '')}]")
     return "\n".join(parts)
+
+
+def with_images(text: str, result: Any) -> Any:
+    """`text`, or an ImageResult when the result has image blocks the model can be shown.
+    An image that cannot be sent (not an image, too large without Pillow) stays a summary line."""
+    blocks = [b for b in result.content or () if getattr(b, "type", None) == "image"]
+    if not blocks:
+        return text
+    from agentica_cli.images import ImageError, ImageResult, from_base64
+
+    images = []
+    for number, block in enumerate(blocks, 1):
+        try:
+            images.append(from_base64(block.data, f"image {number} ({block.mime_type})"))
+        except ImageError:
+            continue
+    return ImageResult(text, images) if images else text

@@ -487,10 +487,12 @@ class McpTool(Tool):
         self.mcp_tools = []
 
     def _entrypoint(self, tool_name: str) -> Any:
-        async def call_mcp_tool(**arguments: Any) -> str:
+        async def call_mcp_tool(**arguments: Any) -> Any:
+            from agentica_cli.tools.mcp.results import with_images
+
             context = arguments.pop(CONTEXT_PARAM, None)
             output = getattr(context, "output", None)
-            return await self.call_tool(tool_name, arguments, on_progress=output)
+            return with_images(*await self._call_with_result(tool_name, arguments, on_progress=output))
 
         call_mcp_tool.__name__ = safe_name(tool_name)
         return call_mcp_tool
@@ -576,6 +578,12 @@ class McpTool(Tool):
         Raises McpToolError when the tool reports an error, McpServerError when the server
         crashed, hung, timed out or is unavailable (the message says which).
         """
+        text, _ = await self._call_with_result(tool_name, arguments, on_progress=on_progress)
+        return text
+
+    async def _call_with_result(self, tool_name: str, arguments: Mapping[str, Any] | None, *,
+                                on_progress: Callable[[str], None] | None = None) -> tuple[str, Any]:
+        """call_tool's text, and the CallToolResult it came from (its images go to vision models)."""
         from agentica_cli.tools.mcp.results import render_result
 
         connection = await self._connection_for_call()
@@ -598,7 +606,7 @@ class McpTool(Tool):
         text = render_result(result)
         if result.is_error:
             raise McpToolError(text or f"tool {tool_name} failed")
-        return text
+        return text, result
 
     async def _connection_for_call(self) -> McpConnection:
         """The live connection; restarts a crashed or hung server once, or says why not."""
