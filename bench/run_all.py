@@ -34,6 +34,7 @@ BENCHES = {
     "checkpoints": "bench_checkpoints.py",
     "sandbox": "bench_sandbox.py",
     "toolkits": "bench_toolkits.py",
+    "headless": "bench_headless.py",
 }
 
 
@@ -88,6 +89,8 @@ TARGETS = [
            lambda v: v < 15, " ms"),
     Target("sandbox: Landlock added per command (p50)", "sandbox", _get("landlock_added_ms"), "< 3 ms",
            lambda v: v < 3, " ms"),
+    Target("`-p` per tool step over a stdlib floor client", "headless", _get("extra_step_ms"), "<= 3 ms",
+           lambda v: v <= 3, " ms"),
 ]
 
 
