@@ -5,7 +5,9 @@ measured on the server's side: from the moment it finished writing answer N to t
 request N+1 arrived (parse the stream, run the tool, build and send the next request, plus
 whatever else the client does per step: session writes, progress output, ...). The floor
 (bench/floor_client.py) does only the HTTP, JSON and the file read, so the difference is what
-the CLI adds per step. Runs alternate between the two so machine load hits both alike.
+the CLI adds per step. The floor sends the CLI's own system prompt and tool list (taken from
+its first request), so both send requests of the same size. Runs alternate between the two so
+machine load hits both alike.
 
     .venv/bin/python bench/bench_headless.py [--runs 5] [--steps 30]
 
@@ -16,6 +18,7 @@ Prints one `RESULT {json}` line for run_all.py.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -40,12 +43,15 @@ def step_costs(server: ScriptedModelServer) -> list[float]:
     return [(log[i + 1].received_at - log[i].finished_at) * 1000 for i in range(len(log) - 1)]
 
 
-def run_once(cmd: list[str], work: Path, env: dict[str, str], steps: int, *, floor: bool) -> tuple[list[float], float]:
-    """(per-step client costs in ms, ms from start to the first request)."""
+def run_once(cmd: list[str], work: Path, env: dict[str, str], steps: int, *, floor: bool,
+             like: Path | None = None) -> tuple[list[float], float]:
+    """(per-step client costs in ms, ms from start to the first request). The CLI's first
+    request body is saved to `like`; the floor client sends the same system prompt and tools."""
     script = [turns.repeat_tool("read_file", steps, arguments={"file_path": str(work / "notes.txt")}, final="done")]
     with ScriptedModelServer(script) as server:
         if floor:
-            full = [sys.executable, str(HERE / "floor_client.py"), server.base_url, str(work / "notes.txt"), str(steps)]
+            full = [sys.executable, str(HERE / "floor_client.py"), server.base_url, str(work / "notes.txt"), str(steps),
+                    str(like)]
         else:
             full = [*cmd, "-p", "read notes.txt", "--base-url", server.base_url, "--api-key", "bench", "--yes",
                     "--max-turns", str(steps + 5)]
@@ -55,6 +61,8 @@ def run_once(cmd: list[str], work: Path, env: dict[str, str], steps: int, *, flo
         if proc.returncode != 0 or len(server.request_log) != steps + 1:
             raise SystemExit(f"{'floor' if floor else 'agentica'} run failed ({proc.returncode}, "
                              f"{len(server.request_log)} requests): {proc.stderr[-800:]}")
+        if not floor and like is not None:
+            like.write_text(json.dumps(server.request_log[0].body))
         return step_costs(server), (server.request_log[0].received_at - start) * 1000
 
 
@@ -73,14 +81,15 @@ def main() -> int:
 
     print_machine("headless path: agentica -p vs a stdlib floor client, per tool step")
     print(f"{opts.steps} read_file steps, {opts.runs} runs each (+1 warm-up), alternating")
-    run_once(cmd, work, env, opts.steps, floor=False)  # warm-up: bytecode and page cache
-    run_once(cmd, work, env, opts.steps, floor=True)
+    like = home / "first-request.json"
+    run_once(cmd, work, env, opts.steps, floor=False, like=like)  # warm-up: bytecode and page cache
+    run_once(cmd, work, env, opts.steps, floor=True, like=like)
     cli_medians, floor_medians, firsts = [], [], []
     for _ in range(opts.runs):
         costs, first = run_once(cmd, work, env, opts.steps, floor=False)
         cli_medians.append(statistics.median(costs))
         firsts.append(first)
-        floor_costs, _ = run_once(cmd, work, env, opts.steps, floor=True)
+        floor_costs, _ = run_once(cmd, work, env, opts.steps, floor=True, like=like)
         floor_medians.append(statistics.median(floor_costs))
     cli = statistics.median(cli_medians)
     floor = statistics.median(floor_medians)

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import emit_result, print_machine
 
-from agentica_cli.agent import DeepAgent
+from agentica_cli.deep import DeepAgent
 from agentica_cli.models import OpenAIChat
 from agentica_cli.testing import ScriptedModelServer, turns
 from agentica_cli.toolkits.catalog import TOOLKITS, import_all

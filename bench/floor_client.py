@@ -5,7 +5,10 @@ read the SSE answer to its end, run the one read_file call it asks for (read the
 its lines), append both messages, repeat. No SDK, no session file, no rendering: what is
 left is HTTP, JSON and the file read. bench_headless.py times it against the CLI.
 
-    python bench/floor_client.py BASE_URL FILE [STEPS]
+    python bench/floor_client.py BASE_URL FILE [STEPS] [REQUEST.json]
+
+REQUEST.json (optional): a first request body whose system prompt and tool list are sent
+instead of the short ones here, so the requests are as big as agentica's.
 """
 
 from __future__ import annotations
@@ -19,13 +22,14 @@ TOOLS = [{"type": "function", "function": {"name": "read_file", "description": "
     "type": "object", "properties": {"file_path": {"type": "string"}}, "required": ["file_path"]}}}]
 
 
-def run(base_url: str, path: str, steps: int) -> int:
+def run(base_url: str, path: str, steps: int, like: dict | None = None) -> int:
     url = urlsplit(base_url)
     conn = http.client.HTTPConnection(url.hostname, url.port)
-    messages: list[dict] = [{"role": "system", "content": "You are a coding agent."},
-                            {"role": "user", "content": f"read {path}"}]
+    tools = like["tools"] if like else TOOLS
+    system = like["messages"][0]["content"] if like else "You are a coding agent."
+    messages: list[dict] = [{"role": "system", "content": system}, {"role": "user", "content": f"read {path}"}]
     for step in range(steps + 1):
-        body = {"model": "bench", "messages": messages, "tools": TOOLS, "stream": True,
+        body = {"model": "bench", "messages": messages, "tools": tools, "stream": True,
                 "stream_options": {"include_usage": True}}
         conn.request("POST", url.path.rstrip("/") + "/chat/completions", json.dumps(body),
                      {"Content-Type": "application/json", "Authorization": "Bearer bench"})
@@ -53,4 +57,8 @@ def run(base_url: str, path: str, steps: int) -> int:
 
 
 if __name__ == "__main__":
-    print(run(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 30))
+    like = None
+    if len(sys.argv) > 4:
+        with open(sys.argv[4], encoding="utf-8") as fh:
+            like = json.load(fh)
+    print(run(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 30, like))

@@ -115,6 +115,8 @@ TARGETS = [
            lambda v: v < 50, " ms"),
     Target("acp: later prompts to first update, over the model (median)", "acp", _get("warm_median_ms"),
            "< 50 ms", lambda v: v < 50, " ms"),
+    Target("`-p` per tool step over a stdlib floor client", "headless", _get("extra_step_ms"), "<= 3 ms",
+           lambda v: v <= 3, " ms"),
 ]
 
 

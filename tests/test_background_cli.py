@@ -21,6 +21,8 @@ from agentica_cli.testing import ScriptedModelServer, turns
 # graceful stop) leaves a file behind; the SIGKILL of the group watcher would not.
 SERVER_SCRIPT = """
 import os, signal, sys, time
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="finds processes in /proc (Linux)")
 def stop(*_):
     open("terminated-" + sys.argv[1], "w").close()
     sys.exit(0)

@@ -22,6 +22,8 @@ from test_builtin_execute import alive, group_members
 from builtin_tools import BuiltinExecuteTool
 from builtin_tools.background import BackgroundProcesses, OutputRing, background_processes
 
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="checks processes and groups in /proc (Linux)")
+
 SERVER = f"{sys.executable} -u -m http.server 0 --bind 127.0.0.1"
 PORT = re.compile(r"port (\d+)")
 

@@ -70,6 +70,7 @@ def test_commands_run_in_bash(tool: BuiltinExecuteTool) -> None:
     assert out.splitlines()[2:] == ["shell=bash", "double brackets work"]
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc or uses setsid/prctl (Linux)")
 def test_stdin_is_dev_null(tool: BuiltinExecuteTool) -> None:
     start = time.monotonic()
     out = run(tool, 'read -r line; echo "read=$? line=[$line]"; cat; readlink /proc/self/fd/0', timeout=10)
@@ -77,6 +78,7 @@ def test_stdin_is_dev_null(tool: BuiltinExecuteTool) -> None:
     assert out.splitlines()[2:] == ["read=1 line=[]", "/dev/null"]
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc or uses setsid/prctl (Linux)")
 def test_timeout_kills_the_whole_group_within_3s(tool: BuiltinExecuteTool) -> None:
     start = time.monotonic()
     out = run(tool, "echo PGID=$$; (sleep 100; echo never) & bash -c 'sleep 100' & sleep 100", timeout=2)
@@ -90,6 +92,7 @@ def test_timeout_kills_the_whole_group_within_3s(tool: BuiltinExecuteTool) -> No
     assert group_members(pgid) == []
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc or uses setsid/prctl (Linux)")
 def test_timeout_also_kills_a_grandchild_that_left_the_group_but_holds_the_pipe(tool: BuiltinExecuteTool) -> None:
     start = time.monotonic()
     out = run(tool, "setsid sh -c 'echo ESCAPED=$$; exec sleep 100' & sleep 100", timeout=2)
@@ -108,6 +111,7 @@ def test_sleep_100_with_timeout_2(tool: BuiltinExecuteTool) -> None:
     assert out.startswith("[exit code 124: timed out after 2 s")
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc or uses setsid/prctl (Linux)")
 def test_cancelling_the_call_kills_the_group(tool: BuiltinExecuteTool, tmp_path: Path) -> None:
     marker = tmp_path / "pgid"
 

@@ -11,10 +11,13 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 from cli_support import AGENTICA, cli_env, model_args, tool_results
 from test_builtin_execute import alive, group_members
 
 from agentica_cli.testing import ScriptedModelServer, turns
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc/<pid>/environ (Linux)")
 
 
 def _wait_for(condition, timeout: float = 30) -> None:  # type: ignore[no-untyped-def]

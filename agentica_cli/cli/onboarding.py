@@ -57,7 +57,9 @@ def provider_choices() -> list[tuple[str, str]]:
 
 async def check_key(model: Any, timeout: float = CHECK_TIMEOUT) -> KeyCheck:
     """One GET {base_url}/models with the model's key: is the key accepted?"""
-    import openai
+    from agentica_cli.models.openai_import import import_openai
+
+    openai = import_openai()
 
     try:
         client = model.client().with_options(timeout=timeout, max_retries=0)

@@ -40,8 +40,9 @@ def _preload(with_mcp: bool) -> None:
     import agentica_cli.cli.runtime
 
     try:
-        import openai  # noqa: F401
+        from agentica_cli.models.openai_import import import_openai
 
+        import_openai()
         import agentica_cli.agent  # noqa: F401
     except Exception:
         pass  # reported properly when the agent is built

@@ -24,12 +24,15 @@ def acp(
     args: Annotated[Optional[list[str]], typer.Argument(help="passed to the ACP server")] = None,
 ) -> int:
     """Serve an editor (Zed, ...) over the Agent Client Protocol on stdin/stdout."""
+    import importlib.util
+
+    if importlib.util.find_spec("agentica_cli.acp") is None:
+        sys.stderr.write("agentica: error: `agentica acp` is not available in this build (no agentica_cli.acp)\n")
+        return exitcodes.USAGE_ERROR
     try:
         from agentica_cli.acp import run_acp_server
-    except ImportError as err:
-        if getattr(err, "name", "") not in ("agentica_cli.acp", None) and "run_acp_server" not in str(err):
-            raise
-        sys.stderr.write("agentica: error: `agentica acp` is not available in this build (no agentica_cli.acp)\n")
+    except ImportError as err:  # e.g. a library the ACP server needs is not installed
+        sys.stderr.write(f"agentica: error: `agentica acp` cannot start: {err}\n")
         return exitcodes.USAGE_ERROR
     return run_acp_server(list(args or ()))
 
