@@ -297,3 +297,31 @@ def test_without_an_api_key_sessions_need_authentication(home: Path, project: Pa
     assert hello.auth_methods[0].vars[0].name == "AGENTICA_API_KEY"
     assert refused.code == RequestError.auth_required().code
     assert "no API key configured" in str(refused.data)
+
+
+def test_custom_commands_are_offered_and_expand_with_their_model(home: Path, project: Path) -> None:
+    commands = home / "commands"
+    commands.mkdir()
+    (commands / "review.md").write_text(
+        "---\ndescription: review a file\nargument-hint: FILE\nmodel: review-model\n---\n"
+        "Review $1 for bugs and say what you find.\n")
+    script = [turns.text("Looks fine."), turns.text("Plain again.")]
+    client = EditorClient(fs=False, terminal=False)
+
+    async def scenario():
+        with ScriptedModelServer(script) as server:
+            async with editor_session(client, server, project, home) as conn:
+                session = await conn.new_session(cwd=str(project), mcp_servers=[])
+                first = await conn.prompt(session_id=session.session_id, prompt=[text_block("/review notes.txt")])
+                second = await conn.prompt(session_id=session.session_id, prompt=[text_block("and now?")])
+                await client.wait_for(lambda: client.of_kind("available_commands_update"))
+            return first, second, server.requests
+
+    first, second, requests = run(scenario())
+    assert first.stop_reason == second.stop_reason == "end_turn"
+    offered = {c.name: c for c in client.of_kind("available_commands_update")[0].available_commands}
+    assert offered["review"].description == "review a file"
+    assert {"compact", "model", "mode"} <= offered.keys()
+    assert last_user_message(requests[0]) == "Review notes.txt for bugs and say what you find."
+    assert requests[0]["model"] == "review-model"  # the command's model, for its turn only
+    assert requests[1]["model"] != "review-model"

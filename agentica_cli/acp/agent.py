@@ -175,7 +175,7 @@ class AgenticaAcpAgent:
 
         async def send() -> None:
             await asyncio.sleep(0)
-            await session.send(update_available_commands(available_commands()))
+            await session.send(update_available_commands(available_commands(session.extensions.commands)))
             if self.warming is not None:
                 await asyncio.shield(self.warming)
             agent = session.agent

@@ -17,13 +17,18 @@ ACP_COMMANDS: dict[str, tuple[str, str | None]] = {
 }
 
 
-def available_commands() -> list[Any]:
+def available_commands(custom: dict[str, Any] | None = None) -> list[Any]:
+    """Our commands, then the user's custom ones (.agentica/commands, .claude/commands: see
+    agentica_cli.extensions.commands) that do not share a name with ours."""
     from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
+    listed: dict[str, tuple[str, str | None]] = dict(ACP_COMMANDS)
+    for name, command in (custom or {}).items():
+        listed.setdefault(name, (command.description or "custom command", command.argument_hint or None))
     return [
         AvailableCommand(name=name, description=text,
                          input=AvailableCommandInput(root=UnstructuredCommandInput(hint=hint)) if hint else None)
-        for name, (text, hint) in ACP_COMMANDS.items()
+        for name, (text, hint) in listed.items()
     ]
 
 

@@ -62,6 +62,9 @@ class AcpSession:
             report=log,
         )
         self.mode_prompt = PermissionModePrompt(self.agent)
+        from agentica_cli.cli.extension_setup import load_extensions
+
+        self.extensions = load_extensions(settings, work_dir)  # custom commands (after trust), as in the REPL
         self.turn: asyncio.Task[str] | None = None
         self.edits: dict[str, tuple[str, str | None, str]] = {}  # call id -> (path, old text, new text)
         self.outputs: dict[str, str] = {}  # call id -> live output so far (its tail)
@@ -128,8 +131,22 @@ class AcpSession:
             handled = await run_command(self, text)
             if handled:
                 return "end_turn"
+        restore = None
+        if text.startswith("/"):  # a custom command: its prompt, and its model and tools for this turn
+            from agentica_cli.cli.extension_setup import command_prompt, use_command_settings
+
+            expanded, command = command_prompt(text, self.extensions, self.work_dir)
+            if command is not None:
+                content, restore = expanded, use_command_settings(self.agent, command)
         await self.sync_mcp_tools()
         self.mode_prompt.apply(self.policy.mode)
+        try:
+            return await self._run_turn(content)
+        finally:
+            if restore is not None:
+                restore()
+
+    async def _run_turn(self, content: str | list[dict[str, Any]]) -> str:
         self.turn = asyncio.create_task(self._run(content))
         try:
             await asyncio.wait({self.turn})
