@@ -11,18 +11,19 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
 from cli_support import model_args, run_cli, tool_results
 from test_builtin_execute import alive, group_members
 from test_repl import flat, project, start_repl  # noqa: F401 (fixtures)
 
 from agentica_cli.testing import ScriptedModelServer, turns
 
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="finds processes in /proc (Linux)")
+
 # A stand-in for a dev server: says it is ready, then runs until stopped. SIGTERM (the
 # graceful stop) leaves a file behind; the SIGKILL of the group watcher would not.
 SERVER_SCRIPT = """
 import os, signal, sys, time
-
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="finds processes in /proc (Linux)")
 def stop(*_):
     open("terminated-" + sys.argv[1], "w").close()
     sys.exit(0)
