@@ -42,7 +42,7 @@ def start(env: dict[str, str], project: Path) -> Iterator:
 
     def spawn(server: ScriptedModelServer) -> Repl:
         child = pexpect.spawn(AGENTICA[0], [*AGENTICA[1:], *model_args(server)], cwd=str(project), env=env,
-                              encoding="utf-8", dimensions=(40, 120), timeout=15)
+                              encoding="utf-8", dimensions=(40, 120), timeout=30)
         children.append(child)
         return Repl(child)
 

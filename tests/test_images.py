@@ -200,7 +200,7 @@ def test_repl_attaches_mentioned_pasted_and_clipboard_images(vision_home: Path, 
                       PATH=f"{tools}:{os.environ['PATH']}", TMPDIR=str(tmp_path))
         env.pop("WAYLAND_DISPLAY", None)
         child = pexpect.spawn(AGENTICA[0], [*AGENTICA[1:], *model_args(server)], cwd=str(project), env=env,
-                              encoding="utf-8", dimensions=(40, 200), timeout=20)
+                              encoding="utf-8", dimensions=(40, 200), timeout=30)
         try:
             child.expect("❯")
             pasted = str(tmp_path / "my pic.png").replace(" ", "\\ ")  # as a terminal pastes a dropped file

@@ -65,7 +65,7 @@ def start_repl(home: Path, project: Path) -> Iterator:
             env=env,
             encoding="utf-8",
             dimensions=(40, 120),
-            timeout=15,
+            timeout=30,  # a wait for output on a busy machine, not a speed claim
         )
         children.append(child)
         repl = Repl(child)
@@ -230,7 +230,7 @@ def _spawn(home: Path, project: Path, args: list[str]) -> pexpect.spawn:
         env=cli_env(home, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color"),
         encoding="utf-8",
         dimensions=(40, 120),
-        timeout=15,
+        timeout=30,
     )
 
 
