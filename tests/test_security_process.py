@@ -32,7 +32,8 @@ def test_a_sigkilled_agent_takes_its_running_command_with_it(home: Path, tmp_pat
     finish its effect later."""
     project = tmp_path / "project"
     project.mkdir()
-    command = "echo $$ > started; (sleep 2; touch LATE_CHILD) & sleep 2; touch LATE"
+    # 5 s: long enough that a busy machine still kills the agent before the command is done
+    command = "echo $$ > started; (sleep 5; touch LATE_CHILD) & sleep 5; touch LATE"
     script = [
         turns.tool_calls(turns.call("execute", {"command": command}, id="call_1")),
         turns.text("never reached"),
@@ -46,13 +47,14 @@ def test_a_sigkilled_agent_takes_its_running_command_with_it(home: Path, tmp_pat
         try:
             started = project / "started"
             _wait_for(lambda: started.exists() and started.read_text().strip() != "")
+            started_at = time.monotonic()
             pgid = int(started.read_text())
             assert group_members(pgid), "the command is not running"
         finally:
             proc.kill()
             proc.communicate(timeout=10)
         _wait_for(lambda: not group_members(pgid), timeout=5)
-        time.sleep(3)  # past the moment the command would have touched its files
+        time.sleep(max(0.0, started_at + 6 - time.monotonic()))  # past when the command would touch its files
     assert not (project / "LATE").exists()
     assert not (project / "LATE_CHILD").exists()
     assert group_members(pgid) == []
