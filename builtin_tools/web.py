@@ -293,21 +293,40 @@ class BuiltinFetchUrlTool(Tool):
 
     @staticmethod
     async def _send_to(client: httpx.AsyncClient, url: str, addresses: list[str]) -> httpx.Response:
-        """GET `url` over a connection to one of `addresses` (in order, the next one when a
-        connection cannot be made), with the URL's own host in the Host header and TLS SNI,
-        so certificates are still checked against the host name."""
-        import httpx
+        try:
+            return await send_pinned(client, "GET", url, addresses)
+        except NoAddressConnected as err:
+            parts = urlsplit(url)  # named without any user:password@ the URL may carry
+            where = f"{parts.hostname}:{parts.port}" if parts.port else str(parts.hostname)
+            raise FetchError(err.describe(where)) from None
 
-        last_error: Exception | None = None
-        for address in addresses:
-            request = client.build_request("GET", url)  # Host header from the URL's host
-            host_name = request.url.raw_host.decode("ascii")
-            request.url = request.url.copy_with(host=address)
-            request.extensions["sni_hostname"] = host_name
-            try:
-                return await client.send(request, stream=True)
-            except httpx.ConnectError as err:
-                last_error = err
-        parts = urlsplit(url)  # named without any user:password@ the URL may carry
-        where = f"{parts.hostname}:{parts.port}" if parts.port else str(parts.hostname)
-        raise FetchError(f"cannot connect to {where} (tried {', '.join(addresses)}): {last_error}")
+
+class NoAddressConnected(Exception):
+    """None of the vetted addresses took the connection."""
+
+    def __init__(self, addresses: list[str], last_error: Exception | None):
+        super().__init__(f"tried {', '.join(addresses)}: {last_error}")
+        self.addresses, self.last_error = addresses, last_error
+
+    def describe(self, where: str) -> str:
+        return f"cannot connect to {where} (tried {', '.join(self.addresses)}): {self.last_error}"
+
+
+async def send_pinned(client: httpx.AsyncClient, method: str, url: str, addresses: list[str],
+                      **request_args: Any) -> httpx.Response:
+    """Send over a connection to one of `addresses` (in order, the next one when a connection
+    cannot be made), with the URL's own host in the Host header and TLS SNI, so certificates are
+    still checked against the host name. The response is streamed (the caller closes it)."""
+    import httpx
+
+    last_error: Exception | None = None
+    for address in addresses:
+        request = client.build_request(method, url, **request_args)  # Host header from the URL's host
+        host_name = request.url.raw_host.decode("ascii")
+        request.url = request.url.copy_with(host=address)
+        request.extensions["sni_hostname"] = host_name
+        try:
+            return await client.send(request, stream=True)
+        except httpx.ConnectError as err:
+            last_error = err
+    raise NoAddressConnected(addresses, last_error)

@@ -321,19 +321,12 @@ class HttpClient:
 async def _send_pinned(client: httpx.AsyncClient, method: str, url: str, addresses: list[str],
                        params: dict[str, Any], json_body: Any) -> httpx.Response:
     """Send to one of the vetted addresses, keeping the URL's host for the Host header and TLS SNI."""
-    import httpx
+    from builtin_tools.web import NoAddressConnected, send_pinned
 
-    last_error: Exception | None = None
-    for address in addresses:
-        request = client.build_request(method, url, params=params or None, json=json_body)
-        host_name = request.url.raw_host.decode("ascii")
-        request.url = request.url.copy_with(host=address)
-        request.extensions["sni_hostname"] = host_name
-        try:
-            return await client.send(request, stream=True)
-        except httpx.ConnectError as err:
-            last_error = err
-    raise ToolkitHttpError(f"cannot connect to {_where(url)} (tried {', '.join(addresses)}): {last_error}")
+    try:
+        return await send_pinned(client, method, url, addresses, params=params or None, json=json_body)
+    except NoAddressConnected as err:
+        raise ToolkitHttpError(err.describe(_where(url))) from None
 
 
 def _where(url: str) -> str:
