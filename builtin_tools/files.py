@@ -211,13 +211,7 @@ class BuiltinFileTool(Tool):
                     "reading a whole file. Read it in pages: read_file(file_path, offset=1, limit=2000), then "
                     "offset=2001 and so on; or grep for the lines you need."
                 )
-            start = 1 if offset is None else offset
-            count = DEFAULT_LIMIT if limit is None else limit
-            if start < 1:
-                raise FileReadError(f"offset must be 1 or more (lines are numbered from 1), got {start}.")
-            if count < 1:
-                raise FileReadError(f"limit must be 1 or more, got {count}.")
-            page = read_page(f, start, min(count, DEFAULT_LIMIT))
+            page = read_page(f, *page_bounds(offset, limit))
             if info.st_size <= HASH_LIMIT_BYTES:  # the tracker hashes what was read, from this descriptor
                 f.seek(0)
                 self.tracker.record(real, f.read(), info)
@@ -239,13 +233,7 @@ class BuiltinFileTool(Tool):
                 f"{shown} is {human_size(len(data))}, over the {WHOLE_FILE_LIMIT // 1024} KB limit for reading a "
                 "whole file. Read it in pages (offset/limit) or grep for the lines you need."
             )
-        start = 1 if offset is None else offset
-        count = DEFAULT_LIMIT if limit is None else limit
-        if start < 1:
-            raise FileReadError(f"offset must be 1 or more (lines are numbered from 1), got {start}.")
-        if count < 1:
-            raise FileReadError(f"limit must be 1 or more, got {count}.")
-        page = page_of(data, start, min(count, DEFAULT_LIMIT))
+        page = page_of(data, *page_bounds(offset, limit))
         self.tracker.record(real, data, content_stat(data))
         return render_page(page, shown)
 
@@ -490,3 +478,14 @@ class BuiltinFileTool(Tool):
         if outcome is None:
             outcome = search.grep_with_python(request, root, cwd)
         return search.render_grep(outcome, request, shown)
+
+
+def page_bounds(offset: int | None, limit: int | None) -> tuple[int, int]:
+    """read_file's first line and line count (at most DEFAULT_LIMIT) from its arguments."""
+    start = 1 if offset is None else offset
+    count = DEFAULT_LIMIT if limit is None else limit
+    if start < 1:
+        raise FileReadError(f"offset must be 1 or more (lines are numbered from 1), got {start}.")
+    if count < 1:
+        raise FileReadError(f"limit must be 1 or more, got {count}.")
+    return start, min(count, DEFAULT_LIMIT)
