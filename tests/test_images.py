@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import io
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -212,8 +213,11 @@ def test_repl_attaches_mentioned_pasted_and_clipboard_images(vision_home: Path, 
             child.sendcontrol("v")  # the clipboard's image, saved, goes in as @path
             child.expect(r"clipboard-\d{8}-\d{6}\.png")
             child.send("\r")
-            child.expect(r"Sent with the prompt:\s+\S*clipboard-\d{8}-\d{6}\.png:\s+9x7\s+PNG")  # rich wraps it
             child.expect("A yellow box.")
+            # rich wraps the long path (anywhere, even inside a name): read it with line breaks gone
+            unwrapped = re.sub(r"[\r\n]", "", child.before)
+            sent = r"Sent with the prompt:\s+\S*clipboard-\d{8}-\d{6}\.png:\s+9x7\s+PNG"
+            assert re.search(sent, unwrapped), unwrapped
             child.expect("❯")
             child.sendcontrol("d")
             child.expect(pexpect.EOF)

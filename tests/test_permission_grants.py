@@ -210,13 +210,17 @@ def test_untrusted_project_rules_are_ignored_and_bad_rules_are_config_errors(
 # -- sensitive writes and plan mode through the CLI ---------------------------------------
 
 
-@pytest.mark.parametrize("target", [".agentica/config.toml", ".git/hooks/pre-commit", ".bashrc"])
-def test_accept_edits_never_writes_agentica_or_git_config_unasked(tmp_path: Path, home: Path, target: str) -> None:
+SENSITIVE_TARGETS = [".agentica/config.toml", ".git/hooks/pre-commit", ".bashrc"]
+
+
+def test_accept_edits_never_writes_agentica_or_git_config_unasked(tmp_path: Path, home: Path) -> None:
+    # One run per mode writes all three targets (one call each): three runs, not nine.
     project = tmp_path / "proj"
     (project / ".git" / "hooks").mkdir(parents=True)
     (project / ".agentica").mkdir()
     script = [
-        turns.tool_calls(turns.call("write_file", {"file_path": target, "content": 'mode = "auto"\n'}, id="w1")),
+        turns.tool_calls(*(turns.call("write_file", {"file_path": target, "content": 'mode = "auto"\n'}, id=f"w{i}")
+                           for i, target in enumerate(SENSITIVE_TARGETS))),
         turns.text("done"),
     ]
     with ScriptedModelServer(script) as server:
@@ -224,19 +228,23 @@ def test_accept_edits_never_writes_agentica_or_git_config_unasked(tmp_path: Path
                        home=home)
         requests = server.requests
     assert proc.returncode == 0, proc.stderr
-    assert not (project / target).exists()
-    assert "sensitive" in tool_results(requests[1])["w1"]
+    results = tool_results(requests[1])
+    for i, target in enumerate(SENSITIVE_TARGETS):
+        assert not (project / target).exists(), target
+        assert "sensitive" in results[f"w{i}"], target
     assert "only an explicit --yes allows it" in proc.stderr
     # the same write under config-chosen auto mode is refused too; --yes on the command line allows it
     (home / "config.toml").write_text('[permissions]\nmode = "auto"\n')
     with ScriptedModelServer(script) as server:
         proc = run_cli(["-p", "go", *model_args(server)], cwd=project, home=home)
     assert proc.returncode == 0, proc.stderr
-    assert not (project / target).exists()
+    for target in SENSITIVE_TARGETS:
+        assert not (project / target).exists(), target
     with ScriptedModelServer(script) as server:
         proc = run_cli(["-p", "go", "--yes", *model_args(server)], cwd=project, home=home)
     assert proc.returncode == 0, proc.stderr
-    assert (project / target).read_text() == 'mode = "auto"\n'
+    for target in SENSITIVE_TARGETS:
+        assert (project / target).read_text() == 'mode = "auto"\n', target
 
 
 def test_refused_edit_outside_the_folder_suggests_add_dir(tmp_path: Path, home: Path) -> None:

@@ -35,11 +35,13 @@ class Repl:
     def __init__(self, child: pexpect.spawn):
         self.child = child
 
-    def expect(self, pattern: str, timeout: float = 15) -> str:
+    # Waits for output, not speed claims: long enough for a busy 2-core machine running the
+    # suite on two xdist workers beside other work.
+    def expect(self, pattern: str, timeout: float = 30) -> str:
         self.child.expect(pattern, timeout=timeout)
         return self.child.before + self.child.after
 
-    def expect_prompt(self, timeout: float = 15) -> None:
+    def expect_prompt(self, timeout: float = 30) -> None:
         self.child.expect(PROMPT, timeout=timeout)
 
     def send_line(self, text: str) -> None:
@@ -47,7 +49,7 @@ class Repl:
 
     def exit(self) -> int:
         self.child.sendcontrol("d")
-        self.child.expect(pexpect.EOF, timeout=15)
+        self.child.expect(pexpect.EOF, timeout=30)
         self.child.close()
         return self.child.exitstatus
 
@@ -222,14 +224,14 @@ def test_session_is_saved_and_resumable(start_repl, home: Path) -> None:
         assert repl.exit() == 0
 
 
-def _spawn(home: Path, project: Path, args: list[str]) -> pexpect.spawn:
+def _spawn(home: Path, project: Path, args: list[str], columns: int = 120) -> pexpect.spawn:
     return pexpect.spawn(
         AGENTICA[0],
         [*AGENTICA[1:], *args],
         cwd=str(project),
         env=cli_env(home, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color"),
         encoding="utf-8",
-        dimensions=(40, 120),
+        dimensions=(40, columns),
         timeout=30,
     )
 
@@ -308,11 +310,15 @@ def test_tab_completes_slash_commands_and_paths(start_repl, project: Path) -> No
     (project / "calculator.py").write_text("x = 1\n")
     with ScriptedModelServer([turns.text("Seen."), turns.text("Back to normal.")]) as server:
         repl = start_repl(server)
+        # Completion runs in the background: the next keys wait until its text is on screen
+        # (typed at once, Enter could come before the completion is inserted).
         repl.child.send("/permi\t")
+        repl.expect("ssions")
         repl.child.send(" plan\r")
         repl.expect("Permission mode: plan.")
         repl.expect_prompt()
         repl.child.send("check @calcu\t")
+        repl.expect(r"lator\.py")
         repl.child.send("\r")
         repl.expect(r"attached calculator\.py")
         repl.expect("Seen.")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from test_repl import _spawn
+from test_repl import _spawn as _spawn_repl
 
 from agentica_cli.testing import ScriptedModelServer, turns
 
@@ -27,6 +27,12 @@ def _closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def _spawn(home: Path, project: Path, args: list[str]) -> pexpect.spawn:
+    # 200 columns: the save question names the config path under pytest's temporary folder
+    # (longer on an xdist worker); a question wider than the terminal is not drawn at all.
+    return _spawn_repl(home, project, args, columns=200)
 
 
 def _finish(child: pexpect.spawn) -> int:

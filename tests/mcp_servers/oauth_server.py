@@ -23,6 +23,12 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyHttpUrl
 
+# The server takes an access token a while past the `expires_in` it advertises. The client
+# refreshes on its own clock (the test checks the new token generation); an exact expiry here
+# raced the client's on a busy machine (int() rounding, a slow reply) and a 401 sends the
+# client back to a browser login.
+SERVER_GRACE_S = 10
+
 
 class MemoryProvider:
     def __init__(self, ttl: int):
@@ -56,7 +62,7 @@ class MemoryProvider:
         self.issued += 1
         access, refresh = secrets.token_urlsafe(16), secrets.token_urlsafe(16)
         self.access[access] = AccessToken(token=access, client_id=client_id, scopes=scopes,
-                                          expires_at=int(time.time()) + self.ttl, resource=resource)
+                                          expires_at=int(time.time()) + self.ttl + SERVER_GRACE_S, resource=resource)
         self.generation[access] = self.issued
         self.refresh[refresh] = RefreshToken(token=refresh, client_id=client_id, scopes=scopes, resource=resource)
         return OAuthToken(access_token=access, token_type="Bearer", expires_in=self.ttl, refresh_token=refresh,
