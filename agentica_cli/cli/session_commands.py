@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -63,5 +64,8 @@ def remove_session(session_id: str) -> int:
         return _fail(f"session {info.id} is open in another agentica (pid {holder}); close it first")
     info.path.unlink()
     info.path.with_suffix(".pid").unlink(missing_ok=True)
+    from agentica_cli.cli.session_images import images_dir
+
+    shutil.rmtree(images_dir(info.path), ignore_errors=True)
     print(f"removed session {info.id}")
     return exitcodes.OK
