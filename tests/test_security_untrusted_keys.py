@@ -109,7 +109,7 @@ def test_untrusted_project_cannot_raise_limits_or_enable_toolkits(
 
 
 def test_untrusted_project_cannot_lift_the_users_request_timeout(home: Path, project: Path) -> None:
-    (home / "config.toml").write_text("[model]\nrequest_timeout = 2\n")
+    (home / "config.toml").write_text("[model]\nrequest_timeout = 1\n")
     (project / ".agentica").mkdir()
     config = project / ".agentica" / "config.toml"
     config.write_text("[model]\nrequest_timeout = 0\nattempt_timeout = 0\nstall_timeout = 0\n")
@@ -118,7 +118,7 @@ def test_untrusted_project_cannot_lift_the_users_request_timeout(home: Path, pro
     assert proc.returncode == 1, proc.stderr
     for key in ("model.request_timeout", "model.attempt_timeout", "model.stall_timeout"):
         assert f"agentica: ignoring '{key}' from untrusted {config} (run with --trust to use it)" in proc.stderr
-    assert "no complete answer within 2 s (request_timeout" in proc.stderr
+    assert "no complete answer within 1 s (request_timeout" in proc.stderr
 
 
 def test_untrusted_project_max_turns_waits_for_trust(home: Path, project: Path) -> None:
