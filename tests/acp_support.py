@@ -31,7 +31,7 @@ from acp.schema import (
     WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
-from cli_support import AGENTICA, cli_env
+from cli_support import AGENTICA, cli_env, scripted_key_file
 
 
 class Terminal:
@@ -158,7 +158,7 @@ def agent_env(home: Path) -> dict[str, str]:
 async def editor_session(client: EditorClient, server: Any, project: Path, home: Path,
                          *extra: str) -> AsyncIterator[Any]:
     """`agentica acp` spawned as an editor does, against the scripted model server."""
-    args = [*AGENTICA[1:], "acp", "--base-url", server.base_url, "--api-key", "test-key",
+    args = [*AGENTICA[1:], "acp", "--base-url", server.base_url, "--api-key-file", scripted_key_file(),
             "--model", "scripted-model", *extra]
     async with spawn_agent_process(client, AGENTICA[0], *args, env=agent_env(home), cwd=str(project),
                                    transport_kwargs={"stderr": None}) as (conn, _proc):

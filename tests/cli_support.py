@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +50,18 @@ def run_cli(
     )
 
 
+@functools.cache
+def scripted_key_file() -> str:
+    """A file holding the scripted server's key "test-key": `--api-key KEY` would put it in the
+    process list, and agentica warns about that on stderr."""
+    folder = Path(tempfile.mkdtemp(prefix="agentica-test-key-"))
+    atexit.register(shutil.rmtree, folder, True)
+    (folder / "key").write_text("test-key\n")
+    return str(folder / "key")
+
+
 def model_args(server: Any) -> list[str]:
-    return ["--base-url", server.base_url, "--api-key", "test-key", "--model", "scripted-model"]
+    return ["--base-url", server.base_url, "--api-key-file", scripted_key_file(), "--model", "scripted-model"]
 
 
 def last_user_message(request: dict[str, Any]) -> str:

@@ -10,15 +10,10 @@ from pathlib import Path
 import pexpect
 import pytest
 from cli_support import AGENTICA, cli_env, last_user_message, model_args, run_cli
+from extension_support import write
 from test_repl import Repl
 
 from agentica_cli.testing import ScriptedModelServer, turns
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from extension_support import write
 
 from agentica_cli.extensions.agents import load_agents
 from agentica_cli.extensions.commands import load_commands
@@ -13,12 +14,6 @@ from agentica_cli.extensions.frontmatter import FrontMatterError, split
 from agentica_cli.extensions.hook_config import HookConfigError, specs_from_claude_json
 from agentica_cli.extensions.places import Places, project_extensions
 from agentica_cli.extensions.skills import load_skills
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 @pytest.fixture

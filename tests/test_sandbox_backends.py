@@ -5,16 +5,15 @@ by name; .ci/run installs bubblewrap so CI covers both Linux backends."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from builtin_support import call_tool
+from sandbox_support import connect_command, home_with_secrets, make_tool, run
+from sandbox_support import loopback_server as serving_hello
 
 from agentica_cli.sandbox import Sandbox, SandboxPolicy, backend_available
 from builtin_tools import BuiltinExecuteTool
@@ -34,9 +33,7 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def fake_home(tmp_path: Path) -> Path:
-    home = tmp_path / "home"
-    (home / ".ssh").mkdir(parents=True)
-    (home / ".ssh" / "id_ed25519").write_text("PRIVATE-KEY-MATERIAL\n")
+    home = home_with_secrets(tmp_path / "home")
     (home / ".netrc").write_text("machine example password NETRC-SECRET\n")
     (home / "notes.txt").write_text("ordinary file\n")
     return home
@@ -47,18 +44,6 @@ def project(tmp_path: Path) -> Path:
     path = tmp_path / "project"
     path.mkdir()
     return path
-
-
-def make_tool(backend: str, project: Path, fake_home: Path, *, mode: str = "workspace-write",
-              network: bool = False) -> BuiltinExecuteTool:
-    policy = SandboxPolicy.build(mode, project, home=fake_home, network=network)
-    return BuiltinExecuteTool(project, sandbox=Sandbox(policy, backend))
-
-
-def run(tool: BuiltinExecuteTool, command: str, timeout: int = 30, **extra: object) -> str:
-    call = call_tool(tool, "execute", command=command, timeout=timeout, **extra)
-    assert call.error is None, call.error
-    return call.result
 
 
 def test_writes_inside_the_work_folder_and_tmpdir_work(backend: str, project: Path, fake_home: Path) -> None:
@@ -108,41 +93,15 @@ def test_everyday_developer_commands_work(backend: str, project: Path, fake_home
 
 @pytest.fixture
 def loopback_server() -> Iterator[int]:
-    """A TCP server on 127.0.0.1 that answers every connection with b"hello"."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    server.settimeout(0.2)
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.sendall(b"hello")
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield server.getsockname()[1]
-    stop.set()
-    thread.join(timeout=5)
-    server.close()
-
-
-def _connect_command(port: int) -> str:
-    code = (f"import socket; s = socket.create_connection(('127.0.0.1', {port}), timeout=5); "
-            "print('got', s.recv(5).decode())")
-    return f'{sys.executable} -c "{code}"'
+    with serving_hello() as port:
+        yield port
 
 
 def test_network_is_off_unless_allowed(backend: str, project: Path, fake_home: Path, loopback_server: int) -> None:
-    closed = run(make_tool(backend, project, fake_home), _connect_command(loopback_server))
+    closed = run(make_tool(backend, project, fake_home), connect_command(loopback_server))
     assert "got hello" not in closed
     assert "Error" in closed  # ConnectionRefusedError (own loopback) or PermissionError (Landlock)
-    opened = run(make_tool(backend, project, fake_home, network=True), _connect_command(loopback_server))
+    opened = run(make_tool(backend, project, fake_home, network=True), connect_command(loopback_server))
     assert "got hello" in opened, opened
 
 
@@ -151,14 +110,14 @@ def test_network_true_gives_one_command_the_network_and_nothing_more(backend: st
     tool = make_tool(backend, project, fake_home)
     if not tool.sandbox or not tool.sandbox.network_confined:
         pytest.skip(f"{backend} cannot keep the network out here (Landlock ABI < 4)")
-    closed = run(tool, _connect_command(loopback_server))
+    closed = run(tool, connect_command(loopback_server))
     assert "got hello" not in closed and "network=true and a reason" in closed, closed
     outside = tmp_path / "outside.txt"
-    opened = run(tool, f"{_connect_command(loopback_server)}; echo x > {outside}; cat {fake_home}/.netrc",
+    opened = run(tool, f"{connect_command(loopback_server)}; echo x > {outside}; cat {fake_home}/.netrc",
                  network=True, reason="talk to the test server")
     assert "got hello" in opened, opened
     assert not outside.exists() and "NETRC-SECRET" not in opened  # still sandboxed for files
-    assert "got hello" not in run(tool, _connect_command(loopback_server))  # for that one command only
+    assert "got hello" not in run(tool, connect_command(loopback_server))  # for that one command only
 
 
 def _processes_with(marker: str) -> list[int]:

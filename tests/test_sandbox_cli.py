@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
-import sys
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,6 +11,7 @@ from pathlib import Path
 import pexpect
 import pytest
 from cli_support import AGENTICA, cli_env, model_args, run_cli, tool_results
+from sandbox_support import connect_command, loopback_server
 
 from agentica_cli.sandbox import best_backend
 from agentica_cli.testing import ScriptedModelServer, turns
@@ -153,39 +151,6 @@ def test_the_repl_asks_an_escalation_with_its_reason_and_offers_no_always(home: 
         requests = server.requests
     assert not outside.exists()
     assert "declined" in tool_results(requests[1])["x1"]
-
-
-@contextmanager
-def loopback_server() -> Iterator[int]:
-    """A TCP server on 127.0.0.1 that answers every connection with b"hello"."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            with conn:
-                conn.sendall(b"hello")
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield server.getsockname()[1]
-    finally:
-        stop.set()
-        server.close()
-        thread.join(timeout=5)
-
-
-def connect_command(port: int) -> str:
-    code = (f"import socket; s = socket.create_connection(('127.0.0.1', {port}), timeout=5); "
-            "print('got', s.recv(5).decode())")
-    return f'{sys.executable} -c "{code}"'
 
 
 def test_a_network_request_is_refused_where_nobody_can_answer(home: Path, project: Path) -> None:

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 from builtin_support import call_tool
+from sandbox_support import home_with_secrets, make_tool, run
 
-from agentica_cli.sandbox import Sandbox, SandboxPolicy, backend_available
+from agentica_cli.sandbox import backend_available
 from builtin_tools import BuiltinExecuteTool
 
 pytestmark = [
@@ -26,24 +27,14 @@ pytestmark = [
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    (path / ".ssh").mkdir(parents=True)
-    (path / ".ssh" / "id_ed25519").write_text("PRIVATE-KEY\n")
-    return path
+    return home_with_secrets(tmp_path / "home", "PRIVATE-KEY\n")
 
 
 @pytest.fixture
 def tool(tmp_path: Path, home: Path) -> BuiltinExecuteTool:
     work = tmp_path / "work"
     work.mkdir()
-    return BuiltinExecuteTool(work, sandbox=Sandbox(SandboxPolicy.build("workspace-write", work, home=home),
-                                                    "landlock"))
-
-
-def run(tool: BuiltinExecuteTool, command: str) -> str:
-    call = call_tool(tool, "execute", command=command, timeout=30)
-    assert call.error is None, call.error
-    return call.result
+    return make_tool("landlock", work, home)
 
 
 def _status(field: str, task: str = "self") -> str:

@@ -94,7 +94,7 @@ def test_the_agents_proc_environ_shows_no_secret_to_a_command(home: Path, tmp_pa
     script = [turns.tool_calls(turns.call("execute", {"command": command}, id="call_1")), turns.text("done")]
     with ScriptedModelServer(script) as server:
         args = list(model_args(server))
-        key_at = args.index("--api-key")
+        key_at = args.index("--api-key-file")
         del args[key_at:key_at + 2]  # the key comes from OPENAI_API_KEY, as users usually give it
         env = cli_env(home, HARDENING_PROBE="visible-setting", **secrets)
         # --sandbox off: inside the sandbox the agent's process is not even visible (own /proc)

@@ -28,7 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-m", "--model", help="model id, e.g. gpt-4o, glm-4.6, deepseek-chat")
     p.add_argument("--provider", help="openai, zhipuai, deepseek, moonshot, qwen, openrouter, ollama, openai-like")
     p.add_argument("--base-url", help="an OpenAI-compatible endpoint")
-    p.add_argument("--api-key", help="the API key (prefer the config file or an env var)")
+    p.add_argument("--api-key", help="the API key (visible in the process list: prefer --api-key-file, "
+                   "the config file or AGENTICA_API_KEY)")
+    p.add_argument("--api-key-file", metavar="PATH", help="read the API key from this file")
     p.add_argument("--permission-mode", choices=("default", "accept-edits", "auto", "plan"),
                    help="the mode new sessions start in (the editor can switch it)")
     p.add_argument("--sandbox", choices=("workspace-write", "read-only", "off"), help="confine commands")
@@ -88,6 +90,19 @@ def main(argv: list[str]) -> int:
     for extra in args.add_dir:
         if not extra.expanduser().is_dir():
             sys.stderr.write(f"agentica acp: --add-dir {extra}: no such folder\n")
+            return exitcodes.USAGE_ERROR
+    if args.api_key is not None or args.api_key_file is not None:
+        from agentica_cli.cli.api_key_input import ARGV_WARNING, KeyInputError, resolve_key_flags
+
+        if args.api_key == "-":  # stdin carries the protocol
+            sys.stderr.write("agentica acp: --api-key - cannot read stdin (the editor's protocol); "
+                             "use --api-key-file PATH\n")
+            return exitcodes.USAGE_ERROR
+        try:
+            if resolve_key_flags(args, sys.stdin):
+                sys.stderr.write(f"agentica acp: {ARGV_WARNING}\n")
+        except KeyInputError as err:
+            sys.stderr.write(f"agentica acp: {err}\n")
             return exitcodes.USAGE_ERROR
     from agentica_cli.cli.process_hardening import harden_process
 

@@ -10,16 +10,20 @@ so). Same interface as `Checkpoints`.
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import shutil
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from agentica_cli.checkpoints.journal import (
+    RestoreResult,
+    SessionJournal,
+    SnapshotInfo,
+    Turn,
+    write_json_privately,
+)
 from agentica_cli.checkpoints.shadow import shadow_dir_for
-from agentica_cli.checkpoints.store import RestoreResult, SnapshotInfo, Turn
 from agentica_cli.private_files import open_private, private_dir
 
 FILE_TOOLS = ("write_file", "edit_file", "multi_edit_file")
@@ -27,7 +31,7 @@ NO_GIT_NOTE = ("no git program found: checkpoints cover only the file tools' edi
                "(write_file, edit_file), not what shell commands change")
 
 
-class FileBackups:
+class FileBackups(SessionJournal):
     def __init__(self, project: Path, *, session_id: str | None = None, **_: Any):
         self.project = Path(os.path.realpath(project))
         self.disabled = ""  # never off: /undo works on what was copied
@@ -39,35 +43,22 @@ class FileBackups:
 
     # -- storage -------------------------------------------------------------------------------
 
-    @property
-    def session_id(self) -> str:
-        return self._session
-
-    @session_id.setter
-    def session_id(self, value: str) -> None:
-        if value != self._session:
-            self._session = value
-            self.journal = self._load()
+    def _session_changed(self) -> None:
+        self.journal = self._load()
 
     @property
     def folder(self) -> Path:
         return shadow_dir_for(self.project) / "backups" / self._session
 
-    def _load(self) -> dict[str, Any]:
-        try:
-            data = json.loads((self.folder / "journal.json").read_text(encoding="utf-8"))
-            if isinstance(data, dict) and isinstance(data.get("turns"), list):
-                return data
-        except (OSError, ValueError):
-            pass
+    def _journal_path(self) -> Path:
+        return self.folder / "journal.json"
+
+    def _empty_journal(self) -> dict[str, Any]:
         return {"turns": [], "copies": {}}  # copies: "turn:path" -> {"before": name|None, "after": name|None}
 
     def _save(self) -> None:
         private_dir(self.folder)
-        tmp = self.folder / f"journal.tmp{os.getpid()}"
-        with open_private(tmp, "w", encoding="utf-8") as fh:
-            json.dump(self.journal, fh, ensure_ascii=False)
-        os.replace(tmp, self.folder / "journal.json")
+        write_json_privately(self._journal_path(), self.journal)
 
     def _copy_in(self, rel: str, name: str) -> str | None:
         """Copy the project's file `rel` into the backup folder as `name`; None if it does not exist."""
@@ -102,15 +93,9 @@ class FileBackups:
 
     # -- the loop's interface --------------------------------------------------------------------
 
-    def turns(self) -> list[Turn]:
-        return [Turn(**t) for t in self.journal["turns"]]
-
-    def _put_turns(self, turns: list[Turn]) -> None:
-        self.journal["turns"] = [asdict(t) for t in turns]
-
     def begin_turn(self, prompt: str, message_index: int = 0) -> SnapshotInfo | None:
         turns = [t for t in self.turns() if not t.undone]
-        number = (turns[-1].number + 1) if turns else 1
+        number = self._next_number(turns)
         turns.append(Turn(number, prompt, time.time(), before=f"turn-{number}", message_index=message_index))
         self._put_turns(turns)
         self._save()
@@ -193,33 +178,12 @@ class FileBackups:
             self._put_back(rel, copy[side])
         return sorted(copies), conflicts
 
-    def undo(self, *, force: bool = False) -> RestoreResult:
-        turns = self.turns()
-        live = [t for t in turns if not t.undone and t.after]
-        if not live:
-            return RestoreResult(False, reason="nothing to undo in this session")
-        turn = live[-1]
-        files, conflicts = self._move(turn, "before", "after", force)
-        if conflicts and not force:
-            return RestoreResult(False, turn, files, conflicts)
-        turn.undone = True
-        self._put_turns(turns)
-        self._save()
-        return RestoreResult(True, turn, files, conflicts)
+    def _put_turn_back(self, turn: Turn, *, undo: bool, force: bool) -> tuple[list[str], list[str]]:
+        return self._move(turn, "before", "after", force) if undo else self._move(turn, "after", "before", force)
 
-    def redo(self, *, force: bool = False) -> RestoreResult:
-        turns = self.turns()
-        undone = [t for t in turns if t.undone]
-        if not undone:
-            return RestoreResult(False, reason="nothing to redo")
-        turn = undone[0]
-        files, conflicts = self._move(turn, "after", "before", force)
-        if conflicts and not force:
-            return RestoreResult(False, turn, files, conflicts)
-        turn.undone = False
+    def _after_restore(self, label: str, turns: list[Turn], number: int) -> None:
         self._put_turns(turns)
         self._save()
-        return RestoreResult(True, turn, files, conflicts)
 
     def rewind(self, number: int, *, force: bool = False) -> RestoreResult:
         turns = self.turns()
@@ -236,8 +200,7 @@ class FileBackups:
         for each in reversed(later):  # newest first: each turn's "before" is the previous one's "after"
             self._move(each, "before", "after", True)
             each.undone = True
-        self._put_turns(turns)
-        self._save()
+        self._after_restore("rewind", turns, number)
         return RestoreResult(True, turn, sorted({f for t in later for f in t.files}), [])
 
     def prune(self) -> list[str]:

@@ -11,63 +11,33 @@ shadow repository; its snapshots are commits there, kept alive by `refs/agentica
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentica_cli.checkpoints.journal import (
+    RestoreResult,
+    SessionJournal,
+    SnapshotInfo,
+    Turn,
+    write_json_privately,
+)
 from agentica_cli.checkpoints.shadow import (
     CheckpointError,
     ShadowRepo,
     git_available,
 )
-from agentica_cli.private_files import open_private
+
+__all__ = ["Checkpoints", "RestoreResult", "SnapshotInfo", "Turn", "conversation_cut"]
 
 NO_GIT = ("no git program found: checkpoints are off (/diff, /undo and /rewind need git; "
           "install git to have every change, shell commands' included, recorded)")
 MAX_FILES = 100_000  # more new or changed files than this in one snapshot: not a project (e.g. $HOME)
 
 
-@dataclass
-class Turn:
-    number: int  # 1-based within the session
-    prompt: str
-    started: float  # time.time()
-    before: str  # the snapshot commit taken as the turn began
-    after: str = ""  # the last snapshot of the turn ("" while it runs)
-    files: list[str] = field(default_factory=list)  # what the turn changed
-    message_index: int = 0  # len(history) when the prompt was added: where a conversation rewind cuts
-    undone: bool = False
-
-
-@dataclass
-class SnapshotInfo:
-    """One snapshot taken: what the loop's `checkpoint` event reports."""
-
-    commit: str
-    label: str  # "turn_start", "step", "turn_end", "undo", "redo", "rewind"
-    turn: int
-    files: list[str]  # changed since the previous snapshot
-    skipped: list[str]  # left out: over the size limit
-    note: str = ""  # for the user, once per file: which files were left out and why
-
-
-@dataclass
-class RestoreResult:
-    """What undo / redo / rewind did, or would do. `done` False: nothing changed, because
-    there was nothing to do (`reason`) or files changed outside the agent (`conflicts`)."""
-
-    done: bool
-    turn: Turn | None = None
-    files: list[str] = field(default_factory=list)
-    conflicts: list[str] = field(default_factory=list)
-    reason: str = ""
-
-
-class Checkpoints:
+class Checkpoints(SessionJournal):
     """Snapshots of one project's work tree, per session; see the module docstring."""
 
     def __init__(self, project: Path, *, session_id: str | None = None, max_file_size: int = 10_000_000,
@@ -89,16 +59,7 @@ class Checkpoints:
 
     # -- the session ---------------------------------------------------------------------
 
-    @property
-    def session_id(self) -> str:
-        return self._session
-
-    @session_id.setter
-    def session_id(self, value: str) -> None:
-        """Work for another session (a resume, /clear): its turns become the ones listed."""
-        if value == self._session:
-            return
-        self._session = value
+    def _session_changed(self) -> None:
         self._repo = None
         self._ref = ""
         self.journal = {}
@@ -121,21 +82,11 @@ class Checkpoints:
     def _journal_path(self) -> Path:
         return self.repo.git_dir / "sessions" / f"{self._session}.json"
 
-    def _load(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self._journal_path().read_text(encoding="utf-8"))
-            if isinstance(data, dict) and isinstance(data.get("turns"), list):
-                return data
-        except (OSError, ValueError):
-            pass
+    def _empty_journal(self) -> dict[str, Any]:
         return {"session": self._session, "project": str(self.project), "turns": [], "head": "", "last": ""}
 
     def _save(self) -> None:
-        path = self._journal_path()
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        with open_private(tmp, "w", encoding="utf-8") as fh:
-            json.dump(self.journal, fh, ensure_ascii=False)
-        os.replace(tmp, path)
+        write_json_privately(self._journal_path(), self.journal)
         last = self.journal.get("last")
         if last and last != self._ref:
             self.repo.set_ref(f"refs/agentica/{self._session}", last)  # keeps the snapshots from gc
@@ -155,10 +106,7 @@ class Checkpoints:
             self.repo  # noqa: B018 - loads the journal
         except CheckpointError:
             return []
-        return [Turn(**t) for t in self.journal["turns"]]
-
-    def _put_turns(self, turns: list[Turn]) -> None:
-        self.journal["turns"] = [asdict(t) for t in turns]
+        return super().turns()
 
     # -- snapshots ------------------------------------------------------------------------
 
@@ -197,7 +145,7 @@ class Checkpoints:
             turns = [t for t in self.turns() if not t.undone]
         except CheckpointError:
             return None
-        number = (turns[-1].number + 1) if turns else 1
+        number = self._next_number(turns)
         info = self._guard("turn_start", number)
         if info is None:
             return None
@@ -268,40 +216,16 @@ class Checkpoints:
         self.journal["last_tree"] = ""  # checkout rewrote the index: the next snapshot writes its tree
         return planned, conflicts
 
-    def _finish_restore(self, label: str, turns: list[Turn], number: int) -> None:
+    def _put_turn_back(self, turn: Turn, *, undo: bool, force: bool) -> tuple[list[str], list[str]]:
+        if undo:
+            return self._restore(turn.before, turn.after, turn.files, force)
+        return self._restore(turn.after, turn.before, turn.files, force)
+
+    def _after_restore(self, label: str, turns: list[Turn], number: int) -> None:
         info = self._snapshot(label, number)
         self.journal["head"] = info.commit
         self._put_turns(turns)
         self._save()
-
-    def undo(self, *, force: bool = False) -> RestoreResult:
-        """Put the files of the last turn (not yet undone, that changed files) back as they
-        were before it."""
-        turns = self.turns()
-        live = [t for t in turns if not t.undone and t.after]
-        if not live:
-            return RestoreResult(False, reason="nothing to undo in this session")
-        turn = live[-1]
-        planned, conflicts = self._restore(turn.before, turn.after, turn.files, force)
-        if conflicts and not force:
-            return RestoreResult(False, turn, planned, conflicts)
-        turn.undone = True
-        self._finish_restore("undo", turns, turn.number)
-        return RestoreResult(True, turn, planned, conflicts)
-
-    def redo(self, *, force: bool = False) -> RestoreResult:
-        """Put back the earliest undone turn (the one the last /undo took away)."""
-        turns = self.turns()
-        undone = [t for t in turns if t.undone]
-        if not undone:
-            return RestoreResult(False, reason="nothing to redo")
-        turn = undone[0]
-        planned, conflicts = self._restore(turn.after, turn.before, turn.files, force)
-        if conflicts and not force:
-            return RestoreResult(False, turn, planned, conflicts)
-        turn.undone = False
-        self._finish_restore("redo", turns, turn.number)
-        return RestoreResult(True, turn, planned, conflicts)
 
     def rewind(self, number: int, *, force: bool = False) -> RestoreResult:
         """Put every file back as it was before turn `number`; it and later turns count as
@@ -318,7 +242,7 @@ class Checkpoints:
             return RestoreResult(False, turn, planned, conflicts)
         for each in later:
             each.undone = True
-        self._finish_restore("rewind", turns, number)
+        self._after_restore("rewind", turns, number)
         return RestoreResult(True, turn, planned, conflicts)
 
     def prune(self) -> list[str]:

@@ -122,7 +122,10 @@ def agentica(
     base_url: Annotated[Optional[str], typer.Option(
         "--base-url", metavar="URL", help="an OpenAI-compatible endpoint")] = None,
     api_key: Annotated[Optional[str], typer.Option(
-        "--api-key", metavar="KEY", help="the API key (prefer the config file or an env var)")] = None,
+        "--api-key", metavar="KEY", help="the API key; `-` reads it from stdin (a KEY here is visible "
+        "in the process list: prefer --api-key-file, the config file or AGENTICA_API_KEY)")] = None,
+    api_key_file: Annotated[Optional[Path], typer.Option(
+        "--api-key-file", metavar="PATH", help="read the API key from this file")] = None,
     request_timeout: Annotated[Optional[float], typer.Option(
         "--request-timeout", parser=_seconds, metavar="SECONDS",
         help="give up on a model request that has no complete answer after SECONDS, retries included "

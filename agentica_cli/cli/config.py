@@ -123,27 +123,72 @@ SCHEMA: dict[str, Any] = {
     },
 }
 
-# Keys a project config may only set once the user trusts the project: they start programs
-# (MCP servers, hooks), decide where the user's API key is sent (provider, base_url; any
-# header or proxy key added to [model] belongs here too), bring a key of their own, or stop
-# agentica asking.
+# Keys a project config may only set once the user trusts the project (docs/security.md lists
+# them with these reasons): they start programs, decide where the user's key or data goes,
+# stop agentica asking, or let a run hang or spend without bound. A key added to SCHEMA
+# must be put here or in PROJECT_KEYS_WITHOUT_TRUST (a test checks that every key is in
+# one of them; a key in neither is held back too).
 UNTRUSTED_PROJECT_KEYS = (
-    "mcp_servers",
-    "hooks",
-    "model.provider",
+    "mcp_servers",  # starts programs
+    "hooks",  # runs commands
+    "model.provider",  # where the key goes (any header or proxy key added to [model] too)
     "model.base_url",
-    "model.api_key",
-    "permissions.mode",
+    "model.api_key",  # a key of the project's own, sent with your prompts
+    "model.request_timeout",  # 0 or days: a dead server holds the run forever
+    "model.attempt_timeout",
+    "model.stall_timeout",
+    "permissions.mode",  # stops agentica asking
     "permissions.allow",
     "permissions.deny",
     "permissions.ask",
+    "tools.max_turns",  # how many requests one prompt may spend
+    "tools.tool_call_limit",
+    "tools.max_result_tokens",  # how much of each tool result is sent (and paid for)
+    "tools.context_overflow_threshold",  # when the context is compacted (or overflows)
+    "tools.compress_tool_results",
+    "tools.enable",  # toolkits: run programs (shell, code), send data to web services
+    "toolkits",  # base_url decides where a toolkit's key goes
+    "instructions",  # uncapped text sent with every request (AGENTS.md is the capped way)
     "ui.statusline",  # runs a program
+    "ui.history",  # whether your prompts are written to disk
+    "checkpoints",  # pruning deletes other projects' snapshots; size decides what is copied
     "sandbox.mode",  # loosens the command sandbox
     "sandbox.backend",
     "sandbox.network",
     "sandbox.env_allow",  # passes secrets to commands
-    "toolkits",  # base_url decides where a toolkit's key goes
 )
+
+# What a project may set before it is trusted: none of these starts a program, sends the
+# key or data anywhere new, asks less, or raises a limit.
+PROJECT_KEYS_WITHOUT_TRUST = (
+    "model.name",  # a model of the same provider, with the same key; shown in the banner
+    "model.choices",  # only offered in an editor's model picker; you pick
+    "model.vision",  # whether images you attach are sent to the same model
+    "tools.exclude",  # fewer tools
+    "ui.markdown",
+    "ui.show_reasoning",
+    "ui.notify",
+    "ui.notify_after",
+    "sandbox.hide",  # more paths commands cannot read
+)
+
+
+def _held_back(layer: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Pop from an untrusted project's `layer` every key not in PROJECT_KEYS_WITHOUT_TRUST;
+    returns them by dotted name (a listed table whole, e.g. 'hooks')."""
+    held: dict[str, Any] = {}
+    for key in list(layer):
+        dotted = prefix + key
+        if dotted in PROJECT_KEYS_WITHOUT_TRUST:
+            continue
+        if isinstance(layer[key], dict) and dotted not in UNTRUSTED_PROJECT_KEYS:
+            held.update(_held_back(layer[key], dotted + "."))
+            if not layer[key]:
+                del layer[key]
+        else:
+            held[dotted] = layer.pop(key)
+    return held
+
 
 ENV_VARS: dict[str, str] = {
     "AGENTICA_PROVIDER": "model.provider",
@@ -433,10 +478,7 @@ def load_settings(
         layer = load_toml(project_file)
         settings.project_file = project_file
         if not trusted:
-            for dotted in UNTRUSTED_PROJECT_KEYS:
-                value = pop_key(layer, dotted)
-                if value is not None:
-                    settings.held_back[dotted] = value
+            settings.held_back = _held_back(layer)
         _record_sources(layer, str(project_file), sources)
         _collect_rules(layer, str(project_file), settings.permission_rules)
         data = merge(data, layer)

@@ -3,8 +3,8 @@
 A message's images are found here and sent as image parts with its text (the text keeps the
 path, so the model can also name or open the file). What the clipboard holds is read with
 the platform's own tool: `wl-paste` (Wayland), `xclip` (X11), `pngpaste` or `osascript`
-(macOS), PowerShell (Windows); over SSH or in a terminal without one of those, Ctrl-V cannot
-reach an image: save it and type `@path` instead.
+(macOS), PowerShell with .NET's clipboard (Windows: written, not tested); over SSH or in
+a terminal without one of those, Ctrl-V cannot reach an image: save it and type `@path` instead.
 """
 
 from __future__ import annotations
@@ -101,10 +101,13 @@ def clipboard_image(folder: Path | None = None) -> tuple[Path | None, str]:
     if sys.platform == "darwin" and not shutil.which("pngpaste"):
         script = (f'set f to open for access POSIX file {shlex.quote(str(target))} with write permission\n'
                   'write (the clipboard as «class PNGf») to f\nclose access f')
-        ok = _run(["osascript", "-e", script]) is not None and target.exists() and target.stat().st_size > 0
-        return (target, "") if ok else (None, "the clipboard holds no image")
+        return _saved_by(["osascript", "-e", script], target)
     if sys.platform == "win32":
-        return None, "Ctrl-V of an image is not supported on Windows terminals: save it and type @path"
+        shell = next((name for name in WINDOWS_SHELLS if shutil.which(name)), None)
+        if shell is None:
+            return None, "no PowerShell found to read the clipboard with: save the image and type @path"
+        argv = [shell, "-NoProfile", "-NonInteractive", "-STA", "-Command", windows_clipboard_script(target)]
+        return _saved_by(argv, target, timeout=WINDOWS_TIMEOUT_S)
     commands = clipboard_commands()
     if not commands:
         return None, ("no clipboard tool here (wl-paste for Wayland, xclip for X11, pngpaste on macOS; none over "
@@ -117,9 +120,30 @@ def clipboard_image(folder: Path | None = None) -> tuple[Path | None, str]:
     return None, "the clipboard holds no image"
 
 
-def _run(argv: list[str]) -> bytes | None:
+# Windows: PowerShell with .NET's clipboard (Windows PowerShell 5.1 ships with Windows; PowerShell 7
+# has the same classes there). The clipboard needs a single-threaded apartment (-STA). Not tested
+# here: this project is built and tested on Linux.
+WINDOWS_SHELLS = ("powershell", "pwsh")
+WINDOWS_TIMEOUT_S = 10.0  # a cold PowerShell that loads Windows Forms takes seconds
+
+
+def windows_clipboard_script(target: Path) -> str:
+    """PowerShell that saves the clipboard's image to `target` as PNG; exit 3 when it holds none."""
+    path = str(target).replace("'", "''")  # a single-quoted PowerShell string: ' doubles
+    return ("Add-Type -AssemblyName System.Windows.Forms, System.Drawing; "
+            "if (-not [System.Windows.Forms.Clipboard]::ContainsImage()) { exit 3 }; "
+            f"[System.Windows.Forms.Clipboard]::GetImage().Save('{path}', [System.Drawing.Imaging.ImageFormat]::Png)")
+
+
+def _saved_by(argv: list[str], target: Path, timeout: float = CLIPBOARD_TIMEOUT_S) -> tuple[Path | None, str]:
+    """Run `argv`, which writes the clipboard's image to `target` itself."""
+    ok = _run(argv, timeout) is not None and target.is_file() and target.stat().st_size > 0
+    return (target, "") if ok else (None, "the clipboard holds no image")
+
+
+def _run(argv: list[str], timeout: float = CLIPBOARD_TIMEOUT_S) -> bytes | None:
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=CLIPBOARD_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        done = subprocess.run(argv, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout if done.returncode == 0 else None

@@ -18,8 +18,8 @@ def default_args() -> argparse.Namespace:
     they equal what the typer command produces for no arguments."""
     return argparse.Namespace(
         prompt=[], print_mode=False, output_format="text", model=None, provider=None, base_url=None,
-        api_key=None, request_timeout=None, permission_mode=None, yes=False, sandbox=None, trust=False,
-        work_dir=None, add_dir=[], continue_=False, resume=None, no_session=False, undo=False, force=False,
+        api_key=None, api_key_file=None, request_timeout=None, permission_mode=None, yes=False, sandbox=None,
+        trust=False, work_dir=None, add_dir=[], continue_=False, resume=None, no_session=False, undo=False, force=False,
         tools=None, image=[], max_turns=None, version=False,
     )
 
@@ -49,6 +49,15 @@ def start(args: argparse.Namespace) -> int:
         if not extra.expanduser().is_dir():
             return fail(f"--add-dir {extra}: no such folder")
 
+    key_in_argv = False
+    if args.api_key is not None or args.api_key_file is not None:
+        from agentica_cli.cli.api_key_input import KeyInputError, resolve_key_flags
+
+        try:
+            key_in_argv = resolve_key_flags(args, sys.stdin)
+        except KeyInputError as err:
+            return fail(str(err))
+
     from agentica_cli.cli.config import ConfigError, check_mcp_servers, load_settings
     from agentica_cli.cli.runtime import check_model_timeouts
     from agentica_cli.cli.trust import is_trusted, trust
@@ -70,6 +79,10 @@ def start(args: argparse.Namespace) -> int:
         sandbox = sandbox_for(settings, work_dir, args.add_dir)
     except ConfigError as err:
         return fail(f"config error: {err}")
+    if key_in_argv:
+        from agentica_cli.cli.api_key_input import ARGV_WARNING
+
+        sys.stderr.write(f"agentica: {ARGV_WARNING}\n")
     warning = unconfined_warning(sandbox)
     if warning and (args.print_mode or not sys.stdin.isatty()):  # the REPL's banner says it
         sys.stderr.write(f"agentica: warning: {warning}\n")

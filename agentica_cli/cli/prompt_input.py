@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -194,6 +195,9 @@ def make_key_bindings(
         from agentica_cli.cli.image_input import paste_clipboard_image
 
         paste_clipboard_image(event.current_buffer, lambda why: run_in_terminal(lambda: print(f"(Ctrl-V: {why})")))
+
+    if sys.platform == "win32":  # Windows Terminal may keep Ctrl-V for its own text paste: Alt-V too
+        kb.add("escape", "v")(_paste_image)
 
     @kb.add("c-c")
     def _interrupt(event: KeyPressEvent) -> None:

@@ -159,7 +159,8 @@ class Repl:
         if files:
             plain(f"This project has its own {', '.join(files)} (.agentica/ or .claude/).", "33")
         plain(
-            "These can start programs, send your API key elsewhere or skip confirmations, "
+            "These can start programs, send your API key or data elsewhere, skip confirmations "
+            "or raise time and spending limits, "
             "so they are off until you trust this project.",
             "33",
         )

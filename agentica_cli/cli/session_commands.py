@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -57,19 +58,14 @@ def remove_session(session_id: str) -> int:
     if info is None:
         return _fail(f"no session {session_id!r} (agentica sessions list --all shows them)")
     holder = _holder_pid(info.path)
-    if holder is not None and holder != os.getpid() and _alive(holder):
+    from agentica_cli.procs import is_running
+
+    if holder is not None and holder != os.getpid() and is_running(holder):
         return _fail(f"session {info.id} is open in another agentica (pid {holder}); close it first")
     info.path.unlink()
     info.path.with_suffix(".pid").unlink(missing_ok=True)
+    from agentica_cli.cli.session_images import images_dir
+
+    shutil.rmtree(images_dir(info.path), ignore_errors=True)
     print(f"removed session {info.id}")
     return exitcodes.OK
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -81,6 +81,7 @@ class Session:
         self.messages = messages  # what was loaded (for a resumed session)
         self._fh: Any = fh  # open for appending, holding the lock
         self.notice = notice  # what the user should hear about how it was opened (a fork)
+        self._image_refs: dict[str, dict[str, str]] = {}  # data URL -> its file (session_images)
 
     def append(self, message: dict[str, Any]) -> None:
         self._write({"type": "message", "message": message})
@@ -88,6 +89,9 @@ class Session:
     def _write(self, entry: dict[str, Any]) -> None:
         if self._fh is None:  # reopened after close(): take the lock again
             self._fh = _open_locked(self.path)
+        from agentica_cli.cli.session_images import externalize, images_dir
+
+        entry = externalize(entry, images_dir(self.path), self._image_refs)  # image bytes go to files
         self._fh.write(json.dumps(entry, ensure_ascii=False, default=str) + "\n")
         self._fh.flush()
 
@@ -210,7 +214,9 @@ class SessionStore:
                 messages.append(entry["message"])
             elif entry.get("type") == "history" and isinstance(entry.get("messages"), list):
                 messages = list(entry["messages"])
-        return repair_history(messages)
+        from agentica_cli.cli.session_images import images_dir, resolve
+
+        return resolve(repair_history(messages), images_dir(path))
 
     def list(self, cwd: Path | None = None) -> list[SessionInfo]:
         """Sessions, newest first; only those started in `cwd` when given."""

@@ -329,7 +329,7 @@ class OpenAIChat(Model):
                 if choice.get("finish_reason"):
                     acc.finish_reason = choice["finish_reason"]
         except Exception as exc:
-            failure = _classify(exc)
+            failure = _classify(exc, getattr(client, "api_key", None))
             if not (isinstance(failure, (_Retryable, DeadlineExceeded)) and acc.finish_reason is not None):
                 raise failure from exc
             # The answer was complete (its finish_reason came); only the trailer (usage,
@@ -346,11 +346,11 @@ class OpenAIChat(Model):
         try:
             completion = await clock.wait(_post(client, params))
         except Exception as exc:
-            raise _classify(exc) from exc
+            raise _classify(exc, getattr(client, "api_key", None)) from exc
         try:
             return _completion_of(completion)
         except Exception as exc:
-            raise _classify(exc) from exc
+            raise _classify(exc, getattr(client, "api_key", None)) from exc
 
     async def aclose(self) -> None:
         """Close the HTTP client of the running loop (run_sync does it before its loop ends)."""
@@ -423,8 +423,24 @@ async def _post(client: Any, params: dict[str, Any]) -> Any:
                              stream_cls=AsyncStream[object])
 
 
-def _classify(exc: Exception) -> Exception:
-    """A retryable failure becomes _Retryable; anything else a ModelError (or itself)."""
+def _classify(exc: Exception, key: str | None = None) -> Exception:
+    """A retryable failure becomes _Retryable; anything else a ModelError (or itself). The
+    key is cut out of its text: a server or proxy may echo it in an error message, which
+    agentica prints and saves."""
+    failure = _classify_failure(exc)
+    if key and len(key) >= 8 and isinstance(failure, (_Retryable, ModelError)):
+        text = failure.reason if isinstance(failure, _Retryable) else failure.message
+        if key in text:
+            text = text.replace(key, "[API key hidden]")
+            failure.args = (text,)
+            if isinstance(failure, _Retryable):
+                failure.reason = text
+            else:
+                failure.message = text
+    return failure
+
+
+def _classify_failure(exc: Exception) -> Exception:
     import openai
 
     if isinstance(exc, DeadlineExceeded) and not exc.final:

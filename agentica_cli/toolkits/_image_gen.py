@@ -1,5 +1,7 @@
-"""Saving what an images API returned (OpenAI's `data: [{b64_json | url, revised_prompt}]`,
-which ZhipuAI's CogView also speaks) as files."""
+"""Image generation toolkits' common part: `ImageGenerationTool` (the settings, the key, the
+request body, the `create_image` flow of DalleTool and CogViewTool), and saving what an images
+API returned (OpenAI's `data: [{b64_json | url, revised_prompt}]`, which ZhipuAI's CogView also
+speaks) as files."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import os
 from typing import Any
 
 from agentica_cli.toolkits._support import output_path
+from agentica_cli.tools.base import Tool
 
 MAX_DOWNLOAD_BYTES = 50 * 1024 * 1024
 
@@ -69,3 +72,52 @@ def api_error(status: int, body: str, service: str) -> RuntimeError:
         pass
     hint = " (check the API key)" if status in (401, 403) else ""
     return RuntimeError(f"{service} answered HTTP {status}: {detail}{hint}")
+
+
+class ImageGenerationTool(Tool):
+    """`create_image(prompt)` on an OpenAI-style images endpoint: the image is saved under
+    `output_dir` and its path returned. A subclass names its key variable and sends the request
+    (`_generate`); its own `create_image` carries the description the model reads."""
+
+    key_env = ""  # the variable the key comes from (also the CLI's /tools state: toolkits.catalog)
+    key_name = "an API key"  # for the missing-key message: "an OpenAI API key"
+
+    def __init__(self, name: str, *, model: str, size: str, output_dir: str | os.PathLike[str],
+                 api_key: str | None, base_url: str | None, timeout: float):
+        super().__init__(name=name)
+        self.model = model
+        self.size = size
+        self.output_dir = output_dir
+        self.api_key = api_key
+        self.base_url = base_url
+        self.timeout = timeout
+        self.register(self.create_image)
+
+    async def create_image(self, prompt: str) -> str:
+        raise NotImplementedError
+
+    def _key(self) -> str:
+        key = self.api_key or os.environ.get(self.key_env)
+        if not key:
+            raise RuntimeError(f"{type(self).__name__} needs {self.key_name}: set {self.key_env} or pass api_key=")
+        return key
+
+    def _body(self, prompt: str) -> dict[str, Any]:
+        return {"model": self.model, "prompt": prompt, "size": self.size}
+
+    async def _generate(self, body: dict[str, Any]) -> list[str]:
+        """Send `body`, save the images; the lines `save_images` returns."""
+        raise NotImplementedError
+
+    async def _create(self, prompt: str) -> str:
+        if not prompt.strip():
+            raise ValueError("prompt is empty.")
+        return "\n".join(await self._generate(self._body(prompt)))
+
+
+def images_data(answer: Any, service: str) -> list[dict[str, Any]]:
+    """The `data` list of an images API answer."""
+    items = answer.get("data") if isinstance(answer, dict) else None
+    if not isinstance(items, list):
+        raise RuntimeError(f"{service} answer has no data list")
+    return items

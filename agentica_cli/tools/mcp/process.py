@@ -18,6 +18,8 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from agentica_cli.procs import is_running
+
 MARKER_VAR = "AGENTICA_MCP_SERVER_ID"
 
 # What a stdio server inherits from us: enough to find programs, write temp files and
@@ -127,22 +129,6 @@ def find_child_pid(marker: str, parent: int | None = None) -> int | None:
         except (OSError, ValueError, IndexError):
             continue
     return None
-
-
-def is_running(pid: int) -> bool:
-    """True while `pid` exists and is not a zombie."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-        return stat[stat.rindex(b")") + 2 :].split()[0] != b"Z"
-    except (OSError, ValueError, IndexError):
-        return True
 
 
 # Windows has neither SIGKILL nor process groups; there the pid is never known anyway.

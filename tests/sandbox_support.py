@@ -1,0 +1,72 @@
+"""What the sandbox tests share: a home folder with secrets in it, an execute tool confined by
+a backend and a way to run a command through it, and a TCP server on 127.0.0.1 with the
+command that connects to it (to see whether a sandboxed command has the network)."""
+
+from __future__ import annotations
+
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from builtin_support import call_tool
+
+from agentica_cli.sandbox import Sandbox, SandboxPolicy
+from builtin_tools import BuiltinExecuteTool
+
+
+def home_with_secrets(home: Path, key_text: str = "PRIVATE-KEY-MATERIAL\n") -> Path:
+    """`home` with ~/.ssh/id_ed25519 holding `key_text` (hidden by default in the sandbox)."""
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text(key_text)
+    return home
+
+
+def make_tool(backend: str, work: Path, home: Path, *, mode: str = "workspace-write",
+              network: bool = False) -> BuiltinExecuteTool:
+    policy = SandboxPolicy.build(mode, work, home=home, network=network)
+    return BuiltinExecuteTool(work, sandbox=Sandbox(policy, backend))
+
+
+def run(tool: BuiltinExecuteTool, command: str, timeout: int = 30, **extra: object) -> str:
+    """The execute tool's result for `command` (the call itself must not fail)."""
+    call = call_tool(tool, "execute", command=command, timeout=timeout, **extra)
+    assert call.error is None, call.error
+    return call.result
+
+
+@contextmanager
+def loopback_server() -> Iterator[int]:
+    """A TCP server on 127.0.0.1 that answers every connection with b"hello"; yields its port."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(0.2)  # accept() wakes up to see `stop` (closing the socket does not wake it)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.sendall(b"hello")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        server.close()
+
+
+def connect_command(port: int) -> str:
+    """A shell command that connects to `port` and prints `got hello` when it could."""
+    code = (f"import socket; s = socket.create_connection(('127.0.0.1', {port}), timeout=5); "
+            "print('got', s.recv(5).decode())")
+    return f'{sys.executable} -c "{code}"'
