@@ -61,7 +61,10 @@ class AcpSession:
             on_history_replaced=stored.replace_history if stored is not None else None,
             report=log,
         )
+        self.agent.session_id = session_id  # what hooks are told: the ACP id is the saved session's
+        self.agent.transcript_path = str(stored.path) if stored is not None else ""
         self.mode_prompt = PermissionModePrompt(self.agent)
+        self.starting: asyncio.Task[list[str]] | None = None  # SessionStart hooks (begin)
         from agentica_cli.cli.extension_setup import load_extensions
 
         self.extensions = load_extensions(settings, work_dir)  # custom commands (after trust), as in the REPL
@@ -73,6 +76,29 @@ class AcpSession:
         self.fs_read = bool(client_caps and client_caps.fs and client_caps.fs.read_text_file)
         self.fs_write = bool(client_caps and client_caps.fs and client_caps.fs.write_text_file)
         self.plug_client_io(bool(client_caps and client_caps.terminal))
+
+    def begin(self) -> None:
+        """SessionStart hooks, as the session opens (new: "startup", loaded: "resume"); the
+        first prompt waits for them, and gets their context."""
+        async def start() -> list[str]:
+            messages = (await self.agent.start_session()).messages
+            for message in messages:
+                log(message)
+            return messages
+
+        self.starting = asyncio.create_task(start())
+
+    async def started(self) -> None:
+        """Wait for SessionStart; what its hooks said for the user is shown as a thought, once."""
+        if self.starting is None:
+            return
+        starting, self.starting = self.starting, None
+        try:
+            messages = await starting
+        except Exception as exc:  # a broken hook must not cost the session its prompt
+            messages = [f"SessionStart hooks failed: {type(exc).__name__}: {exc}"]
+        for message in messages:
+            await self.send(update_agent_thought_text(f"\n[hook] {safe_text(message)}\n"))
 
     # -- the editor's files and terminals -----------------------------------------------
 
@@ -139,6 +165,7 @@ class AcpSession:
             if command is not None:
                 content, restore = expanded, use_command_settings(self.agent, command)
         await self.sync_mcp_tools()
+        await self.started()
         self.mode_prompt.apply(self.policy.mode)
         try:
             return await self._run_turn(content)
@@ -359,6 +386,12 @@ class AcpSession:
 
     async def close(self) -> None:
         self.cancel()
+        if self.starting is not None:
+            self.starting.cancel()
+        try:
+            await self.agent.end_session("other")  # SessionEnd hooks (once, if the session started)
+        except Exception as exc:
+            log(f"SessionEnd hooks failed: {type(exc).__name__}: {exc}")
         if self.mcp is not None:
             try:
                 await self.mcp.close()

@@ -300,6 +300,8 @@ class PrintRun:
         try:
             extra_tools = await self.start_mcp()
             agent = self.build_agent(extra_tools)
+            for message in (await agent.start_session()).messages:  # SessionStart hooks, before the prompt
+                self.progress.line(f"agentica: {safe_text(message)}")
             from agentica_cli.cli.extension_setup import command_prompt, load_extensions, use_command_settings
 
             prompt, command = command_prompt(prompt, load_extensions(self.settings, self.work_dir), self.work_dir)
