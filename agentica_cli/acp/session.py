@@ -158,12 +158,11 @@ class AcpSession:
             if handled:
                 return "end_turn"
         restore = None
-        if text.startswith("/"):  # a custom command: its prompt, and its model and tools for this turn
-            from agentica_cli.cli.extension_setup import command_prompt, use_command_settings
+        from agentica_cli.cli.extension_setup import find_command
 
-            expanded, command = command_prompt(text, self.extensions, self.work_dir)
-            if command is not None:
-                content, restore = expanded, use_command_settings(self.agent, command)
+        found = find_command(text, self.extensions)
+        if found is not None:  # a custom command: its prompt, and its model and tools for this turn
+            content, restore = await self.command_prompt(content, *found)
         await self.sync_mcp_tools()
         await self.started()
         self.mode_prompt.apply(self.policy.mode)
@@ -172,6 +171,24 @@ class AcpSession:
         finally:
             if restore is not None:
                 restore()
+
+    async def command_prompt(self, content: str | list[dict[str, Any]], command: Any,
+                             arguments: str) -> tuple[str | list[dict[str, Any]], Any]:
+        """A custom command's prompt (its !`commands` run first, shown as thoughts) in place of
+        the typed text; images sent with it stay. Returns it and what restores the settings."""
+        from agentica_cli.cli.command_shell import expand_command
+        from agentica_cli.cli.extension_setup import use_command_settings
+
+        shown: list[str] = []
+        expanded, _ = await expand_command(command, arguments, self.agent, self.work_dir, shown.append)
+        if shown:
+            await self.send(update_agent_thought_text("\n".join(safe_text(line) for line in shown) + "\n"))
+        if isinstance(content, list):  # text and images: the command's text replaces the typed one
+            content = [{"type": "text", "text": expanded},
+                       *(part for part in content if isinstance(part, dict) and part.get("type") != "text")]
+        else:
+            content = expanded
+        return content, use_command_settings(self.agent, command)
 
     async def _run_turn(self, content: str | list[dict[str, Any]]) -> str:
         self.turn = asyncio.create_task(self._run(content))
