@@ -71,7 +71,7 @@ def attach_extensions(agent: Any, found: Extensions, work_dir: Path,
     if found.hooks:
         from agentica_cli.extensions.hooks import CommandHooks
 
-        agent.hooks.append(CommandHooks(found.hooks, work_dir))
+        agent.hooks.append(CommandHooks(found.hooks, work_dir, model=lambda: agent.model))  # prompt hooks ask it
     if report is not None:
         from agentica_cli.cli.safe_text import safe_text
 
