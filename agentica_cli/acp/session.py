@@ -75,6 +75,7 @@ class AcpSession:
         self.started: dict[str, tuple[str, dict[str, Any]]] = {}  # call id -> (name, args)
         self.fs_read = bool(client_caps and client_caps.fs and client_caps.fs.read_text_file)
         self.fs_write = bool(client_caps and client_caps.fs and client_caps.fs.write_text_file)
+        self.journal: Any = None  # the edits made through the editor, for /undo (acp/checkpoints.py)
         self.plug_client_io(bool(client_caps and client_caps.terminal))
 
     def begin(self) -> None:
@@ -88,7 +89,7 @@ class AcpSession:
 
         self.starting = asyncio.create_task(start())
 
-    async def started(self) -> None:
+    async def session_started(self) -> None:
         """Wait for SessionStart; what its hooks said for the user is shown as a thought, once."""
         if self.starting is None:
             return
@@ -108,12 +109,31 @@ class AcpSession:
         from builtin_tools.files import BuiltinFileTool
 
         loop = asyncio.get_running_loop()
+        if self.fs_read and self.fs_write:
+            from agentica_cli.acp.checkpoints import EditJournal
+
+            self.journal = EditJournal()
+        else:
+            self.use_file_backups()
         for tool in self.agent.tools:
-            # Both fs methods or neither: an edit reads the buffer it changes.
-            if isinstance(tool, BuiltinFileTool) and self.fs_read and self.fs_write:
-                tool.file_access = ClientFileAccess(self.conn, self.id, loop)
+            # Both fs methods or neither: an edit reads the buffer it changes. (Sub-agents'
+            # file tools get the same access: builtin_tools/task.py.)
+            if isinstance(tool, BuiltinFileTool) and self.journal is not None:
+                tool.file_access = ClientFileAccess(self.conn, self.id, loop, self.journal)
             elif isinstance(tool, BuiltinExecuteTool) and terminal:
                 tool.runner = ClientTerminalRunner(self.conn, self.id, self.show_terminal)
+
+    def use_file_backups(self) -> None:
+        """Edits land on the disk: /undo uses copies of the files the file tools change (no
+        git, so no snapshot of the work tree holds up a turn's first update)."""
+        from agentica_cli.cli.checkpoint_setup import attach_checkpoints, checkpoint_options
+
+        if checkpoint_options(self.settings)["enabled"]:
+            from agentica_cli.checkpoints.backups import FileBackups
+
+            backups = FileBackups(self.work_dir, session_id=self.id)
+            backups.notice = ""  # chosen here, not for want of git: nothing to warn about
+            attach_checkpoints(self.agent, backups)
 
     async def show_terminal(self, call_id: str, terminal_id: str) -> None:
         self.terminals[call_id] = terminal_id
@@ -164,11 +184,15 @@ class AcpSession:
         if found is not None:  # a custom command: its prompt, and its model and tools for this turn
             content, restore = await self.command_prompt(content, *found)
         await self.sync_mcp_tools()
-        await self.started()
+        await self.session_started()
         self.mode_prompt.apply(self.policy.mode)
+        if self.journal is not None:
+            self.journal.begin(text)
         try:
             return await self._run_turn(content)
         finally:
+            if self.journal is not None:
+                self.journal.end()
             if restore is not None:
                 restore()
 
