@@ -39,7 +39,7 @@ def test_session_start_sub_agent_buffers_custom_command_images_and_undo_redo(hom
     (home / "settings.json").write_text(json.dumps({"hooks": {"SessionStart": [
         {"hooks": [{"type": "command", "command": f"{{ cat; echo; }} >> {log}"}]}]}}))
     (home / "commands").mkdir()
-    (home / "commands/look.md").write_text("Look at $1 and the picture.")
+    (home / "commands/look.md").write_text("Look at $1 and the picture. Branch: !`printf on-main`")
     script = [
         turns.tool_calls(turns.call("task", {"description": "read the notes", "prompt": "Read notes.txt"}, id="t1")),
         turns.tool_calls(turns.call("read_file", {"file_path": "notes.txt"}, id="s1")),  # the sub-agent
@@ -51,7 +51,7 @@ def test_session_start_sub_agent_buffers_custom_command_images_and_undo_redo(hom
     ]
     client = EditorClient(terminal=False)
     client.buffers[notes] = "hello from the buffer\n"  # unsaved in the editor
-    client.answers = ["once"]
+    client.answers = ["once", "once"]  # the command's !`printf`, then the edit
 
     async def scenario():
         with ScriptedModelServer(script) as server:
@@ -76,7 +76,9 @@ def test_session_start_sub_agent_buffers_custom_command_images_and_undo_redo(hom
     assert first.stop_reason == undone.stop_reason == redone.stop_reason == "end_turn"
     # The custom command's text replaced the typed one; the image stayed with it.
     parts = requests[0]["messages"][-1]["content"]
-    assert parts[0] == {"type": "text", "text": "Look at notes and the picture."}
+    assert parts[0] == {"type": "text", "text": "Look at notes and the picture. Branch: on-main"}
+    asked, _ = client.permission_requests[0]  # the !`command` was asked about through the editor
+    assert asked.raw_input == {"command": "printf on-main"} and asked.kind == "execute"
     assert parts[1] == {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}}
     # The sub-agent read the editor's buffer, not the disk.
     assert "hello from the buffer" in tool_results(requests[2])["s1"]

@@ -370,7 +370,8 @@ class AcpSession:
             self.policy.remember(call)
             if self.policy.mode != mode:
                 await self.mode_changed()
-        await self.send(update_tool_call(call_id, status="in_progress"))
+        if call_id in self.started:  # not a custom command's !`command`: no tool call shows that one
+            await self.send(update_tool_call(call_id, status="in_progress"))
         return Answer("once")
 
     async def set_mode(self, mode: str) -> None:
