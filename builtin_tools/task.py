@@ -86,6 +86,10 @@ class BuiltinTaskTool(Tool):
         (and to `only`, a custom agent's allow-list, which may also name the parent's other
         tools, e.g. MCP ones)."""
         tools = core_tools(self.work_dir, allowed_dirs=self.allowed_dirs, **self.tool_options)
+        for tool in tools:  # the parent's file content source (an editor's buffers, `agentica acp`)
+            twin = next((t for t in getattr(parent, "tools", ()) if type(t) is type(tool)), None)
+            if getattr(twin, "file_access", None) is not None:
+                tool.file_access = twin.file_access
         allowed = _parent_function_names(parent)
         wanted = None if only is None else set(only) - {"task"}
         kept: list[Any] = []

@@ -55,13 +55,13 @@ def test_each_event_fires_once_with_the_documented_json(scripted, tmp_path: Path
     seen = records(log)
     assert [r["hook_event_name"] for r in seen] == ["SessionStart", "UserPromptSubmit", "PreToolUse",
                                                     "Notification", "PostToolUse", "Stop", "PreCompact",
-                                                    "SessionEnd"]
+                                                    "SessionStart", "SessionEnd"]
     for record in seen:
         assert record["session_id"] == agent.session_id
         assert record["cwd"] == str(tmp_path.resolve())
         assert {"transcript_path", "permission_mode"} <= set(record)
+    assert [r["source"] for r in seen if r["hook_event_name"] == "SessionStart"] == ["startup", "compact"]
     by = {r["hook_event_name"]: r for r in seen}
-    assert by["SessionStart"]["source"] == "startup"
     assert by["UserPromptSubmit"]["prompt"] == "write a.txt"
     # Claude Code's tool names and argument names: a Claude hook script reads them unchanged
     assert by["PreToolUse"]["tool_name"] == "Write" and by["PreToolUse"]["agentica_tool_name"] == "write_file"

@@ -164,6 +164,7 @@ class AgenticaAcpAgent:
                              add_dirs=dirs, stored=stored, messages=messages,
                              mcp=self.start_mcp(settings, work_dir, mcp_servers))
         self.sessions[session_id] = session
+        session.begin()  # SessionStart hooks, while the editor shows the session
         return session
 
     def announce_commands(self, session: AcpSession) -> None:

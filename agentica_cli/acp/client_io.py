@@ -23,10 +23,11 @@ TERMINAL_OUTPUT_LIMIT = 1_000_000  # bytes the editor keeps of a command's outpu
 
 
 class ClientFileAccess:
-    def __init__(self, conn: Any, session_id: str, loop: asyncio.AbstractEventLoop):
+    def __init__(self, conn: Any, session_id: str, loop: asyncio.AbstractEventLoop, journal: Any = None):
         self.conn = conn
         self.session_id = session_id
         self.loop = loop
+        self.journal = journal  # acp/checkpoints.EditJournal: each turn's writes, for /undo
 
     def _call(self, coro: Any) -> Any:
         try:
@@ -53,10 +54,18 @@ class ClientFileAccess:
     def write_text(self, path: Path, text: str) -> None:
         from acp import RequestError
 
+        before: str | None = None
+        if self.journal is not None and self.journal.needs_before(str(path)):
+            try:
+                before = self.read_text(path)  # what /undo puts back
+            except FileNotFoundError:
+                before = None
         try:
             self._call(self.conn.write_text_file(session_id=self.session_id, path=str(path), content=text))
         except RequestError as err:
             raise OSError(f"the editor could not write {path}: {err}") from None
+        if self.journal is not None:
+            self.journal.wrote(str(path), before, text)
 
 
 class ClientTerminalRunner:

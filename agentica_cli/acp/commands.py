@@ -14,6 +14,8 @@ ACP_COMMANDS: dict[str, tuple[str, str | None]] = {
     "tools": ("list the tools the agent can use", None),
     "todos": ("show the agent's todo list", None),
     "cost": ("tokens used in this session", None),
+    "undo": ("put back the files the last turn edited (force: even if changed since)", "force"),
+    "redo": ("re-apply the edits /undo took back", "force"),
 }
 
 
@@ -76,6 +78,10 @@ async def run_command(session: Any, line: str) -> bool:
 
         todo_tool = next((t for t in agent.tools if isinstance(t, BuiltinTodoTool)), None)
         await say(render_todos(todo_tool.todos if todo_tool else []))
+    elif name in ("undo", "redo"):
+        from agentica_cli.acp import checkpoints
+
+        await say(await getattr(checkpoints, name)(session, rest == "force"))
     elif name == "cost":
         usage = agent.usage
         await say(f"Tokens this session: {usage.input_tokens:,} in, {usage.output_tokens:,} out.")

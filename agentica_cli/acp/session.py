@@ -61,7 +61,10 @@ class AcpSession:
             on_history_replaced=stored.replace_history if stored is not None else None,
             report=log,
         )
+        self.agent.session_id = session_id  # what hooks are told: the ACP id is the saved session's
+        self.agent.transcript_path = str(stored.path) if stored is not None else ""
         self.mode_prompt = PermissionModePrompt(self.agent)
+        self.starting: asyncio.Task[list[str]] | None = None  # SessionStart hooks (begin)
         from agentica_cli.cli.extension_setup import load_extensions
 
         self.extensions = load_extensions(settings, work_dir)  # custom commands (after trust), as in the REPL
@@ -72,7 +75,31 @@ class AcpSession:
         self.started: dict[str, tuple[str, dict[str, Any]]] = {}  # call id -> (name, args)
         self.fs_read = bool(client_caps and client_caps.fs and client_caps.fs.read_text_file)
         self.fs_write = bool(client_caps and client_caps.fs and client_caps.fs.write_text_file)
+        self.journal: Any = None  # the edits made through the editor, for /undo (acp/checkpoints.py)
         self.plug_client_io(bool(client_caps and client_caps.terminal))
+
+    def begin(self) -> None:
+        """SessionStart hooks, as the session opens (new: "startup", loaded: "resume"); the
+        first prompt waits for them, and gets their context."""
+        async def start() -> list[str]:
+            messages = (await self.agent.start_session()).messages
+            for message in messages:
+                log(message)
+            return messages
+
+        self.starting = asyncio.create_task(start())
+
+    async def session_started(self) -> None:
+        """Wait for SessionStart; what its hooks said for the user is shown as a thought, once."""
+        if self.starting is None:
+            return
+        starting, self.starting = self.starting, None
+        try:
+            messages = await starting
+        except Exception as exc:  # a broken hook must not cost the session its prompt
+            messages = [f"SessionStart hooks failed: {type(exc).__name__}: {exc}"]
+        for message in messages:
+            await self.send(update_agent_thought_text(f"\n[hook] {safe_text(message)}\n"))
 
     # -- the editor's files and terminals -----------------------------------------------
 
@@ -82,12 +109,31 @@ class AcpSession:
         from builtin_tools.files import BuiltinFileTool
 
         loop = asyncio.get_running_loop()
+        if self.fs_read and self.fs_write:
+            from agentica_cli.acp.checkpoints import EditJournal
+
+            self.journal = EditJournal()
+        else:
+            self.use_file_backups()
         for tool in self.agent.tools:
-            # Both fs methods or neither: an edit reads the buffer it changes.
-            if isinstance(tool, BuiltinFileTool) and self.fs_read and self.fs_write:
-                tool.file_access = ClientFileAccess(self.conn, self.id, loop)
+            # Both fs methods or neither: an edit reads the buffer it changes. (Sub-agents'
+            # file tools get the same access: builtin_tools/task.py.)
+            if isinstance(tool, BuiltinFileTool) and self.journal is not None:
+                tool.file_access = ClientFileAccess(self.conn, self.id, loop, self.journal)
             elif isinstance(tool, BuiltinExecuteTool) and terminal:
                 tool.runner = ClientTerminalRunner(self.conn, self.id, self.show_terminal)
+
+    def use_file_backups(self) -> None:
+        """Edits land on the disk: /undo uses copies of the files the file tools change (no
+        git, so no snapshot of the work tree holds up a turn's first update)."""
+        from agentica_cli.cli.checkpoint_setup import attach_checkpoints, checkpoint_options
+
+        if checkpoint_options(self.settings)["enabled"]:
+            from agentica_cli.checkpoints.backups import FileBackups
+
+            backups = FileBackups(self.work_dir, session_id=self.id)
+            backups.notice = ""  # chosen here, not for want of git: nothing to warn about
+            attach_checkpoints(self.agent, backups)
 
     async def show_terminal(self, call_id: str, terminal_id: str) -> None:
         self.terminals[call_id] = terminal_id
@@ -132,19 +178,41 @@ class AcpSession:
             if handled:
                 return "end_turn"
         restore = None
-        if text.startswith("/"):  # a custom command: its prompt, and its model and tools for this turn
-            from agentica_cli.cli.extension_setup import command_prompt, use_command_settings
+        from agentica_cli.cli.extension_setup import find_command
 
-            expanded, command = command_prompt(text, self.extensions, self.work_dir)
-            if command is not None:
-                content, restore = expanded, use_command_settings(self.agent, command)
+        found = find_command(text, self.extensions)
+        if found is not None:  # a custom command: its prompt, and its model and tools for this turn
+            content, restore = await self.command_prompt(content, *found)
         await self.sync_mcp_tools()
+        await self.session_started()
         self.mode_prompt.apply(self.policy.mode)
+        if self.journal is not None:
+            self.journal.begin(text)
         try:
             return await self._run_turn(content)
         finally:
+            if self.journal is not None:
+                self.journal.end()
             if restore is not None:
                 restore()
+
+    async def command_prompt(self, content: str | list[dict[str, Any]], command: Any,
+                             arguments: str) -> tuple[str | list[dict[str, Any]], Any]:
+        """A custom command's prompt (its !`commands` run first, shown as thoughts) in place of
+        the typed text; images sent with it stay. Returns it and what restores the settings."""
+        from agentica_cli.cli.command_shell import expand_command
+        from agentica_cli.cli.extension_setup import use_command_settings
+
+        shown: list[str] = []
+        expanded, _ = await expand_command(command, arguments, self.agent, self.work_dir, shown.append)
+        if shown:
+            await self.send(update_agent_thought_text("\n".join(safe_text(line) for line in shown) + "\n"))
+        if isinstance(content, list):  # text and images: the command's text replaces the typed one
+            content = [{"type": "text", "text": expanded},
+                       *(part for part in content if isinstance(part, dict) and part.get("type") != "text")]
+        else:
+            content = expanded
+        return content, use_command_settings(self.agent, command)
 
     async def _run_turn(self, content: str | list[dict[str, Any]]) -> str:
         self.turn = asyncio.create_task(self._run(content))
@@ -302,7 +370,8 @@ class AcpSession:
             self.policy.remember(call)
             if self.policy.mode != mode:
                 await self.mode_changed()
-        await self.send(update_tool_call(call_id, status="in_progress"))
+        if call_id in self.started:  # not a custom command's !`command`: no tool call shows that one
+            await self.send(update_tool_call(call_id, status="in_progress"))
         return Answer("once")
 
     async def set_mode(self, mode: str) -> None:
@@ -359,6 +428,12 @@ class AcpSession:
 
     async def close(self) -> None:
         self.cancel()
+        if self.starting is not None:
+            self.starting.cancel()
+        try:
+            await self.agent.end_session("other")  # SessionEnd hooks (once, if the session started)
+        except Exception as exc:
+            log(f"SessionEnd hooks failed: {type(exc).__name__}: {exc}")
         if self.mcp is not None:
             try:
                 await self.mcp.close()

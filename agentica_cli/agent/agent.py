@@ -110,6 +110,7 @@ class Agent(LifecycleEvents):
         self.is_subagent = False
         self._session_source = "resume" if self.messages else "startup"
         self._session_started = False
+        self._start_context: list[str] = []  # SessionStart hooks' context, for the next prompt
         # Where oversized tool results are saved (result_budget); a temporary folder is made on first use.
         self.results_dir: Path | None = Path(self.tool_config.result_dir).expanduser() \
             if self.tool_config.result_dir else None
@@ -139,11 +140,14 @@ class Agent(LifecycleEvents):
     def system_prompt(self) -> str:
         return build_system_prompt(self.instructions, self.tools, self.dynamic_guidance())
 
-    def reset(self) -> None:
-        """Forget the conversation (a new session); usage totals stay."""
+    def reset(self, source: str | None = "clear") -> None:
+        """Forget the conversation; usage totals stay. A new session starts, whose SessionStart
+        hooks get `source` ("clear", or "resume" when a saved history follows); None: the same
+        session goes on with a shorter history (a rewind)."""
         self.messages = []
         self.context = ContextManager(self.tool_config)
-        self._session_started, self._session_source = False, "clear"
+        if source is not None:
+            self._session_started, self._session_source, self._start_context = False, source, []
 
     def _append(self, message: dict[str, Any]) -> None:
         self.messages.append(message)
@@ -403,6 +407,7 @@ class Agent(LifecycleEvents):
                             kind="warning"))
             return None
         self.messages = self.context.compacted(summary, self.messages[cut:])
+        await self._after_compaction(run)
         if self.on_history_replaced is not None:
             self.on_history_replaced(list(self.messages))
         return summary

@@ -1,4 +1,5 @@
-"""The lifecycle events the Agent fires for its hooks (agent/hooks.py): SessionStart and
+"""The lifecycle events the Agent fires for its hooks (agent/hooks.py): SessionStart when a
+session starts (the UI calls `start_session`; else at the first prompt) and after a compaction,
 UserPromptSubmit before a prompt is sent, Stop / SubagentStop when the model stops, Notification
 when a person is asked, SessionEnd when the session ends. PreToolUse / PostToolUse fire in the
 executor, PreCompact in compaction.
@@ -16,12 +17,14 @@ from agentica_cli.agent.run_state import RunState
 
 class LifecycleEvents:
     """Mixed into Agent: expects `hooks`, `messages`, `is_subagent`, `_session_started`,
-    `_session_source` and `_append`."""
+    `_session_source`, `_start_context` and `_append`."""
 
     hooks: list[Any]
+    messages: list[dict[str, Any]]
     is_subagent: bool
     _session_started: bool
     _session_source: str
+    _start_context: list[str]
     _append: Callable[[dict[str, Any]], None]
 
     async def fire_hooks(self, event: str, run: RunState | None = None, **fields: Any) -> HookOutcome:
@@ -44,17 +47,43 @@ class LifecycleEvents:
             self._session_started = False
             await self.fire_hooks("SessionEnd", reason=reason)
 
-    async def _prompt_hooks(self, run: RunState, prompt: str) -> tuple[str, HookOutcome]:
-        """SessionStart (first run of a session) and UserPromptSubmit: the prompt with the
-        context they add, and what they decided."""
-        outcome = HookOutcome()
+    async def start_session(self, source: str | None = None) -> HookOutcome:
+        """SessionStart hooks, once per session, when it starts: a UI calls this as its session
+        opens (REPL start, `-p`, an editor's session/new or load, after /clear); otherwise the
+        first prompt does. `source`: "startup", "resume" (a history was given), "clear" (after
+        `reset()`); None keeps the one the agent knows. The context the hooks add waits for the
+        next prompt; the outcome's `messages` are for the UI to show."""
+        if self._session_started or self.is_subagent:
+            return HookOutcome()
+        self._session_started = True
+        if source:
+            self._session_source = source
+        outcome = await self.fire_hooks("SessionStart", source=self._session_source)
+        self._start_context += outcome.context
+        return outcome
+
+    async def _after_compaction(self, run: RunState | None) -> None:
+        """SessionStart with source "compact" (as Claude Code): the context it adds joins the
+        summary, the first message of the new history, so the model keeps it."""
+        if self.is_subagent or not self.hooks:
+            return
+        outcome = await self.fire_hooks("SessionStart", run, source="compact")
+        first = self.messages[0] if self.messages else None
+        if outcome.context and first is not None and isinstance(first.get("content"), str):
+            self.messages[0] = {**first, "content": "\n\n".join([first["content"], *outcome.context])}
+
+    async def _prompt_hooks(self, run: RunState, prompt: Any) -> tuple[Any, HookOutcome]:
+        """SessionStart (when no UI started the session) and UserPromptSubmit: the prompt with
+        the context they add, and what they decided. `prompt` is text, or a list of content
+        parts (text and images) whose text part gets the context."""
         if not self._session_started:
-            self._session_started = True
-            outcome.merge(await self.fire_hooks("SessionStart", run, source=self._session_source))
-        outcome.merge(await self.fire_hooks("UserPromptSubmit", run, prompt=prompt))
-        if outcome.context:
-            prompt = "\n\n".join([prompt, *outcome.context])
-        return prompt, outcome
+            for message in (await self.start_session()).messages:
+                run.emit(Notice(message, kind="warning"))
+        outcome = await self.fire_hooks("UserPromptSubmit", run, prompt=prompt_text(prompt))
+        if outcome.block or outcome.stop:
+            return prompt, outcome  # SessionStart's context waits for a prompt that is sent
+        context, self._start_context = [*self._start_context, *outcome.context], []
+        return with_context(prompt, context), outcome
 
     async def _stop_hooks_continue(self, run: RunState) -> bool:
         """Stop / SubagentStop hooks: True when one blocks the stop (the model is told why
@@ -68,3 +97,24 @@ class LifecycleEvents:
         run.stop_hook_active = True
         self._append({"role": "user", "content": f"[A {event} hook asks you to continue: {outcome.reason}]"})
         return True
+
+
+def prompt_text(prompt: Any) -> str:
+    """The text of a prompt given as a string or as content parts."""
+    if isinstance(prompt, list):
+        return "\n".join(p.get("text", "") for p in prompt if isinstance(p, dict) and p.get("type") == "text")
+    return str(prompt)
+
+
+def with_context(prompt: Any, context: list[str]) -> Any:
+    """The prompt with the hooks' context after it (as text; for content parts, in its text part)."""
+    if not context:
+        return prompt
+    if not isinstance(prompt, list):
+        return "\n\n".join([prompt, *context])
+    parts = [dict(p) if isinstance(p, dict) else p for p in prompt]
+    for part in parts:
+        if isinstance(part, dict) and part.get("type") == "text":
+            part["text"] = "\n\n".join([part.get("text", ""), *context])
+            return parts
+    return [{"type": "text", "text": "\n\n".join(context)}, *parts]

@@ -194,7 +194,7 @@ class CheckpointCommands:
             return
         kept = messages[:cut]
         if repl.agent is not None:
-            repl.agent.reset()  # as /resume: the context manager's bookkeeping starts over
+            repl.agent.reset(source=None)  # the same session, a shorter history
             repl.agent.messages.extend(kept)
         repl.resume_messages = list(kept)
         session = repl.current_session()

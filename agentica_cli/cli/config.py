@@ -50,7 +50,8 @@ HOOK_SCHEMA: dict[str, Any] = {
 # agentica_cli.agent.hooks.HOOK_EVENTS (not imported: this module stays light)
 LIFECYCLE_HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification", "Stop",
                          "SubagentStop", "PreCompact", "SessionEnd")
-LIFECYCLE_HOOK_SCHEMA: dict[str, Any] = {"matcher": "str", "command": "str", "timeout": "float"}
+LIFECYCLE_HOOK_SCHEMA: dict[str, Any] = {"matcher": "str", "command": "str", "timeout": "float",
+                                         "type": "str", "prompt": "str", "model": "str"}  # prompt: a prompt hook
 
 # The transport is checked here as one of its values; the rest as the MCP layer types them.
 MCP_SERVER_SCHEMA: dict[str, Any] = {**MCP_CONFIG_KEYS, "transport": MCP_TRANSPORTS}
@@ -261,7 +262,7 @@ def validate(data: dict[str, Any], where: str, schema: dict[str, Any] = SCHEMA, 
                 raise ConfigError(f"{where}: '{dotted}' must be an array of tables ([[{dotted}]])")
             out[key] = [validate(item, where, kind[0], f"{dotted}[{i}].") for i, item in enumerate(value)]
             for i, item in enumerate(out[key]):
-                if "command" not in item:
+                if "command" not in item and "prompt" not in item:  # a prompt hook has its prompt
                     raise ConfigError(f"{where}: '{dotted}[{i}]' needs a 'command'")
         elif isinstance(kind, dict):
             if not isinstance(value, dict):

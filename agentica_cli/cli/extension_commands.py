@@ -28,14 +28,15 @@ def show_help(commands: dict[str, CustomCommand], builtin: dict[str, str]) -> No
 
 
 async def run_custom_command(repl: Repl, command: CustomCommand, arguments: str) -> None:
-    """Send the command's body (arguments substituted, @files attached) as this turn's prompt,
-    with its model and its allowed tools for this turn only."""
-    from agentica_cli.cli.prompt_input import attach_mentions
+    """Send the command's body (arguments substituted, @files attached, !`commands` run) as this
+    turn's prompt, with its model and its allowed tools for this turn only."""
+    from agentica_cli.cli.command_shell import expand_command
 
-    text, attached = attach_mentions(command.expand(arguments), repl.work_dir)
+    agent = await repl.ensure_agent()
+    repl.ensure_renderer()  # a !`command` may ask for approval, which prints
+    text, attached = await expand_command(command, arguments, agent, repl.work_dir, lambda line: plain(line, "2"))
     if attached:
         plain(f"(attached {', '.join(attached)})", "2")
-    agent = await repl.ensure_agent()
     from agentica_cli.cli.extension_setup import use_command_settings
 
     restore = use_command_settings(agent, command)

@@ -71,7 +71,7 @@ def attach_extensions(agent: Any, found: Extensions, work_dir: Path,
     if found.hooks:
         from agentica_cli.extensions.hooks import CommandHooks
 
-        agent.hooks.append(CommandHooks(found.hooks, work_dir))
+        agent.hooks.append(CommandHooks(found.hooks, work_dir, model=lambda: agent.model))  # prompt hooks ask it
     if report is not None:
         from agentica_cli.cli.safe_text import safe_text
 
@@ -103,16 +103,11 @@ def use_command_settings(agent: Any, command: CustomCommand) -> Callable[[], Non
     return restore
 
 
-def command_prompt(prompt: str, found: Extensions, work_dir: Path) -> tuple[str, CustomCommand | None]:
-    """`-p "/review app.py"`: the custom command's prompt (arguments substituted, @files
-    attached) and the command; any other prompt unchanged, with None."""
+def find_command(prompt: str, found: Extensions) -> tuple[CustomCommand, str] | None:
+    """`/review app.py` -> (the custom command, its arguments); None for any other prompt.
+    Its prompt is made by cli/command_shell.expand_command."""
     if not prompt.startswith("/"):
-        return prompt, None
+        return None
     name, _, arguments = prompt[1:].partition(" ")
     command = found.commands.get(name.strip())
-    if command is None:
-        return prompt, None
-    from agentica_cli.cli.prompt_input import attach_mentions
-
-    return attach_mentions(command.expand(arguments), work_dir)[0], command
-
+    return (command, arguments) if command is not None else None

@@ -300,10 +300,17 @@ class PrintRun:
         try:
             extra_tools = await self.start_mcp()
             agent = self.build_agent(extra_tools)
-            from agentica_cli.cli.extension_setup import command_prompt, load_extensions, use_command_settings
+            for message in (await agent.start_session()).messages:  # SessionStart hooks, before the prompt
+                self.progress.line(f"agentica: {safe_text(message)}")
+            from agentica_cli.cli.extension_setup import find_command, load_extensions, use_command_settings
 
-            prompt, command = command_prompt(prompt, load_extensions(self.settings, self.work_dir), self.work_dir)
-            if command is not None:  # `agentica -p "/review app.py"`: the custom command, its model and tools
+            found = find_command(prompt, load_extensions(self.settings, self.work_dir))
+            if found is not None:  # `agentica -p "/review app.py"`: the custom command, its model and tools
+                from agentica_cli.cli.command_shell import expand_command
+
+                command, arguments = found
+                prompt, _ = await expand_command(command, arguments, agent, self.work_dir,
+                                                 lambda line: self.progress.line(safe_text(line)))
                 use_command_settings(agent, command)
             await self.stream(agent, prompt)
         finally:

@@ -67,6 +67,7 @@ class Repl:
         self.resume_messages: list[dict[str, Any]] | None = None
         self.model: Any = None
         self.agent: Any = None
+        self.session_start: asyncio.Task[None] | None = None  # SessionStart hooks (cli/session_hooks.py)
         self.console: Any = None
         self.renderer: Any = None
         self.turn_task: asyncio.Task[Any] | None = None
@@ -292,6 +293,9 @@ class Repl:
         return self.session
 
     async def ensure_agent(self) -> Any:
+        starting = self.session_start
+        if starting is not None and starting is not asyncio.current_task():
+            await starting  # it builds the agent: one agent, and SessionStart's context is there
         if self.agent is None:
             if self.preloader is not None:
                 await asyncio.to_thread(self.preloader.join)
@@ -658,6 +662,9 @@ class Repl:
         if not await self.ensure_model():
             return exitcodes.USAGE_ERROR
         self.welcome()
+        from agentica_cli.cli import session_hooks
+
+        session_hooks.begin(self)
         try:
             if first_prompt.strip():
                 self.start_preload()

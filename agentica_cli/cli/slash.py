@@ -115,6 +115,8 @@ class SlashCommands:
 
     async def cmd_clear(self, rest: str) -> None:
         repl = self.repl
+        if getattr(repl, "session_start", None) is not None:
+            await repl.session_start  # the SessionStart hooks of the session being cleared end first
         if repl.agent is not None:
             await repl.agent.end_session("clear")
             repl.agent.reset()
@@ -125,6 +127,7 @@ class SlashCommands:
         repl.pending_context.clear()
         repl.policy.clear_grants()  # "always" answers belong to the conversation they were given in
         plain("Started a new conversation.", "2")
+        await _session_started(repl, "clear")
 
     async def cmd_compact(self, rest: str) -> None:
         repl = self.repl
@@ -318,11 +321,13 @@ class SlashCommands:
         if session.notice:  # another agentica is writing it: this one forked it
             plain(session.notice, "33")
         if repl.agent is not None:
-            repl.agent.reset()
+            await repl.agent.end_session("other")
+            repl.agent.reset("resume")
             repl.agent.messages.extend(repl.resume_messages)
         repl.context_tokens = None  # the status line estimates the resumed history's size
         plain(f"Resumed {session.id} ({len(session.messages)} messages).", "2")
         repl.show_transcript(repl.resume_messages)
+        await _session_started(repl, "resume")
 
     async def cmd_ps(self, rest: str) -> None:
         registry = _background_registry()
@@ -413,3 +418,11 @@ def _background_registry() -> Any:
 
     module = sys.modules.get("builtin_tools.background")
     return module.background_processes() if module is not None else None
+
+
+async def _session_started(repl: Any, source: str) -> None:
+    """SessionStart hooks for the conversation /clear or /resume just opened."""
+    from agentica_cli.cli import session_hooks
+
+    if repl.agent is not None and session_hooks.has_session_start_hooks(repl.extensions):
+        await session_hooks.start(repl, source)

@@ -23,6 +23,9 @@ from typing import Any
 from agentica_cli.extensions.places import Places, UnreadableFile, read_text
 
 DEFAULT_TIMEOUT = 60.0  # seconds, as Claude Code
+PROMPT_TIMEOUT = 30.0  # a "prompt" hook's, as Claude Code
+# Where a "prompt" hook (the model answers {"ok": ..., "reason": ...}) has a decision to make
+PROMPT_EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop")
 # The same as agentica_cli.agent.hooks.HOOK_EVENTS (not imported: loading the configuration
 # must not load the agent loop, which the REPL imports only after its first paint)
 HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification", "Stop",
@@ -41,6 +44,15 @@ class HookSpec:
     matcher: str = ""
     timeout: float = DEFAULT_TIMEOUT
     source: str = ""  # the file it came from
+    kind: str = "command"  # or "prompt": the session's model decides (extensions/prompt_hooks.py)
+    prompt: str = ""  # a prompt hook's instructions; $ARGUMENTS is the event's JSON
+    model: str = ""  # a prompt hook's model id (same provider); empty: the session's model
+
+    @property
+    def shown(self) -> str:
+        """How the user is told which hook it was."""
+        text = self.command if self.kind == "command" else f"prompt: {self.prompt[:60]}"
+        return f"{self.event} hook `{text}`"
 
     def matches(self, target: str | None, *aliases: str) -> bool:
         if not self.matcher or self.matcher == "*" or target is None:
@@ -71,8 +83,9 @@ def specs_from_claude_json(data: Any, source: str) -> list[HookSpec]:
             if not isinstance(entries, list):
                 raise HookConfigError(f"{where}: each entry needs a 'hooks' list")
             for entry in entries:
-                if not isinstance(entry, dict) or entry.get("type", "command") != "command":
-                    continue  # Claude Code's "prompt" hooks ask a model: not supported here
+                kind = entry.get("type", "command") if isinstance(entry, dict) else None
+                if kind not in ("command", "prompt"):
+                    continue  # Claude Code's "http" and "agent" hooks: not supported here
                 specs.append(_spec(event, entry, str(group.get("matcher") or ""), where))
     return specs
 
@@ -84,6 +97,8 @@ def specs_from_toml(tables: dict[str, Any], source: str) -> list[HookSpec]:
 
 
 def _spec(event: str, entry: dict[str, Any], matcher: str, where: str) -> HookSpec:
+    if entry.get("type") == "prompt" or ("prompt" in entry and "command" not in entry):
+        return _prompt_spec(event, entry, matcher, where)
     command = entry.get("command")
     if not isinstance(command, str) or not command.strip():
         raise HookConfigError(f"{where}: a hook needs a 'command' string")
@@ -108,3 +123,18 @@ def load_hook_specs(places: Places, problems: list[str]) -> list[HookSpec]:
         except (UnreadableFile, ValueError) as why:  # HookConfigError and JSON errors are ValueErrors
             problems.append(f"{path}: hooks skipped: {why}")
     return specs
+
+
+def _prompt_spec(event: str, entry: dict[str, Any], matcher: str, where: str) -> HookSpec:
+    if event not in PROMPT_EVENTS:
+        raise HookConfigError(f"{where}: a \"prompt\" hook has nothing to decide here (it works on "
+                              f"{', '.join(PROMPT_EVENTS)}); use a \"command\" hook")
+    prompt = entry.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise HookConfigError(f"{where}: a \"prompt\" hook needs a 'prompt' string")
+    model = entry.get("model") or ""
+    if not isinstance(model, str):
+        raise HookConfigError(f"{where}: 'model' must be a model id")
+    spec = _spec(event, {"command": "-", "timeout": entry.get("timeout", PROMPT_TIMEOUT)}, matcher, where)
+    spec.command, spec.kind, spec.prompt, spec.model = "", "prompt", prompt, model
+    return spec

@@ -28,11 +28,18 @@ CLAUDE_MODES = {"accept-edits": "acceptEdits", "auto": "bypassPermissions"}  # d
 
 
 class CommandHooks:
-    """An Agent hook object (`hook_event`) running the command hooks that match each event."""
+    """An Agent hook object (`hook_event`) running the command hooks that match each event, and
+    the "prompt" hooks (extensions/prompt_hooks.py), which ask `model`: a model, or a function
+    that returns the one to ask now (the CLI's: the session's current model)."""
 
-    def __init__(self, specs: list[HookSpec], work_dir: Path):
+    def __init__(self, specs: list[HookSpec], work_dir: Path, model: Any = None):
         self.specs = specs
         self.work_dir = work_dir
+        self.model = model
+
+    def current_model(self) -> Any:
+        model = self.model
+        return model() if callable(model) and not hasattr(model, "response") else model
 
     def __bool__(self) -> bool:
         return bool(self.specs)
@@ -61,8 +68,12 @@ class CommandHooks:
         return merged
 
     async def run(self, spec: HookSpec, payload: dict[str, Any]) -> HookOutcome:
+        if spec.kind == "prompt":
+            from agentica_cli.extensions.prompt_hooks import evaluate
+
+            return await evaluate(spec, payload, self.current_model())
         code, out, err = await self._execute(spec, payload)
-        shown = f"{spec.event} hook `{spec.command}`"
+        shown = spec.shown
         if code is None:
             return HookOutcome(messages=[f"{shown} timed out after {spec.timeout:g} s and was stopped"])
         if code == 2:
