@@ -208,7 +208,6 @@ class _Entry:
         self.task: asyncio.Task[None] | None = None
         self.reported: tuple[str, str | None] | None = None  # the failure already handed out
         self.prompts: list[Any] = []  # the server's prompts, read when it became ready
-        self.resources: list[str] = []  # the URIs of its resources, for @server:uri completion
 
 
 class McpServerSet:
@@ -338,16 +337,12 @@ class McpServerSet:
             entry.prompts = await entry.tool.list_prompts()
         except Exception:
             entry.prompts = []  # a server whose prompts cannot be listed still serves its tools
-        try:
-            resources, _ = await entry.tool.list_resources()
-            entry.resources = [str(r.uri) for r in resources]
-        except Exception:
-            entry.resources = []
 
     def resource_uris(self) -> dict[str, list[str]]:
         """server name -> the URIs of its resources (ready servers that list any)."""
-        return {name: list(entry.resources) for name, entry in self._entries.items()
-                if entry.tool is not None and entry.tool.status == "ready" and entry.resources}
+        # The tool's list is read at connect and again on resources/list_changed.
+        return {name: list(entry.tool.resource_uris) for name, entry in self._entries.items()
+                if entry.tool is not None and entry.tool.status == "ready" and entry.tool.resource_uris}
 
     def ready_tool(self, name: str) -> McpTool | None:
         entry = self._entries.get(name)
