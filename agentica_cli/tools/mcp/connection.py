@@ -99,6 +99,8 @@ class _CallRequest:
     # "list_resources", "read_resource" (name: the URI)
     kind: str = "tool"
     progress: Any = None  # async (progress, total, message) for a tool call
+    task: bool = False  # call the tool as a task (tasks.py)
+    status: Any = None  # (line) -> None: the task's status changes, for the call's line
 
 
 def _consume_outcome(future: asyncio.Future[Any]) -> None:
@@ -344,7 +346,7 @@ class McpConnection:
     # -- calls -------------------------------------------------------------------------
 
     async def call(self, name: str, arguments: dict[str, Any], timeout: float, *, kind: str = "tool",
-                   progress: Any = None) -> Any:
+                   progress: Any = None, task: bool = False, status: Any = None) -> Any:
         """Call a tool (or another request, by `kind`); returns the SDK's result.
 
         Raises McpConnectionLost, McpCallTimeout, or the SDK's own error for the call.
@@ -352,7 +354,8 @@ class McpConnection:
         if not self.alive or self._requests is None or self.loop is None:
             raise McpConnectionLost(self.lost_reason or "the connection is closed")
         self._http_error = None  # a status seen before this call says nothing about it
-        request = _CallRequest(name, arguments, timeout, self.loop.create_future(), kind=kind, progress=progress)
+        request = _CallRequest(name, arguments, timeout, self.loop.create_future(), kind=kind, progress=progress,
+                               task=task, status=status)
         request.future.add_done_callback(_consume_outcome)
         self._inflight.add(request)
         self._requests.put_nowait(request)
@@ -504,7 +507,15 @@ class McpConnection:
             if request.future.done():  # the caller gave up before we started
                 return
             try:
-                if request.kind == "tool":
+                if request.kind == "tool" and request.task:
+                    from agentica_cli.tools.mcp.tasks import call_tool_as_task
+
+                    with anyio.fail_after(request.timeout + 1):
+                        result = await call_tool_as_task(
+                            client.session, request.name, request.arguments,
+                            deadline=anyio.current_time() + request.timeout, status=request.status,
+                        )
+                elif request.kind == "tool":
                     # The SDK's read timeout answers first; fail_after is the backstop for
                     # a send that blocks (a server that stopped reading its stdin).
                     with anyio.fail_after(request.timeout + 1):

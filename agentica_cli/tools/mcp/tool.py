@@ -224,6 +224,7 @@ class McpTool(Tool):
         self.resource_tools = resource_tools
         # Server tools not offered, with why (e.g. they need task-augmented calls): /mcp shows them.
         self.left_out: dict[str, str] = {}
+        self._task_tools: set[str] = set()  # server tools that require task-augmented calls
         self.capabilities: Any = None
         self.has_resources = False
         self.resource_uris: list[str] = []  # the server's resources, for @server:uri completion
@@ -451,15 +452,21 @@ class McpTool(Tool):
 
     def _set_functions(self, tools: list[Any]) -> None:
         """Rebuild `functions` from a tool list, in place (an agent may hold the dict)."""
+        from agentica_cli.tools.mcp.tasks import server_runs_tool_tasks
+
         self.left_out = {}
+        self._task_tools = set()
         kept = []
         for t in tools:
             if not self._keep(t.name):
                 continue
             if _task_support(t) == "required":
-                # Such a tool answers a plain call with -32601: offering it would only fail.
-                self.left_out[t.name] = "needs task-augmented calls, which agentica does not make"
-                continue
+                if server_runs_tool_tasks(self.capabilities):
+                    self._task_tools.add(t.name)  # called as a task (tasks.py)
+                else:  # a plain call would be refused (-32601), and a task call is not allowed
+                    self.left_out[t.name] = ("needs task-augmented calls, but the server does not declare "
+                                             "them (capabilities.tasks.requests.tools.call)")
+                    continue
             kept.append(t)
         functions: dict[str, Function] = {}
         for mcp_tool in kept:
@@ -635,7 +642,8 @@ class McpTool(Tool):
         connection = await self._connection_for_call()
         try:
             result = await connection.call(tool_name, dict(arguments or {}), self.timeout,
-                                           progress=_progress_reporter(on_progress))
+                                           progress=_progress_reporter(on_progress),
+                                           task=tool_name in self._task_tools, status=on_progress)
         except McpConnectionLost as lost:
             raise self._lost(connection, str(lost)) from None
         except McpCallTimeout:
