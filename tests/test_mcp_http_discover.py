@@ -8,7 +8,6 @@ as server-everything answers)."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 from conftest import scripted_model
@@ -27,6 +26,8 @@ def legacy_server():  # type: ignore[no-untyped-def]
 
 
 def test_the_discover_probes_400_is_not_appended_to_later_errors(legacy_server: HttpDemoServer) -> None:
+    after_run_sync_then_a_new_session(legacy_server)  # first, while the server is up
+
     async def main() -> tuple[str, str, str | None]:
         async with McpTool(url=legacy_server.url("/mcp"), name="h") as mcp:
             assert mcp._connection is not None and not mcp._connection.modern  # fell back to 2025
@@ -46,8 +47,8 @@ def test_the_discover_probes_400_is_not_appended_to_later_errors(legacy_server: 
         assert "400" not in text and "Bad Request" not in text
 
 
-def test_after_run_sync_an_http_tool_is_not_ready_and_the_next_run_reconnects(legacy_server: HttpDemoServer,
-                                                                            tmp_path: Path) -> None:
+def after_run_sync_then_a_new_session(legacy_server: HttpDemoServer) -> None:
+    """After run_sync an HTTP tool is not `ready` (its loop ended); the next run reconnects."""
     model = ScriptedModelServer([
         turns.tool_calls(turns.call("h__echo", {"text": "one"}, id="a")), turns.text("first"),
         turns.tool_calls(turns.call("h__echo", {"text": "two"}, id="b")), turns.text("second"),

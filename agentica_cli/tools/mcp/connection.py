@@ -372,6 +372,11 @@ class McpConnection:
             raise
         finally:
             self._inflight.discard(request)
+        if self._listen_acked is not None:
+            # 2026: a change event that arrived with this result is read by the listen task;
+            # let it run first, so the refresh it starts is waited for below.
+            for _ in range(3):
+                await asyncio.sleep(0)
         pending = {f for f in self._refreshes if not f.done()}
         if pending:
             await asyncio.wait(pending, timeout=PROBE_TIMEOUT)
@@ -564,7 +569,7 @@ class McpConnection:
                 # An update right after this read must not be missed: wait (briefly) for the
                 # listen stream that includes it.
                 with anyio.move_on_after(PROBE_TIMEOUT / 2):
-                    while self._listen_version < self._watch_version:
+                    while self._listen_version < self._watch_version and self._listen_acked is not None:
                         await self._listen_acked.wait()
             return result
         if kind == "refresh":  # a watched resource was updated: read it again
@@ -640,6 +645,15 @@ class McpConnection:
         if not (tools_changed or resources_changed or self.can_subscribe):
             return
         self._listen_acked = anyio.Event()
+        try:
+            await self._listen_loop(client, tools_changed, resources_changed)
+        finally:  # no stream any more: a read must not wait for one
+            acked, self._listen_acked = self._listen_acked, None
+            acked.set()
+
+    async def _listen_loop(self, client: Any, tools_changed: bool, resources_changed: bool) -> None:
+        import anyio
+
         failures = 0
         while failures < 3:  # a server that keeps dropping the stream is not worth a busy loop
             self._relisten = relisten = anyio.Event()
@@ -648,8 +662,9 @@ class McpConnection:
                 async with client.listen(tools_list_changed=tools_changed, resources_list_changed=resources_changed,
                                          resource_subscriptions=watched) as stream:
                     self._listen_version = version
-                    self._listen_acked.set()
-                    self._listen_acked = anyio.Event()
+                    acked, self._listen_acked = self._listen_acked, anyio.Event()
+                    if acked is not None:
+                        acked.set()
                     with anyio.CancelScope() as scope:
                         async def stop_on_relisten(scope: Any = scope, relisten: Any = relisten) -> None:
                             await relisten.wait()
