@@ -33,13 +33,17 @@ def test_server_everything_tasks_elicitation_sampling_roots_progress(tmp_path: P
         return f"sampled {request.max_tokens}"
 
     progress: list[str] = []
+    task_status: list[str] = []
     handlers = McpClientHandlers(roots=[tmp_path], elicit=elicit, sample=sample)
 
     async def main() -> dict[str, str]:
         assert EVERYTHING is not None
         async with McpTool(EVERYTHING, name="everything", handlers=handlers, log_file=tmp_path / "e.log") as mcp:
-            assert "simulate-research-query" in mcp.left_out  # taskSupport "required": not offered
-            assert "everything__simulate-research-query" not in mcp.functions
+            # taskSupport "required": offered, and called as a task (tools/mcp/tasks.py), in the
+            # background while the other calls run (its four stages take a second each).
+            assert "everything__simulate-research-query" in mcp.functions and not mcp.left_out
+            research = asyncio.ensure_future(mcp.call_tool("simulate-research-query", {"topic": "owls"},
+                                                           on_progress=task_status.append))
             assert "everything__read_resource" in mcp.functions
             assert "args-prompt" in [p.name for p in await mcp.list_prompts()]
             return {
@@ -48,6 +52,7 @@ def test_server_everything_tasks_elicitation_sampling_roots_progress(tmp_path: P
                 "roots": await mcp.call_tool("get-roots-list"),
                 "long": await mcp.call_tool("trigger-long-running-operation", {"duration": 1, "steps": 2},
                                             on_progress=progress.append),
+                "research_done": await research,
             }
 
     out = asyncio.run(main())
@@ -55,3 +60,5 @@ def test_server_everything_tasks_elicitation_sampling_roots_progress(tmp_path: P
     assert '"text": "sampled 10"' in out["sample"]
     assert tmp_path.resolve().as_uri() in out["roots"]
     assert progress == ["[progress 1/2]\n", "[progress 2/2]\n"] and "completed" in out["long"]
+    assert out["research_done"].startswith("# Research Report: owls")
+    assert task_status[0].startswith("[task working]") and task_status[-1].startswith("[task completed]")

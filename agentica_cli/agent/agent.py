@@ -231,6 +231,7 @@ class Agent(LifecycleEvents):
         run.system_prompt = self.system_prompt()
         await self._compact_if_needed(run)  # before the new prompt joins the older turns
         await self._checkpoint(run, "begin_turn", prompt, len(self.messages))
+        prompt = self._with_resource_updates(run, prompt)
         asked = {"role": "user", "content": prompt}
         if images:
             from agentica_cli.images import describe_all, supports_vision, user_content
@@ -284,6 +285,19 @@ class Agent(LifecycleEvents):
                                     "tool_call_limit")
         run.emit(Notice(f"Stopped after {self.tool_config.max_turns} model requests (max_turns).", kind="warning"))
         return self._finish(run, content, "max_turns")
+
+    def _with_resource_updates(self, run: RunState, prompt: str) -> str:
+        """MCP resources seen earlier that changed since: their new text goes with the prompt."""
+        tools = [t for t in self.tools if hasattr(t, "take_resource_updates")]
+        if not tools:
+            return prompt
+        from agentica_cli.tools.mcp.resource_updates import describe, take_resource_updates, update_note
+
+        updates = take_resource_updates(tools)
+        if not updates:
+            return prompt
+        run.emit(Notice(describe(updates), kind="info"))
+        return f"{prompt}\n\n{update_note(updates)}"
 
     def _answer_unanswered(self, asked: dict[str, Any], note: str) -> None:
         """Close a prompt that got no answer (cancelled or failed request) with a short note.

@@ -97,6 +97,7 @@ class ToolExecutor:
             if limit is not None and self.run.tool_calls_used >= limit and not self.run.limit_noted:
                 records[-1].call.result = (records[-1].call.result or "") + limit_reached_note(limit)
                 self.run.limit_noted = True
+            self._note_resource_updates(records[-1])
             images = self._images(records)
             for record in records:
                 self.agent._append({"role": "tool", "tool_call_id": record.request.id,
@@ -104,6 +105,19 @@ class ToolExecutor:
             if images:  # tool messages carry text only: the images follow as a user message
                 self.agent._append({"role": "user", "content": images})
         return records
+
+    def _note_resource_updates(self, record: CallRecord) -> None:
+        """MCP resources the model has seen that changed meanwhile: their new text goes with
+        this reply's results (tools/mcp/resource_updates.py)."""
+        tools = [t for t in getattr(self.agent, "tools", ()) if hasattr(t, "take_resource_updates")]
+        if not tools:
+            return
+        from agentica_cli.tools.mcp.resource_updates import describe, take_resource_updates, update_note
+
+        updates = take_resource_updates(tools)
+        if updates:
+            record.call.result = (record.call.result or "") + "\n\n" + update_note(updates)
+            self.run.emit(Notice(describe(updates), kind="info"))
 
     def _images(self, records: list[CallRecord]) -> list[dict[str, Any]]:
         """Content parts for the images the calls returned, when the model takes images;

@@ -51,8 +51,14 @@ def server_table(
     env: list[str] = (),  # type: ignore[assignment]
     headers: list[str] = (),  # type: ignore[assignment]
     transport: str | None = None,
+    oauth: bool = False,
+    oauth_scopes: list[str] = (),  # type: ignore[assignment]
+    oauth_client_id: str | None = None,
+    oauth_client_secret: str | None = None,
+    oauth_callback_port: int | None = None,
 ) -> dict[str, Any]:
-    """The config table for a stdio server (`command`: program and its arguments) or a URL one."""
+    """The config table for a stdio server (`command`: program and its arguments) or a URL one
+    (with OAuth settings when given: any of them means oauth = true)."""
     table: dict[str, Any] = {}
     if command:
         table["command"] = command[0]
@@ -66,6 +72,12 @@ def server_table(
         table["env"] = _pairs(env, "--env", "=")
     if headers:
         table["headers"] = _pairs(headers, "--header", ":")
+    extra = {"oauth_scopes": list(oauth_scopes), "oauth_client_id": oauth_client_id,
+             "oauth_client_secret": oauth_client_secret, "oauth_callback_port": oauth_callback_port}
+    extra = {key: value for key, value in extra.items() if value}
+    if oauth or extra:
+        table["oauth"] = True
+        table.update(extra)
     return table
 
 
@@ -148,4 +160,7 @@ def describe_server(table: dict[str, Any]) -> str:
         where = f"{table.get('transport', 'http')} {table['url']}"
     else:
         where = "stdio " + " ".join([str(table.get("command", "?")), *map(str, table.get("args", []))])
+    if table.get("oauth") or any(key.startswith("oauth_") for key in table):
+        scopes = " ".join(table.get("oauth_scopes") or ())
+        where += f"  (OAuth{', scopes: ' + scopes if scopes else ''})"
     return where + ("" if table.get("enabled", True) else "  (disabled)")

@@ -78,9 +78,21 @@ def mcp_add(
     header: Annotated[Optional[list[str]], typer.Option(
         "-H", "--header", metavar="KEY: VALUE", help="an HTTP header for a URL server (repeatable)")] = None,
     replace: Annotated[bool, typer.Option("--replace", help="overwrite a server of the same name")] = False,
+    oauth: Annotated[bool, typer.Option(
+        "--oauth", help="a URL server behind OAuth: log in through the browser")] = False,
+    oauth_scope: Annotated[Optional[list[str]], typer.Option(
+        "--oauth-scope", metavar="SCOPE", help="an OAuth scope to ask for (repeatable; implies --oauth)")] = None,
+    oauth_client_id: Annotated[Optional[str], typer.Option(
+        "--oauth-client-id", help="a client registered in advance (no dynamic registration; implies --oauth)")] = None,
+    oauth_client_secret: Annotated[Optional[str], typer.Option(
+        "--oauth-client-secret", metavar="SECRET", help="its secret; write ${VAR} to keep it out of the file")] = None,
+    oauth_callback_port: Annotated[Optional[int], typer.Option(
+        "--oauth-callback-port", metavar="PORT", help="a fixed port for the login redirect "
+        "(http://127.0.0.1:PORT/callback, as registered with --oauth-client-id)")] = None,
 ) -> int:
-    """Add a server to the user config: `agentica mcp add files -- npx -y @scope/server /tmp`
-    or `agentica mcp add docs --url https://host/mcp`."""
+    """Add a server to the user config: `agentica mcp add files -- npx -y @scope/server /tmp`,
+    `agentica mcp add docs --url https://host/mcp`, or behind OAuth:
+    `agentica mcp add tracker --url https://host/mcp --oauth`."""
     from agentica_cli.cli.config import ConfigError
     from agentica_cli.cli.mcp_config_edit import add_server, server_table
 
@@ -88,11 +100,16 @@ def mcp_add(
         sys.stderr.write("agentica: error: give either a command (after --) or --url\n")
         return exitcodes.USAGE_ERROR
     try:
-        table = server_table(command=command, url=url, env=env or [], headers=header or [], transport=transport)
+        table = server_table(command=command, url=url, env=env or [], headers=header or [], transport=transport,
+                             oauth=oauth, oauth_scopes=oauth_scope or [], oauth_client_id=oauth_client_id,
+                             oauth_client_secret=oauth_client_secret, oauth_callback_port=oauth_callback_port)
         path = add_server(name, table, replace=replace)
     except ConfigError as err:
         return _config_error(err)
     print(f"added MCP server {name} to {path}")
+    if table.get("oauth"):
+        print(f"it logs in with OAuth when it first starts (or: /mcp login {name}); tokens go to "
+              "~/.agentica/mcp-auth/")
     return exitcodes.OK
 
 

@@ -35,7 +35,8 @@ def build_server() -> MCPServer:
             """A tool that exists only after unlock."""
             return "the secret is 42"
 
-        await ctx.session.send_tool_list_changed()
+        await ctx.session.send_tool_list_changed()  # 2025 clients
+        await ctx.notify_tools_changed()  # 2026 clients (subscriptions/listen)
         return "unlocked"
 
     @server.tool()

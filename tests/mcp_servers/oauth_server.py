@@ -4,7 +4,10 @@ authorization codes, refresh tokens) and serves streamable HTTP at /mcp to beare
 
 The authorization endpoint approves at once (no login page) and redirects with a code.
 Access tokens live `--ttl` seconds (default 2), so a client must refresh. Prints
-`PORT <n>` once listening. Tool `whoami` says which access token generation called it.
+`PORT <n>` once listening. Tool `whoami` says which access token generation called it,
+`granted` the scopes of its token. `--client ID:SECRET:PORT` registers a client in advance
+(redirect URI http://127.0.0.1:PORT/callback, scopes "read write"), as providers without
+dynamic registration do.
 """
 
 from __future__ import annotations
@@ -98,6 +101,12 @@ async def serve(argv: list[str]) -> None:
     sock.listen(128)
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     provider = MemoryProvider(ttl)
+    if "--client" in argv:
+        client_id, secret, redirect_port = argv[argv.index("--client") + 1].split(":")
+        provider.clients[client_id] = OAuthClientInformationFull(
+            client_id=client_id, client_secret=secret, token_endpoint_auth_method="client_secret_post",
+            redirect_uris=[f"http://127.0.0.1:{redirect_port}/callback"], scope="read write",  # type: ignore[list-item]
+            grant_types=["authorization_code", "refresh_token"], response_types=["code"])
     server = MCPServer("oauth-demo", auth_server_provider=provider, auth=AuthSettings(
         issuer_url=AnyHttpUrl(base), resource_server_url=AnyHttpUrl(f"{base}/mcp"),
         client_registration_options=ClientRegistrationOptions(enabled=True), validate_token_resource=True))
@@ -109,6 +118,14 @@ async def serve(argv: list[str]) -> None:
 
         token = get_access_token()
         return f"token #{provider.generation.get(token.token, 0) if token else 0}"
+
+    @server.tool()
+    def granted() -> str:
+        """The scopes and client of the calling token."""
+        from mcp.server.auth.middleware.auth_context import get_access_token
+
+        token = get_access_token()
+        return f"{token.client_id}: {' '.join(token.scopes) or '(no scopes)'}" if token else "(no token)"
 
     app = server.streamable_http_app(streamable_http_path="/mcp")
     config = uvicorn.Config(app, log_level="warning", lifespan="on")

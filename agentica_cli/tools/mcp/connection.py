@@ -37,6 +37,8 @@ OWNER_GRACE = 3.0
 # must not lose its session after a few minutes; a dead one is caught by the per-call
 # timeout and the probe instead.
 IDLE_STREAM_TIMEOUT = 24 * 3600.0
+# Resources one session keeps fresh (subscribed to) at most.
+MAX_WATCHED = 32
 
 
 class McpServerError(Exception):
@@ -97,6 +99,8 @@ class _CallRequest:
     # "list_resources", "read_resource" (name: the URI)
     kind: str = "tool"
     progress: Any = None  # async (progress, total, message) for a tool call
+    task: bool = False  # call the tool as a task (tasks.py)
+    status: Any = None  # (line) -> None: the task's status changes, for the call's line
 
 
 def _consume_outcome(future: asyncio.Future[Any]) -> None:
@@ -166,15 +170,34 @@ class McpConnection:
         client_version: str = "0",
         handlers: Any = None,
         on_tools_changed: Any = None,
+        on_resources_changed: Any = None,
+        on_resource_updated: Any = None,
+        watch: Any = (),
     ):
         self.target = target
         self.handlers = handlers  # client_features.McpClientHandlers
         self.on_tools_changed = on_tools_changed  # called with the new tool list after list_changed
+        # Called with (resources, templates) after resources/list_changed, and with (uri, result)
+        # when a watched resource was updated and read again.
+        self.on_resources_changed = on_resources_changed
+        self.on_resource_updated = on_resource_updated
+        self.resources: list[Any] = []  # as listed at connect (or after list_changed)
+        self.templates: list[Any] = []
+        self.modern = False  # a 2026 connection: changes arrive on a subscriptions/listen stream
+        # Resources read this session that the server should tell us about when they change.
+        self._watched: dict[str, None] = dict.fromkeys(watch)
+        self._subscribed: set[str] = set()  # 2025: resources/subscribe sent for these
+        self._relisten: Any = None  # anyio.Event: the watch set changed, open a new listen stream
+        self._watch_version = 0  # bumped when the watch set grows ...
+        self._listen_version = -1  # ... and the version the open listen stream covers
+        self._listen_acked: Any = None  # anyio.Event set whenever a new listen stream is acknowledged
         self.capabilities: Any = None  # the server's (prompts, resources, ...)
         self.has_resources = False  # it lists at least one resource or template
         # A tool list being read again after tools/list_changed: a call that caused it
         # returns once it is read, so the model's next request offers the new tools.
-        self._relist: asyncio.Future[Any] | None = None
+        # Likewise a watched resource being read again after it was updated: the call that
+        # changed it returns with the fresh text already recorded.
+        self._refreshes: set[asyncio.Future[Any]] = set()
         self.server_name = server_name
         self.log_path = log_path
         self.connect_timeout = connect_timeout
@@ -323,7 +346,7 @@ class McpConnection:
     # -- calls -------------------------------------------------------------------------
 
     async def call(self, name: str, arguments: dict[str, Any], timeout: float, *, kind: str = "tool",
-                   progress: Any = None) -> Any:
+                   progress: Any = None, task: bool = False, status: Any = None) -> Any:
         """Call a tool (or another request, by `kind`); returns the SDK's result.
 
         Raises McpConnectionLost, McpCallTimeout, or the SDK's own error for the call.
@@ -331,7 +354,8 @@ class McpConnection:
         if not self.alive or self._requests is None or self.loop is None:
             raise McpConnectionLost(self.lost_reason or "the connection is closed")
         self._http_error = None  # a status seen before this call says nothing about it
-        request = _CallRequest(name, arguments, timeout, self.loop.create_future(), kind=kind, progress=progress)
+        request = _CallRequest(name, arguments, timeout, self.loop.create_future(), kind=kind, progress=progress,
+                               task=task, status=status)
         request.future.add_done_callback(_consume_outcome)
         self._inflight.add(request)
         self._requests.put_nowait(request)
@@ -348,9 +372,14 @@ class McpConnection:
             raise
         finally:
             self._inflight.discard(request)
-        relist = self._relist
-        if relist is not None and not relist.done():
-            await asyncio.wait({relist}, timeout=PROBE_TIMEOUT)
+        if self._listen_acked is not None:
+            # 2026: a change event that arrived with this result is read by the listen task;
+            # let it run first, so the refresh it starts is waited for below.
+            for _ in range(3):
+                await asyncio.sleep(0)
+        pending = {f for f in self._refreshes if not f.done()}
+        if pending:
+            await asyncio.wait(pending, timeout=PROBE_TIMEOUT)
         return result
 
     async def probe(self, timeout: float = PROBE_TIMEOUT) -> bool:
@@ -434,11 +463,14 @@ class McpConnection:
             # Resource tools are offered only when there is something to read.
             if getattr(self.capabilities, "resources", None) is not None:
                 try:
-                    resources = await self._list_all(client.list_resources, "resources")
-                    templates = await self._list_all(client.list_resource_templates, "resource_templates")
-                    self.has_resources = bool(resources or templates)
+                    self.resources = await self._list_all(client.list_resources, "resources")
+                    self.templates = await self._list_all(client.list_resource_templates, "resource_templates")
+                    self.has_resources = bool(self.resources or self.templates)
                 except Exception:
                     self.has_resources = False
+            from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+            self.modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
             # The SDK's `server/discover` probe of a 2025 HTTP server answers 400: that is
             # not an error of anything that comes later.
             self._http_error = None
@@ -453,6 +485,10 @@ class McpConnection:
                 opened.set_result(None)
             assert self._requests is not None
             async with anyio.create_task_group() as tasks:
+                if self.modern:
+                    tasks.start_soon(self._listen, client)
+                elif self._watched and self.can_subscribe:
+                    tasks.start_soon(self._subscribe_all, client)
                 while True:
                     request = await self._requests.get()
                     if request is None:
@@ -476,7 +512,15 @@ class McpConnection:
             if request.future.done():  # the caller gave up before we started
                 return
             try:
-                if request.kind == "tool":
+                if request.kind == "tool" and request.task:
+                    from agentica_cli.tools.mcp.tasks import call_tool_as_task
+
+                    with anyio.fail_after(request.timeout + 1):
+                        result = await call_tool_as_task(
+                            client.session, request.name, request.arguments,
+                            deadline=anyio.current_time() + request.timeout, status=request.status,
+                        )
+                elif request.kind == "tool":
                     # The SDK's read timeout answers first; fail_after is the backstop for
                     # a send that blocks (a server that stopped reading its stdin).
                     with anyio.fail_after(request.timeout + 1):
@@ -497,6 +541,8 @@ class McpConnection:
             request.future.cancel()
 
     async def _other_request(self, client: Any, request: _CallRequest) -> Any:
+        import anyio
+
         kind = request.kind
         if kind == "probe":  # a liveness probe: any answer within the time will do
             return await client.list_tools(cache_mode="bypass")
@@ -515,7 +561,29 @@ class McpConnection:
             templates = await self._list_all(client.list_resource_templates, "resource_templates")
             return resources, templates
         if kind == "read_resource":
-            return await client.read_resource(request.name)
+            result = await client.read_resource(request.name, cache_mode="bypass")
+            self.watch(request.name)
+            if not self.modern and request.name in self._watched:
+                await self._subscribe(client, request.name)
+            elif self.modern and self._listen_acked is not None:
+                # An update right after this read must not be missed: wait (briefly) for the
+                # listen stream that includes it.
+                with anyio.move_on_after(PROBE_TIMEOUT / 2):
+                    while self._listen_version < self._watch_version and self._listen_acked is not None:
+                        await self._listen_acked.wait()
+            return result
+        if kind == "refresh":  # a watched resource was updated: read it again
+            result = await client.read_resource(request.name, cache_mode="bypass")
+            if self.on_resource_updated is not None:
+                self.on_resource_updated(request.name, result)
+            return result
+        if kind == "relist_resources":
+            self.resources = await self._list_all(client.list_resources, "resources")
+            self.templates = await self._list_all(client.list_resource_templates, "resource_templates")
+            self.has_resources = bool(self.resources or self.templates)
+            if self.on_resources_changed is not None:
+                self.on_resources_changed(self.resources, self.templates)
+            return self.resources
         raise ValueError(f"unknown MCP request kind {kind!r}")
 
     @staticmethod
@@ -530,15 +598,118 @@ class McpConnection:
                 break
         return items
 
-    async def _on_message(self, message: Any) -> None:
-        """Server notifications: a changed tool list is read again (in its own request, so
-        the SDK's receive loop is not blocked waiting for our own answer)."""
-        method = getattr(message, "method", None)
-        if method == "notifications/tools/list_changed" and self._requests is not None and self.loop is not None:
+    # -- change notifications and resource subscriptions ------------------------------
+
+    @property
+    def can_subscribe(self) -> bool:
+        resources = getattr(self.capabilities, "resources", None)
+        return bool(resources is not None and getattr(resources, "subscribe", False))
+
+    def watch(self, uri: str) -> None:
+        """Keep `uri` fresh: subscribe to its updates (when the server offers subscriptions)."""
+        if uri in self._watched or not self.can_subscribe or len(self._watched) >= MAX_WATCHED:
+            return
+        self._watched[uri] = None
+        self._watch_version += 1
+        if self.modern and self._relisten is not None:
+            self._relisten.set()  # a listen stream's filter is fixed: open one that includes it
+
+    async def _subscribe(self, client: Any, uri: str) -> None:
+        """2025 servers: resources/subscribe, once per URI and session (a refusal is not an error
+        of the read that asked for it)."""
+        import warnings
+
+        if uri in self._subscribed:
+            return
+        self._subscribed.add(uri)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # deprecated as of 2026; it is how 2025 servers work
+                await client.subscribe_resource(uri)
+        except Exception:
+            pass
+
+    async def _subscribe_all(self, client: Any) -> None:
+        for uri in list(self._watched):  # watched in an earlier session of this tool (a restart)
+            await self._subscribe(client, uri)
+
+    async def _listen(self, client: Any) -> None:
+        """2026 servers announce changes only on a `subscriptions/listen` stream: keep one open
+        for list changes and the watched resources, and open a new one when the watch set grows."""
+        import anyio
+
+        tools_cap = getattr(self.capabilities, "tools", None)
+        resources_cap = getattr(self.capabilities, "resources", None)
+        tools_changed = bool(tools_cap is not None and getattr(tools_cap, "list_changed", False))
+        resources_changed = bool(resources_cap is not None and getattr(resources_cap, "list_changed", False))
+        if not (tools_changed or resources_changed or self.can_subscribe):
+            return
+        self._listen_acked = anyio.Event()
+        try:
+            await self._listen_loop(client, tools_changed, resources_changed)
+        finally:  # no stream any more: a read must not wait for one
+            acked, self._listen_acked = self._listen_acked, None
+            acked.set()
+
+    async def _listen_loop(self, client: Any, tools_changed: bool, resources_changed: bool) -> None:
+        import anyio
+
+        failures = 0
+        while failures < 3:  # a server that keeps dropping the stream is not worth a busy loop
+            self._relisten = relisten = anyio.Event()
+            version, watched = self._watch_version, list(self._watched)
+            try:
+                async with client.listen(tools_list_changed=tools_changed, resources_list_changed=resources_changed,
+                                         resource_subscriptions=watched) as stream:
+                    self._listen_version = version
+                    acked, self._listen_acked = self._listen_acked, anyio.Event()
+                    if acked is not None:
+                        acked.set()
+                    with anyio.CancelScope() as scope:
+                        async def stop_on_relisten(scope: Any = scope, relisten: Any = relisten) -> None:
+                            await relisten.wait()
+                            scope.cancel()
+
+                        async with anyio.create_task_group() as group:
+                            group.start_soon(stop_on_relisten)
+                            async for event in stream:
+                                self._on_event(type(event).__name__, getattr(event, "uri", None))
+                            group.cancel_scope.cancel()
+                    failures = 0
+                    if not relisten.is_set():
+                        return  # the server closed the stream gracefully: nothing more will come
+            except Exception:
+                failures += 1
+                await anyio.sleep(0.2 * failures)
+
+    def _on_event(self, kind: str, uri: str | None = None) -> None:
+        """A change announced by the server (a 2025 notification or a 2026 stream event): read
+        what changed again in its own request, so the SDK's receive loop never waits on us."""
+        if self._requests is None or self.loop is None:
+            return
+        if kind == "ToolsListChanged":
             request = _CallRequest("", {}, PROBE_TIMEOUT * 2, self.loop.create_future(), kind="relist")
-            request.future.add_done_callback(_consume_outcome)
-            self._relist = request.future
-            self._requests.put_nowait(request)
+        elif kind == "ResourcesListChanged":
+            request = _CallRequest("", {}, PROBE_TIMEOUT * 2, self.loop.create_future(), kind="relist_resources")
+        elif kind == "ResourceUpdated" and uri is not None and uri in self._watched:
+            request = _CallRequest(uri, {}, PROBE_TIMEOUT * 2, self.loop.create_future(), kind="refresh")
+        else:
+            return
+        request.future.add_done_callback(_consume_outcome)
+        request.future.add_done_callback(self._refreshes.discard)
+        self._refreshes.add(request.future)
+        self._requests.put_nowait(request)
+
+    async def _on_message(self, message: Any) -> None:
+        """2025 server notifications: list changes and updates of subscribed resources."""
+        method = getattr(message, "method", None)
+        if method == "notifications/tools/list_changed":
+            self._on_event("ToolsListChanged")
+        elif method == "notifications/resources/list_changed":
+            self._on_event("ResourcesListChanged")
+        elif method == "notifications/resources/updated":
+            params = getattr(message, "params", None)
+            self._on_event("ResourceUpdated", str(getattr(params, "uri", "")))
 
     def _transport(self, stack: Any) -> Any:
         target = self.target

@@ -23,7 +23,13 @@ CONFIG_KEYS: dict[str, str] = {
     "sandbox_network": "bool",  # a sandboxed server may open network connections
     "protocol": "str",  # "auto" (default) or "legacy": the 2025 handshake at once
     "oauth": "bool",  # a url server behind OAuth: log in through the browser, tokens in ~/.agentica/mcp-auth
+    # Any of these implies oauth = true:
+    "oauth_scopes": "list[str]",  # the scopes to ask for (default: what the server says it needs)
+    "oauth_client_id": "str",  # a client registered in advance (no dynamic registration)
+    "oauth_client_secret": "str",  # its secret, if it has one (${VAR} is expanded)
+    "oauth_callback_port": "int",  # a fixed port (1-65535) for the redirect (a pre-registered redirect URI)
 }
+OAUTH_KEYS = ("oauth_scopes", "oauth_client_id", "oauth_client_secret", "oauth_callback_port")
 PROTOCOLS = ("auto", "legacy")
 SANDBOX_MODES = ("workspace-write", "read-only", "off")  # agentica_cli.sandbox.MODES
 TRANSPORTS = ("stdio", "sse", "streamable-http", "http")

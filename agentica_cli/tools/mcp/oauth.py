@@ -45,11 +45,15 @@ def token_path(server_name: str, url: str) -> Path:
 class FileTokenStorage:
     """The SDK's TokenStorage in one private JSON file."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, *, client_id: str | None = None, client_secret: str | None = None,
+                 scope: str | None = None):
         self.path = path
         # The registration is used only while it names our current redirect URI (the
         # listener's port changes between logins): else the client registers again.
         self.redirect_uri: str | None = None
+        # A client registered in advance (e.g. a provider without dynamic registration):
+        # always this one, never a registration of our own.
+        self.client_id, self.client_secret, self.scope = client_id, client_secret, scope
 
     def _read(self) -> dict[str, Any]:
         try:
@@ -77,6 +81,12 @@ class FileTokenStorage:
     async def get_client_info(self) -> Any:
         from mcp.shared.auth import OAuthClientInformationFull
 
+        if self.client_id is not None:
+            return OAuthClientInformationFull(
+                client_id=self.client_id, client_secret=self.client_secret,
+                token_endpoint_auth_method="client_secret_post" if self.client_secret else "none",
+                redirect_uris=[self.redirect_uri] if self.redirect_uri else None,  # type: ignore[list-item]
+                grant_types=["authorization_code", "refresh_token"], response_types=["code"], scope=self.scope)
         raw = self._read().get("client")
         if not raw:
             return None
@@ -86,6 +96,8 @@ class FileTokenStorage:
         return info
 
     async def set_client_info(self, client_info: Any) -> None:
+        if self.client_id is not None:
+            return  # the configured client is not ours to replace
         data = self._read()
         data["client"] = client_info.model_dump(mode="json", exclude_none=True)
         self._write(data)
@@ -105,7 +117,7 @@ class FileTokenStorage:
 class RedirectListener:
     """Receives one OAuth redirect on http://127.0.0.1:<port>/callback."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self._result: dict[str, str] | None = None
         self._done = threading.Event()
         listener = self
@@ -128,7 +140,10 @@ class RedirectListener:
                     listener._result = params
                     listener._done.set()
 
-        self._server = HTTPServer(("127.0.0.1", 0), Handler)
+        try:
+            self._server = HTTPServer(("127.0.0.1", port), Handler)
+        except OSError as err:  # a fixed port (oauth_callback_port) that is taken
+            raise RuntimeError(f"cannot listen for the OAuth redirect on 127.0.0.1:{port}: {err.strerror}") from None
         self.port = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
@@ -167,15 +182,41 @@ def default_opener(report: Callable[[str], None]) -> UrlOpener:
     return open_url
 
 
+_PINNED: Any = None
+
+
+def _pinned_scope_metadata() -> Any:
+    """OAuthClientMetadata whose scope stays what was configured: the SDK otherwise replaces it
+    with the scopes the server's 401 challenge or metadata names."""
+    global _PINNED
+    if _PINNED is None:
+        from mcp.shared.auth import OAuthClientMetadata
+
+        class PinnedScopeMetadata(OAuthClientMetadata):
+            def __setattr__(self, name: str, value: Any) -> None:
+                if name == "scope" and getattr(self, "scope", None):
+                    return
+                super().__setattr__(name, value)
+
+        _PINNED = PinnedScopeMetadata
+    return _PINNED
+
+
 class McpOAuth:
     """OAuth settings of one remote server: where its tokens live and how a login is shown."""
 
     def __init__(self, server_name: str, url: str, *, open_url: UrlOpener | None = None,
-                 scope: str | None = None, storage_path: Path | None = None):
+                 scope: str | None = None, storage_path: Path | None = None, client_id: str | None = None,
+                 client_secret: str | None = None, callback_port: int | None = None):
+        """scope: the scopes to ask for, space-separated (default: what the server's metadata
+        says). client_id / client_secret: a client registered in advance with the redirect URI
+        http://127.0.0.1:<callback_port>/callback (default: dynamic registration, any free port)."""
         self.server_name = server_name
         self.url = url
         self.scope = scope
-        self.storage = FileTokenStorage(storage_path or token_path(server_name, url))
+        self.callback_port = callback_port
+        self.storage = FileTokenStorage(storage_path or token_path(server_name, url), client_id=client_id,
+                                        client_secret=client_secret, scope=scope)
         self.open_url = open_url or default_opener(lambda text: print(text, flush=True))
         self._listener: RedirectListener | None = None
 
@@ -211,7 +252,7 @@ class McpOAuth:
 
         listener = self._ensure_listener()
         self.storage.redirect_uri = listener.redirect_uri
-        metadata = OAuthClientMetadata(
+        metadata = (_pinned_scope_metadata() if self.scope else OAuthClientMetadata)(
             client_name="agentica",
             redirect_uris=[listener.redirect_uri],  # type: ignore[list-item]
             grant_types=["authorization_code", "refresh_token"],
@@ -223,7 +264,7 @@ class McpOAuth:
 
     def _ensure_listener(self) -> RedirectListener:
         if self._listener is None:
-            self._listener = RedirectListener()
+            self._listener = RedirectListener(self.callback_port or 0)
         return self._listener
 
     def close(self) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentica_cli.tools.mcp.connection import McpServerError
-from agentica_cli.tools.mcp.keys import CONFIG_KEYS, PROTOCOLS, SANDBOX_MODES, TRANSPORTS
+from agentica_cli.tools.mcp.keys import CONFIG_KEYS, OAUTH_KEYS, PROTOCOLS, SANDBOX_MODES, TRANSPORTS
 from agentica_cli.tools.mcp.tool import DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, McpTool
 
 ServerState = Literal["disabled", "idle", "starting", "ready", "failed", "closed"]
@@ -42,6 +42,7 @@ def _check(name: str, key: str, kind: str, value: Any) -> Any:
         "float": lambda v: isinstance(v, int | float) and not isinstance(v, bool) and v > 0,
         "list[str]": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
         "dict[str,str]": lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
+        "int": lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 < v < 65536,
     }[kind](value)
     if not ok:
         expected = {
@@ -50,6 +51,7 @@ def _check(name: str, key: str, kind: str, value: Any) -> Any:
             "float": "a positive number of seconds",
             "list[str]": "a list of strings",
             "dict[str,str]": "a table of strings",
+            "int": "a port number (1-65535)",
         }[kind]
         raise McpConfigError(f"{where} must be {expected}, got {value!r}")
     return value
@@ -88,6 +90,10 @@ class McpServerConfig:
     sandbox_network: bool = False
     protocol: str = "auto"
     oauth: bool = False
+    oauth_scopes: list[str] | None = None
+    oauth_client_id: str | None = None
+    oauth_client_secret: str | None = None
+    oauth_callback_port: int | None = None
 
     @classmethod
     def from_dict(cls, name: str, table: Mapping[str, Any]) -> McpServerConfig:
@@ -114,6 +120,14 @@ class McpServerConfig:
                 raise McpConfigError(f"mcp_servers.{name}.transport 'stdio' needs 'command', not 'url'")
         elif "headers" in values or transport not in (None, "stdio"):
             raise McpConfigError(f"mcp_servers.{name}: 'headers' and HTTP transports need 'url'")
+        if any(key in values for key in OAUTH_KEYS):
+            if values.get("oauth") is False:
+                given = ", ".join(k for k in OAUTH_KEYS if k in values)
+                raise McpConfigError(f"mcp_servers.{name}: oauth = false, but {given} set: "
+                                     "remove them or set oauth = true")
+            values["oauth"] = True  # client id, scopes, ... only make sense with OAuth
+        if "oauth_client_secret" in values and "oauth_client_id" not in values:
+            raise McpConfigError(f"mcp_servers.{name}.oauth_client_secret needs oauth_client_id")
         if values.get("oauth") and "url" not in values:
             raise McpConfigError(f"mcp_servers.{name}.oauth applies to a 'url' server")
         if values.get("protocol", "auto") not in PROTOCOLS:
@@ -155,10 +169,24 @@ class McpServerConfig:
             timeout=self.timeout,
             log_file=(log_dir / f"{self.name}.log") if log_dir is not None else None,
             protocol=self.protocol,
-            oauth=self.oauth,
+            oauth=self._oauth(),
         )
         tool.sandbox = sandbox  # keeps its private temp folder alive as long as the tool
         return tool
+
+    def _oauth(self) -> Any:
+        """True (the defaults), an McpOAuth with this table's client and scopes, or False."""
+        if not self.oauth:
+            return False
+        if not any(getattr(self, key) for key in OAUTH_KEYS):
+            return True
+        from agentica_cli.tools.mcp.oauth import McpOAuth
+
+        secret = self.oauth_client_secret
+        if secret is not None:
+            secret = expand_env_references(secret, f"mcp_servers.{self.name}.oauth_client_secret")
+        return McpOAuth(self.name, self.url or "", scope=" ".join(self.oauth_scopes) if self.oauth_scopes else None,
+                        client_id=self.oauth_client_id, client_secret=secret, callback_port=self.oauth_callback_port)
 
     def _sandboxed(self, work_dir: Path, env: dict[str, str]) -> tuple[str, list[str], dict[str, str], Any]:
         """The server's command line inside its sandbox; no backend here is an error (fail closed)."""
@@ -208,7 +236,6 @@ class _Entry:
         self.task: asyncio.Task[None] | None = None
         self.reported: tuple[str, str | None] | None = None  # the failure already handed out
         self.prompts: list[Any] = []  # the server's prompts, read when it became ready
-        self.resources: list[str] = []  # the URIs of its resources, for @server:uri completion
 
 
 class McpServerSet:
@@ -338,16 +365,12 @@ class McpServerSet:
             entry.prompts = await entry.tool.list_prompts()
         except Exception:
             entry.prompts = []  # a server whose prompts cannot be listed still serves its tools
-        try:
-            resources, _ = await entry.tool.list_resources()
-            entry.resources = [str(r.uri) for r in resources]
-        except Exception:
-            entry.resources = []
 
     def resource_uris(self) -> dict[str, list[str]]:
         """server name -> the URIs of its resources (ready servers that list any)."""
-        return {name: list(entry.resources) for name, entry in self._entries.items()
-                if entry.tool is not None and entry.tool.status == "ready" and entry.resources}
+        # The tool's list is read at connect and again on resources/list_changed.
+        return {name: list(entry.tool.resource_uris) for name, entry in self._entries.items()
+                if entry.tool is not None and entry.tool.status == "ready" and entry.tool.resource_uris}
 
     def ready_tool(self, name: str) -> McpTool | None:
         entry = self._entries.get(name)

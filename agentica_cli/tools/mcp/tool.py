@@ -218,13 +218,20 @@ class McpTool(Tool):
         # Called with this tool after every state change (the CLI's server set listens).
         self.listeners: list[Callable[[McpTool], None]] = []
         self.mcp_tools: list[Any] = []  # the server's tool list (mcp_types.Tool), filtered
+        self.mcp_tools_unfiltered: list[Any] = []
         self.instructions: str | None = None
         self.handlers = handlers  # client_features.McpClientHandlers (the host may set it later)
         self.resource_tools = resource_tools
         # Server tools not offered, with why (e.g. they need task-augmented calls): /mcp shows them.
         self.left_out: dict[str, str] = {}
+        self._task_tools: set[str] = set()  # server tools that require task-augmented calls
         self.capabilities: Any = None
         self.has_resources = False
+        self.resource_uris: list[str] = []  # the server's resources, for @server:uri completion
+        # Resources read this session (uri -> the text last seen) and the ones the server has
+        # updated since, with their new text, until the next model request takes them.
+        self._watched: dict[str, str] = {}
+        self._updates: dict[str, str] = {}
         self.restarts = 0  # successful automatic restarts
         self.ever_ready = False  # a later failure is then a crash or hang, not a failed start
         self.managed = False  # True when a McpServerSet starts and stops this server
@@ -381,6 +388,9 @@ class McpTool(Tool):
                 client_version=__version__,
                 handlers=self.handlers,
                 on_tools_changed=self._tools_changed,
+                on_resources_changed=self._resources_changed,
+                on_resource_updated=self._resource_updated,
+                watch=list(self._watched),
             )
             self._starting = connection
             await connection.open()
@@ -404,6 +414,7 @@ class McpTool(Tool):
         self.instructions = connection.instructions
         self.capabilities = connection.capabilities
         self.has_resources = connection.has_resources
+        self.resource_uris = [str(r.uri) for r in connection.resources]
         self._set_functions(connection.tools)
         self._restart_allowed = True
         self.ever_ready = True
@@ -441,15 +452,21 @@ class McpTool(Tool):
 
     def _set_functions(self, tools: list[Any]) -> None:
         """Rebuild `functions` from a tool list, in place (an agent may hold the dict)."""
+        from agentica_cli.tools.mcp.tasks import server_runs_tool_tasks
+
         self.left_out = {}
+        self._task_tools = set()
         kept = []
         for t in tools:
             if not self._keep(t.name):
                 continue
             if _task_support(t) == "required":
-                # Such a tool answers a plain call with -32601: offering it would only fail.
-                self.left_out[t.name] = "needs task-augmented calls, which agentica does not make"
-                continue
+                if server_runs_tool_tasks(self.capabilities):
+                    self._task_tools.add(t.name)  # called as a task (tasks.py)
+                else:  # a plain call would be refused (-32601), and a task call is not allowed
+                    self.left_out[t.name] = ("needs task-augmented calls, but the server does not declare "
+                                             "them (capabilities.tasks.requests.tools.call)")
+                    continue
             kept.append(t)
         functions: dict[str, Function] = {}
         for mcp_tool in kept:
@@ -469,6 +486,7 @@ class McpTool(Tool):
                 if self._keep(short):  # include_tools / exclude_tools name them like server tools
                     functions.setdefault(function.name, function)
         self.mcp_tools = kept
+        self.mcp_tools_unfiltered = list(tools)
         self.functions.clear()
         self.functions.update(functions)
 
@@ -481,6 +499,35 @@ class McpTool(Tool):
                 listener(self)
             except Exception:
                 pass
+
+    def _resources_changed(self, resources: list[Any], templates: list[Any]) -> None:
+        """resources/list_changed: the new list feeds @server:uri completion (and the resource
+        tools appear or go when the server starts or stops having any)."""
+        self.resource_uris = [str(r.uri) for r in resources]
+        if self.has_resources != bool(resources or templates):
+            self.has_resources = bool(resources or templates)
+            self._set_functions(self.mcp_tools_unfiltered)
+        for listener in list(self.listeners):
+            try:
+                listener(self)
+            except Exception:
+                pass
+
+    def _resource_updated(self, uri: str, result: Any) -> None:
+        """A resource read this session changed on the server: keep its new text for the
+        next model request (take_resource_updates)."""
+        from agentica_cli.tools.mcp.results import render_resource
+
+        text = render_resource(result)
+        if self._watched.get(uri) != text:
+            self._watched[uri] = text
+            self._updates[uri] = text
+
+    def take_resource_updates(self) -> list[tuple[str, str, str]]:
+        """(server, uri, new text) of every resource read this session that the server has
+        updated since; each update is handed out once."""
+        updates, self._updates = self._updates, {}
+        return [(self.name, uri, text) for uri, text in updates.items()]
 
     def _forget_tools(self) -> None:
         self.functions.clear()
@@ -554,7 +601,13 @@ class McpTool(Tool):
         from agentica_cli.tools.mcp.results import render_resource
 
         result = await self._request("read_resource", uri)
-        return render_resource(result)
+        text = render_resource(result)
+        from agentica_cli.tools.mcp.connection import MAX_WATCHED
+
+        if uri in self._watched or len(self._watched) < MAX_WATCHED:
+            self._watched[uri] = text  # an update to it is passed on to the model (if subscribed)
+        self._updates.pop(uri, None)  # what was just read is the freshest
+        return text
 
     async def list_prompts(self) -> list[Any]:
         """The server's prompts (SDK objects with .name, .description, .arguments)."""
@@ -589,7 +642,8 @@ class McpTool(Tool):
         connection = await self._connection_for_call()
         try:
             result = await connection.call(tool_name, dict(arguments or {}), self.timeout,
-                                           progress=_progress_reporter(on_progress))
+                                           progress=_progress_reporter(on_progress),
+                                           task=tool_name in self._task_tools, status=on_progress)
         except McpConnectionLost as lost:
             raise self._lost(connection, str(lost)) from None
         except McpCallTimeout:
