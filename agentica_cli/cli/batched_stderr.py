@@ -36,12 +36,12 @@ class _BatchedText(io.TextIOWrapper):
 
     def write(self, text: str) -> int:
         count = super().write(text)
-        if self._timer is None:
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:  # a worker thread, or after the loop: nothing will flush later
-                self.flush()
-            else:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # a worker thread, or after the loop: out now, with what came before
+            self._write_out()  # (a pending timer is the loop's: left to it, it finds less to do)
+        else:
+            if self._timer is None:
                 self._timer = loop.call_later(self._delay, self.flush)
         return count
 
@@ -49,6 +49,9 @@ class _BatchedText(io.TextIOWrapper):
         timer, self._timer = self._timer, None
         if timer is not None:
             timer.cancel()
+        self._write_out()
+
+    def _write_out(self) -> None:
         try:
             super().flush()
         except (OSError, ValueError):
