@@ -1,4 +1,4 @@
-"""The lean streaming path: our SSE decoder over the SDK's raw response, and -p's batched stderr.
+"""The lean streaming path: our SSE decoder over the SDK's raw response.
 
 The model tests run against small real HTTP servers on 127.0.0.1 (no mocks): a stream in odd
 pieces and line endings, an error reported inside the stream, usage in the last chunk or
@@ -8,18 +8,12 @@ none, and the keep-alive connection reused after `[DONE]`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
-import select
-import sys
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from agentica_cli.cli.batched_stderr import BatchedStderr
 from agentica_cli.models import ModelError, OpenAIChat
 from agentica_cli.models.sse import SseDecoder
 
@@ -157,81 +151,3 @@ def test_an_error_inside_the_stream_is_a_model_error_and_not_retried():
         hits = len(server.httpd.peers)
     assert err.value.message == "APIError: the model is overloaded"
     assert hits == 1
-
-
-# -- batched stderr ------------------------------------------------------------------------
-
-
-def _read_available(fd: int, want: bytes, limit: float = 5.0) -> bytes:
-    """What arrives on `fd` until it contains `want` (bounded wait on the state, no sleep-then-check)."""
-    got = b""
-    deadline = time.monotonic() + limit
-    while want not in got and time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
-        if ready:
-            got += os.read(fd, 65536)
-    return got
-
-
-@contextlib.contextmanager
-def stderr_pipe():
-    """sys.stderr on the write end of a pipe, unbuffered like the interpreter's own. (Set in the
-    test itself: pytest puts its own capture back on sys.stderr before each test phase.)"""
-    read_fd, write_fd = os.pipe()
-    saved = sys.stderr
-    stream = open(write_fd, "w", buffering=1, closefd=True)  # noqa: SIM115 (closed below)
-    sys.stderr = stream
-    try:
-        yield read_fd, stream
-    finally:
-        sys.stderr = saved
-        stream.close()
-        os.close(read_fd)
-
-
-def test_lines_written_during_the_loop_arrive_together_in_order():
-
-    async def run() -> tuple[bytes, bytes]:
-        with BatchedStderr():
-            assert sys.stderr is not original and sys.stderr.batched
-            sys.stderr.write("> read_file a.txt\n")
-            sys.stderr.write("  20 lines read (0.0s)\n")
-            sys.stderr.write("agentica: a direct note\n")
-            ready, _, _ = select.select([read_fd], [], [], 0)
-            early = os.read(read_fd, 65536) if ready else b""
-            later = await asyncio.to_thread(_read_available, read_fd, b"note\n")
-        return early, later
-
-    with stderr_pipe() as (read_fd, original):
-        early, later = asyncio.run(run())
-        assert sys.stderr is original
-    assert early == b""  # nothing was written per line
-    assert later == b"> read_file a.txt\n  20 lines read (0.0s)\nagentica: a direct note\n"
-
-
-def test_a_write_from_a_thread_and_the_end_of_the_run_flush_at_once():
-
-    async def run() -> bytes:
-        with BatchedStderr():
-            sys.stderr.write("from the loop\n")
-            await asyncio.to_thread(sys.stderr.write, "from a thread\n")  # no loop there: flushed now
-            ready, _, _ = select.select([read_fd], [], [], 0)
-            seen = os.read(read_fd, 65536) if ready else b""
-            sys.stderr.write("last line\n")
-        return seen
-
-    with stderr_pipe() as (read_fd, original):
-        seen = asyncio.run(run())
-        last = _read_available(read_fd, b"last line\n")
-        assert sys.stderr is original
-    assert seen == b"from the loop\nfrom a thread\n"
-    assert last == b"last line\n"  # leaving the block flushed it
-
-
-def test_a_stderr_without_a_file_descriptor_is_left_alone(monkeypatch):
-    import io
-
-    text = io.StringIO()
-    monkeypatch.setattr(sys, "stderr", text)
-    with BatchedStderr() as batched:
-        assert sys.stderr is text and batched.stream is None

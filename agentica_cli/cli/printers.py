@@ -66,8 +66,7 @@ class StderrProgress:
 
     def line(self, text: str, call_id: str = "") -> None:
         self.stream.write(text + "\n")
-        if not getattr(self.stream, "batched", False):  # a batched stderr flushes itself soon
-            self.stream.flush()
+        self.stream.flush()
         self.under = call_id
 
     def handle(self, event: Any) -> None:
@@ -392,12 +391,8 @@ class PrintRun:
         return {"turn": last.number if last else None, "files_changed": list(last.files) if last else []}
 
     def run(self, prompt: str) -> int:
-        from agentica_cli.cli.batched_stderr import BatchedStderr
-
         try:
-            with BatchedStderr():  # progress lines in batches, not a system call each (see there)
-                self.progress.stream = sys.stderr
-                asyncio.run(self.main(prompt))
+            asyncio.run(self.main(prompt))
         except KeyboardInterrupt:
             self.interrupted = True
         except OutputClosed:
@@ -405,8 +400,6 @@ class PrintRun:
         except Exception as exc:  # a bug or an unexpected failure: say so, no traceback wall
             self.error = RunFailure(f"{type(exc).__name__}: {exc}")
             sys.stderr.write(f"agentica: error: {safe_text(self.error.message)}\n")
-        finally:
-            self.progress.stream = sys.stderr
         code = self.exit_code()
         try:
             if self.format in ("json", "stream-json"):
