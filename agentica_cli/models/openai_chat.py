@@ -6,6 +6,7 @@ import asyncio
 import json
 import math
 import os
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -403,15 +404,20 @@ def _chunk_events(chunk: Any, clock: AttemptClock, acc: ResponseAccumulator) -> 
 
 
 async def _drain(pieces: AsyncIterator[bytes], limit: float = 0.1) -> None:
-    """Read what follows `[DONE]` (normally just the body's end) for up to `limit` seconds,
-    as the SDK's stream does, so the connection goes back to the pool; errors do not matter
-    any more: the answer is complete."""
-    async def rest() -> None:
-        async for _ in pieces:
-            pass
-
+    """Read what follows `[DONE]` (normally just the body's end, already received) for up to
+    `limit` seconds, as the SDK's stream does, so the connection goes back to the pool; errors
+    do not matter any more: the answer is complete."""
     try:
-        await asyncio.wait_for(rest(), limit)
+        if sys.version_info >= (3, 11):
+            async with asyncio.timeout(limit):  # a timer handle, not a task as wait_for makes
+                async for _ in pieces:
+                    pass
+        else:  # pragma: no cover - Python 3.10
+            async def rest() -> None:
+                async for _ in pieces:
+                    pass
+
+            await asyncio.wait_for(rest(), limit)
     except Exception:
         pass
 
