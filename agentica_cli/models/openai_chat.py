@@ -6,6 +6,7 @@ import asyncio
 import json
 import math
 import os
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -32,6 +33,7 @@ from agentica_cli.models.deadlines import (
     Deadlines,
 )
 from agentica_cli.models.retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
+from agentica_cli.models.sse import SseDecoder
 
 
 class _Retryable(Exception):
@@ -286,48 +288,38 @@ class OpenAIChat(Model):
         self, client: Any, params: dict[str, Any], clock: AttemptClock
     ) -> AsyncIterator[ModelStreamEvent]:
         acc = ResponseAccumulator()
-        stream = None
+        response = None
         try:
-            stream = await clock.wait(_post(client, params))
+            response = await clock.wait(_post_stream(client, params))
             clock.responded()
-            content_type = stream.response.headers.get("content-type", "")
+            content_type = response.headers.get("content-type", "")
             if "json" in content_type:  # the server ignored stream=true and sent one completion
-                body = await clock.wait(stream.response.aread())
+                body = await clock.wait(response.aread())
                 for event in _whole_answer_events(_completion_of(json.loads(body))):
                     yield event
                 return
             if "html" in content_type:
                 raise ModelError(f"the server answered with a web page ({content_type}), not a chat completion "
                                  "stream; check that the base URL points at an OpenAI-compatible API")
-            chunks = stream.__aiter__()
-            while True:
+            pieces = response.aiter_bytes().__aiter__()
+            decoder = SseDecoder()
+            done = False
+            while not done:
                 # Every wait is bounded: SSE comments (`: keep-alive`) reach no chunk here, and a
                 # chunk without content does not move the stall deadline, so a server that only
                 # keeps the connection busy still times out.
                 try:
-                    chunk = await clock.wait(chunks.__anext__())
+                    piece = await clock.wait(pieces.__anext__())
                 except StopAsyncIteration:
                     break
-                if _is_progress(chunk):
-                    clock.progress()
-                if chunk.get("usage"):
-                    acc.usage = _usage(chunk["usage"])
-                if not chunk.get("choices"):
-                    continue
-                choice = chunk["choices"][0]
-                delta = choice.get("delta")
-                if delta:
-                    reasoning = _reasoning_of(delta)
-                    if reasoning:
-                        acc.reasoning.append(reasoning)
-                        yield ModelReasoningDelta(reasoning)
-                    if delta.get("content"):
-                        acc.content.append(delta["content"])
-                        yield ModelTextDelta(delta["content"])
-                    for tc in delta.get("tool_calls") or ():
-                        acc.add_tool_delta(tc)
-                if choice.get("finish_reason"):
-                    acc.finish_reason = choice["finish_reason"]
+                for data in decoder.feed(piece):
+                    if data.startswith(b"[DONE]"):
+                        done = True
+                        break
+                    for event in _chunk_events(json.loads(data), clock, acc):
+                        yield event
+            if done:
+                await _drain(pieces)  # HTTP/1.1 reuses the connection only once the body is read
         except Exception as exc:
             failure = _classify(exc, getattr(client, "api_key", None))
             if not (isinstance(failure, (_Retryable, DeadlineExceeded)) and acc.finish_reason is not None):
@@ -335,8 +327,8 @@ class OpenAIChat(Model):
             # The answer was complete (its finish_reason came); only the trailer (usage,
             # [DONE]) was lost or late. Asking again would redo the work and show the text twice.
         finally:
-            if stream is not None:
-                await stream.close()
+            if response is not None:
+                await response.aclose()
         if acc.finish_reason is None:
             # The connection ended cleanly but the answer did not: a proxy cut it short.
             raise _Retryable("the response stream ended before the answer was complete")
@@ -378,6 +370,58 @@ def _is_progress(chunk: dict[str, Any]) -> bool:
     return False
 
 
+def _chunk_events(chunk: Any, clock: AttemptClock, acc: ResponseAccumulator) -> list[ModelStreamEvent]:
+    """Take one streamed chunk into `acc`; the deltas to show now."""
+    # (A chunk that is not an object fails at .get(): _classify makes that a clear ModelError.)
+    if chunk.get("error"):  # a provider's failure reported inside the stream (the SDK's APIError)
+        error = chunk["error"]
+        message = error.get("message") if isinstance(error, dict) else None
+        if not isinstance(message, str) or not message:
+            message = "An error occurred during streaming"
+        raise ModelError(f"APIError: {message}")
+    if _is_progress(chunk):
+        clock.progress()
+    if chunk.get("usage"):
+        acc.usage = _usage(chunk["usage"])
+    if not chunk.get("choices"):
+        return []
+    events: list[ModelStreamEvent] = []
+    choice = chunk["choices"][0]
+    delta = choice.get("delta")
+    if delta:
+        reasoning = _reasoning_of(delta)
+        if reasoning:
+            acc.reasoning.append(reasoning)
+            events.append(ModelReasoningDelta(reasoning))
+        if delta.get("content"):
+            acc.content.append(delta["content"])
+            events.append(ModelTextDelta(delta["content"]))
+        for tc in delta.get("tool_calls") or ():
+            acc.add_tool_delta(tc)
+    if choice.get("finish_reason"):
+        acc.finish_reason = choice["finish_reason"]
+    return events
+
+
+async def _drain(pieces: AsyncIterator[bytes], limit: float = 0.1) -> None:
+    """Read what follows `[DONE]` (normally just the body's end, already received) for up to
+    `limit` seconds, as the SDK's stream does, so the connection goes back to the pool; errors
+    do not matter any more: the answer is complete."""
+    try:
+        if sys.version_info >= (3, 11):
+            async with asyncio.timeout(limit):  # a timer handle, not a task as wait_for makes
+                async for _ in pieces:
+                    pass
+        else:  # pragma: no cover - Python 3.10
+            async def rest() -> None:
+                async for _ in pieces:
+                    pass
+
+            await asyncio.wait_for(rest(), limit)
+    except Exception:
+        pass
+
+
 def _whole_answer_events(response: ModelResponse) -> list[ModelStreamEvent]:
     """One delta each, then the answer: a UI that renders deltas shows unstreamed answers too."""
     events: list[ModelStreamEvent] = []
@@ -409,18 +453,25 @@ def _completion_of(completion: Any) -> ModelResponse:
 
 
 async def _post(client: Any, params: dict[str, Any]) -> Any:
-    """POST the ready JSON body and get plain dicts back.
+    """POST the ready JSON body and get the whole completion back as a plain dict.
 
     `chat.completions.create()` would first walk every message through the SDK's TypedDict
-    transform (45 ms a request at 130 messages on a 2-core box), and build a pydantic object
-    for every streamed chunk (~2 ms a step): pure overhead for JSON we read field by field.
-    The SDK still does the HTTP, auth headers, SSE parsing and error mapping.
+    transform (45 ms a request at 130 messages on a 2-core box) and build pydantic objects
+    for JSON we read field by field. The SDK still does the HTTP, auth headers and error mapping.
     """
-    from openai import AsyncStream
+    return await client.post("/chat/completions", body=params, cast_to=object)
 
-    stream = bool(params.get("stream"))
-    return await client.post("/chat/completions", body=params, cast_to=object, stream=stream,
-                             stream_cls=AsyncStream[object])
+
+async def _post_stream(client: Any, params: dict[str, Any]) -> Any:
+    """POST a streamed request; the HTTP response, its body unread (read by SseDecoder).
+
+    This is the SDK's `with_streaming_response` mode (its raw-response header): the SDK sends
+    the request and maps an error status to its exceptions as usual, but leaves the body to
+    us instead of decoding it through its `AsyncStream` (see agentica_cli/models/sse.py).
+    """
+    raw = await client.post("/chat/completions", body=params, cast_to=object, stream=True,
+                            options={"headers": {"X-Stainless-Raw-Response": "stream"}})
+    return raw.http_response
 
 
 def _classify(exc: Exception, key: str | None = None) -> Exception:
