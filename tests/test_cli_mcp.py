@@ -5,12 +5,12 @@ from __future__ import annotations
 import io
 import re
 import sys
-import time
 from pathlib import Path
 
 import pexpect
 import pytest
-from cli_support import AGENTICA, cli_env, model_args, run_cli, tool_results
+from cli_support import model_args, run_cli, tool_results
+from mcp_repl_support import spawn_repl, wait_until_server_ready
 
 from agentica_cli.testing import ScriptedModelServer, turns
 
@@ -70,27 +70,8 @@ def test_bad_mcp_table_is_a_config_error(home: Path, project: Path) -> None:
     assert proc.stderr.startswith(f"agentica: config error: {home / 'config.toml'}: mcp_servers.x.args applies to")
 
 
-def spawn_repl(home: Path, project: Path, server: ScriptedModelServer, *flags: str) -> pexpect.spawn:
-    return pexpect.spawn(
-        AGENTICA[0],
-        [*AGENTICA[1:], *model_args(server), "--trust", *flags],
-        cwd=str(project),
-        env=cli_env(home, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color"),
-        encoding="utf-8",
-        dimensions=(40, 160),
-        timeout=20,
-    )
-
-
 def wait_until_demo_is_ready(child: pexpect.spawn) -> None:
-    """Ask `/mcp` until the demo server says ready (it may still be idle or starting)."""
-    for _ in range(40):
-        child.send("/mcp\r")
-        if child.expect([r"demo\s+ready\s+stdio", r"demo\s+(?:idle|starting)\s+stdio"]) == 0:
-            return
-        child.expect("❯")
-        time.sleep(0.25)
-    pytest.fail("the demo server never became ready")
+    wait_until_server_ready(child, "demo", tries=40)
 
 
 def test_repl_lists_servers_with_mcp_command(home: Path, project: Path) -> None:

@@ -5,12 +5,12 @@ what would need a person."""
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import pexpect
 import pytest
-from cli_support import AGENTICA, cli_env, model_args, run_cli, tool_results
+from cli_support import model_args, run_cli, tool_results
+from mcp_repl_support import spawn_repl, wait_until_server_ready
 
 from agentica_cli.testing import ScriptedModelServer, turns
 
@@ -27,16 +27,10 @@ def project(tmp_path: Path) -> Path:
 
 
 def wait_until_ready(child: pexpect.spawn) -> None:
-    for _ in range(60):
-        child.send("/mcp\r")
-        if child.expect([r"feat\s+ready\s+stdio", r"feat\s+(?:idle|starting)\s+stdio"]) == 0:
-            child.expect(r"not offered: research \(needs task-augmented calls")
-            child.expect(r"prompts: /mcp__feat__review")
-            child.expect("❯")
-            return
-        child.expect("❯")
-        time.sleep(0.25)
-    pytest.fail("the features server never became ready")
+    wait_until_server_ready(child, "feat", tries=60)
+    child.expect(r"not offered: research \(needs task-augmented calls")
+    child.expect(r"prompts: /mcp__feat__review")
+    child.expect("❯")
 
 
 def test_repl_prompt_command_elicitation_form_and_sampling_approval(home: Path, project: Path) -> None:
@@ -50,9 +44,7 @@ def test_repl_prompt_command_elicitation_form_and_sampling_approval(home: Path, 
         turns.text("Read it."),
     ]
     with ScriptedModelServer(script) as server:
-        child = pexpect.spawn(AGENTICA[0], [*AGENTICA[1:], *model_args(server), "--trust", "--yes"], cwd=str(project),
-                              env=cli_env(home, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color"),
-                              encoding="utf-8", dimensions=(40, 160), timeout=30)
+        child = spawn_repl(home, project, server, "--yes", timeout=30)
         try:
             child.expect("❯")
             wait_until_ready(child)

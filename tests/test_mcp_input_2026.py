@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
 from pathlib import Path
 
 import pexpect
 import pytest
-from cli_support import AGENTICA, cli_env, model_args, run_cli, tool_results
+from cli_support import model_args, run_cli, tool_results
 from conftest import scripted_model
+from mcp_repl_support import spawn_repl, wait_until_server_ready
 from mcp_servers.support import HERE, PYTHON
 
 from agentica_cli.testing import ScriptedModelServer, turns
@@ -80,14 +80,8 @@ def project(tmp_path: Path) -> Path:
 
 
 def wait_until_ready(child: pexpect.spawn) -> None:
-    for _ in range(120):
-        child.send("/mcp\r")
-        ready = child.expect([r"input\s+ready\s+stdio", r"input\s+(?:idle|starting)\s+stdio"]) == 0
-        child.expect("❯")
-        if ready:
-            return
-        time.sleep(0.25)
-    pytest.fail("the input server never became ready")
+    wait_until_server_ready(child, "input", tries=120)
+    child.expect("❯")
 
 
 def test_repl_form_and_sampling_approval_on_the_2026_path(home: Path, project: Path) -> None:
@@ -99,9 +93,7 @@ def test_repl_form_and_sampling_approval_on_the_2026_path(home: Path, project: P
         turns.text("Here is your haiku."),
     ]
     with ScriptedModelServer(script) as server:
-        child = pexpect.spawn(AGENTICA[0], [*AGENTICA[1:], *model_args(server), "--trust", "--yes"], cwd=str(project),
-                              env=cli_env(home, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color"),
-                              encoding="utf-8", dimensions=(40, 160), timeout=30)
+        child = spawn_repl(home, project, server, "--yes", timeout=30)
         try:
             child.expect("❯")
             wait_until_ready(child)
