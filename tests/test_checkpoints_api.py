@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import scripted_model
+from conftest import collect, scripted_model
 
 from agentica_cli.agent import Decision
 from agentica_cli.checkpoints import Checkpoints, conversation_cut, shadow_dir_for
@@ -308,3 +308,48 @@ def test_pruning_removes_projects_not_used_for_keep_days(user_repo, tmp_path):
     current.prune()
     assert not old_shadow.exists()
     assert shadow_dir_for(user_repo).is_dir()
+
+
+def test_the_turns_first_snapshot_runs_during_the_first_request_and_ends_before_any_tool(user_repo):
+    """The snapshot at a turn's start does not hold the first request back (git work in the
+    model's waiting time), yet no tool of the turn runs before it is complete."""
+    import asyncio
+    import threading
+
+    from agentica_cli.agent import Agent
+    from agentica_cli.testing import ScriptedModelServer
+
+    request_arrived = threading.Event()
+    seen: dict[str, bool] = {}
+
+    class WatchedCheckpoints(Checkpoints):
+        def begin_turn(self, prompt, message_index=0):
+            # Old order (snapshot, then request): the request cannot arrive while this waits.
+            seen["request_during_snapshot"] = request_arrived.wait(10)
+            time.sleep(0.3)  # still busy when the answer is in: the loop must wait here
+            info = super().begin_turn(prompt, message_index)
+            seen["snapshot_done"] = True
+            return info
+
+    def first_answer(body):
+        request_arrived.set()
+        return turns.tool_calls(turns.call("touch", {"name": "made.txt"}, id="t1"))
+
+    def touch(name: str) -> str:
+        """Create a file.
+
+        Args:
+            name: the file
+        """
+        seen["snapshot_done_when_tool_ran"] = seen.get("snapshot_done", False)
+        (user_repo / name).write_text("made\n")
+        return "ok"
+
+    with ScriptedModelServer([first_answer, turns.text("Done.")]) as server:
+        checkpoints = WatchedCheckpoints(user_repo, session_id="overlap")
+        agent = Agent(scripted_model(server), tools=[touch], checkpoints=checkpoints)
+        events = asyncio.run(collect(agent, "make a file"))
+    assert seen == {"request_during_snapshot": True, "snapshot_done": True, "snapshot_done_when_tool_ran": True}
+    marks = [(e.label, e.files) for e in events if e.type == "checkpoint"]
+    assert marks == [("turn_start", []), ("step", ["made.txt"])]
+    assert checkpoints.undo().done and not (user_repo / "made.txt").exists()

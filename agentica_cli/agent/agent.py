@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agentica_cli.agent.approval import ApproveHook
+from agentica_cli.agent.checkpointing import CheckpointRunner
 from agentica_cli.agent.config import RunResult, ToolConfig
 from agentica_cli.agent.context import ContextManager, UnusableSummary, estimate_tokens
 from agentica_cli.agent.events import (
@@ -97,6 +98,7 @@ class Agent(LifecycleEvents):
         self.hooks = as_hook_list(hooks)
         self.name = name
         self.checkpoints = checkpoints
+        self._checkpoints_runner: CheckpointRunner | None = None
         self.usage = TokenUsage()
         self.context = ContextManager(self.tool_config)
         self._connected: set[int] = set()
@@ -230,7 +232,8 @@ class Agent(LifecycleEvents):
         schemas = [fn.to_openai() for fn in functions.values()] or None
         run.system_prompt = self.system_prompt()
         await self._compact_if_needed(run)  # before the new prompt joins the older turns
-        await self._checkpoint(run, "begin_turn", prompt, len(self.messages))
+        if self.checkpoints is not None:  # runs while the first request is in flight: see _turn_started
+            run.turn_start = self._checkpoint_runner().submit("begin_turn", prompt, len(self.messages))
         prompt = self._with_resource_updates(run, prompt)
         asked = {"role": "user", "content": prompt}
         if images:
@@ -247,7 +250,13 @@ class Agent(LifecycleEvents):
         except asyncio.CancelledError:
             self._answer_unanswered(asked, "[No answer: the user interrupted this request.]")
             if self.checkpoints is not None:  # a tool may have been stopped halfway: what it left is this turn's
-                self._checkpoint_done(run, self.checkpoints.end_turn())
+                # Blocking, after what is queued (the turn's start, a step's snapshot): the turn
+                # must be closed before the cancellation goes on, and it is a few milliseconds.
+                runner = self._checkpoint_runner()
+                if run.turn_start is not None:
+                    self._checkpoint_done(run, run.turn_start.result())
+                    run.turn_start = None
+                self._checkpoint_done(run, runner.submit("end_turn").result())
             raise
         await self._checkpoint(run, "end_turn", take_snapshot=False)  # the last step's snapshot ends it
 
@@ -264,6 +273,7 @@ class Agent(LifecycleEvents):
                     schemas = [fn.to_openai() for fn in functions.values()] or None
             run.emit(ModelRequestStarted(step))
             response = await self._request(run, None if exhausted else schemas)
+            await self._turn_started(run)
             if response is None:
                 self._answer_unanswered(asked, f"[No answer: the request failed ({run.error}).]")
                 return self._finish(run, "", "error")
@@ -309,10 +319,25 @@ class Agent(LifecycleEvents):
         if self.messages and self.messages[-1] is asked:
             self._append({"role": "assistant", "content": note})
 
+    def _checkpoint_runner(self) -> CheckpointRunner:
+        if self._checkpoints_runner is None or self._checkpoints_runner.checkpoints is not self.checkpoints:
+            self._checkpoints_runner = CheckpointRunner(self.checkpoints)
+        return self._checkpoints_runner
+
     async def _checkpoint(self, run: RunState, method: str, *args: Any, **kwargs: Any) -> None:
-        """Call `self.checkpoints.<method>` (git: off the event loop) and report the snapshot."""
+        """Call `self.checkpoints.<method>` (git: off the event loop, after what is queued) and
+        report the snapshot."""
         if self.checkpoints is not None:
-            self._checkpoint_done(run, await asyncio.to_thread(getattr(self.checkpoints, method), *args, **kwargs))
+            await self._turn_started(run)
+            runner = self._checkpoint_runner()
+            self._checkpoint_done(run, await runner.result(runner.submit(method, *args, **kwargs)))
+
+    async def _turn_started(self, run: RunState) -> None:
+        """Wait for the snapshot of the turn's start, if it is still pending, and report it:
+        before the turn's first tool runs, or its end."""
+        pending, run.turn_start = run.turn_start, None
+        if pending is not None:
+            self._checkpoint_done(run, await CheckpointRunner.result(pending))
 
     def _checkpoint_done(self, run: RunState, info: Any) -> None:
         if info is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from concurrent.futures import Future
 from typing import Any
 
 from agentica_cli.agent.events import Event
@@ -26,6 +27,7 @@ class RunState:
         self.compaction_failed = False  # not asked again this run: each try costs a request
         self.stop_hook_active = False  # a Stop hook already kept this run going
         self.overflow_compacted = False  # a context-length refusal was answered by compacting once
+        self.turn_start: Future[Any] | None = None  # the turn's first snapshot, while it is being taken
 
     def emit(self, event: Event) -> None:
         if threading.get_ident() == self.thread:
