@@ -194,3 +194,23 @@ def test_the_network_guard_refuses_real_hosts_here_and_in_child_processes():
     # refused by the closed loopback proxy (without it: a DNS failure here, or a real answer)
     assert out.stdout.startswith("ConnectError") and "Connection refused" in out.stdout, (out.stdout, out.stderr)
     assert time.monotonic() - start < 10
+
+
+def test_the_documented_server_command_starts_without_warnings(tmp_path):
+    """`python -m agentica_cli.testing.server` (docs/library.md): the package must not have
+    imported the module already (runpy then warns and runs it a second time)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "turns.json"
+    script.write_text('[{"type": "text", "content": "hi"}]')
+    proc = subprocess.Popen([sys.executable, "-u", "-W", "error::RuntimeWarning", "-m", "agentica_cli.testing.server",
+                             "--script", str(script), "--port-file", str(tmp_path / "port")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stderr.readline()  # where it says it listens; at once, or at its exit
+    finally:
+        proc.terminate()
+        _, rest = proc.communicate(timeout=10)
+    assert first.startswith("scripted model server on http://127.0.0.1:"), first + rest
+    assert "Warning" not in first + rest

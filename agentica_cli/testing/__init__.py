@@ -50,9 +50,30 @@ As a separate process (for driving the `agentica` command)::
 or from Python `with ScriptedServerProcess([...]) as server:` (`.base_url`, `.requests`).
 """
 
-from agentica_cli.testing import turns
-from agentica_cli.testing.checks import tool_call_problems
-from agentica_cli.testing.process import ScriptedServerProcess
-from agentica_cli.testing.server import RecordedRequest, ScriptedModelServer
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# Where each public name lives. Looked up on first use, so that `python -m
+# agentica_cli.testing.server` does not find its own module imported by the package first
+# (runpy warns about that, and the module would be executed twice).
+_HOMES = {
+    "RecordedRequest": "agentica_cli.testing.server",
+    "ScriptedModelServer": "agentica_cli.testing.server",
+    "ScriptedServerProcess": "agentica_cli.testing.process",
+    "tool_call_problems": "agentica_cli.testing.checks",
+}
 
 __all__ = ["RecordedRequest", "ScriptedModelServer", "ScriptedServerProcess", "tool_call_problems", "turns"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "turns":
+        return importlib.import_module("agentica_cli.testing.turns")
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
