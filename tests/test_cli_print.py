@@ -455,6 +455,7 @@ def test_a_prompt_blocked_by_a_hook_exits_4_with_the_reason(home: Path, project:
         assert server.requests == []  # the prompt never reached the model
     assert proc.returncode == 4, proc.stderr
     assert "blocked by a hook: no deploys on a Friday" in proc.stderr
+    assert session_files(home) == []  # not sent, not kept: no session for --continue to pick up
     if output_format == "text":
         assert proc.stdout == ""
         return

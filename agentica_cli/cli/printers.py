@@ -121,7 +121,7 @@ def open_session(args: argparse.Namespace, work_dir: Path, model_label: str) -> 
         sys.stderr.write("agentica: no earlier session in this folder; starting a new one\n")
     if args.no_session:
         return None, None
-    return store.create(work_dir, model_label), None
+    return store.create(work_dir, model_label, lazy=True), None  # no file unless a prompt is sent
 
 
 def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prompt: str, *, read_stdin: bool) -> int:
@@ -436,6 +436,6 @@ class PrintRun:
                 sys.stderr.write("agentica: stopped at the max-turns limit before the task was finished\n")
         if self.checkpoints is not None:
             self.checkpoints.prune()  # old sessions' snapshots go
-        if self.session is not None and self.format == "text" and sys.stderr.isatty():
+        if self.session is not None and self.session.saved and self.format == "text" and sys.stderr.isatty():
             sys.stderr.write(f"session {self.session.id} (agentica --resume {self.session.id})\n")
         return code
