@@ -562,9 +562,12 @@ class Repl:
             return
         import codecs
 
+        from agentica_cli.child_env import command_environment
+
         proc = await asyncio.create_subprocess_shell(
             command,
             cwd=self.work_dir,
+            env=command_environment(),  # the user's environment, not a key agentica got elsewhere
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agentica_cli.agent.hooks import HookOutcome, outcome_from_json
+from agentica_cli.child_env import command_environment
 from agentica_cli.extensions.hook_config import HookSpec
 from agentica_cli.extensions.tool_names import claude
 
@@ -99,8 +100,8 @@ class CommandHooks:
     async def _execute(self, spec: HookSpec, payload: dict[str, Any]) -> tuple[int | None, str, str]:
         """(exit code or None on timeout, stdout, stderr); the process group is killed on timeout."""
         project = str(self.work_dir)
-        env = dict(os.environ, CLAUDE_PROJECT_DIR=project, AGENTICA_PROJECT_DIR=project,
-                   AGENTICA_HOOK_EVENT=spec.event)
+        env = command_environment(CLAUDE_PROJECT_DIR=project, AGENTICA_PROJECT_DIR=project,
+                                  AGENTICA_HOOK_EVENT=spec.event)
         proc = await asyncio.create_subprocess_exec(
             shutil.which("bash") or "/bin/sh", "-c", spec.command, cwd=self.work_dir, env=env,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
