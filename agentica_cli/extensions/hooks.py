@@ -1,4 +1,5 @@
-"""Command hooks with Claude Code's contract: a shell command per event, the event as JSON on stdin.
+"""Command hooks with Claude Code's contract: a shell command per event, the event as JSON on stdin
+(and the "prompt" and "http" kinds of hook: extensions/prompt_hooks.py, extensions/http_hooks.py).
 
 Exit code 0: go on; stdout is context for the model on SessionStart and UserPromptSubmit, or
 JSON output (`decision`, `hookSpecificOutput.permissionDecision`, `updatedInput`,
@@ -73,6 +74,10 @@ class CommandHooks:
             from agentica_cli.extensions.prompt_hooks import evaluate
 
             return await evaluate(spec, payload, self.current_model())
+        if spec.kind == "http":
+            from agentica_cli.extensions.http_hooks import post
+
+            return await post(spec, payload)
         code, out, err = await self._execute(spec, payload)
         shown = spec.shown
         if code is None:
