@@ -145,7 +145,7 @@ def test_http_hook_failures_are_warnings_and_never_block(scripted, tmp_path: Pat
     assert f"`{hooks.url('/hang')}` timed out after 0.5 s" in warnings
     assert "HTTP 302 (redirects are not followed)" in warnings
     assert "/nobody` failed: ConnectError" in warnings
-    assert sorted(paths) == ["/error", "/hang", "/moved"]  # the redirect was not followed
+    assert "/error" in paths and "/moved" in paths and "/moved-here" not in paths  # the redirect was not followed
     assert (tmp_path / "a.txt").read_text() == "hi"  # no failure blocked the call
     assert "Wrote" in tool_results(server.requests[1])["w1"] or "a.txt" in tool_results(server.requests[1])["w1"]
 
