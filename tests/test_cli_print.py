@@ -435,6 +435,40 @@ def test_stream_json_marks_a_retried_request_so_its_partial_text_can_be_dropped(
     assert after == "The whole answer." == events[-1]["result"]  # what a consumer keeps
 
 
+BLOCKING_HOOK = """#!/bin/sh
+# Claude Code's UserPromptSubmit contract: the prompt on stdin as JSON, exit 2 + stderr blocks it
+if grep -q deploy; then echo "no deploys on a Friday" >&2; exit 2; fi
+exit 0
+"""
+
+
+@pytest.mark.parametrize("output_format", ["text", "json", "stream-json"])
+def test_a_prompt_blocked_by_a_hook_exits_4_with_the_reason(home: Path, project: Path, output_format: str) -> None:
+    hook = project.parent / "block-deploys.sh"
+    hook.write_text(BLOCKING_HOOK)
+    hook.chmod(0o755)
+    (home / "settings.json").write_text(json.dumps(
+        {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": str(hook)}]}]}}))
+    with ScriptedModelServer([turns.text("never asked")]) as server:
+        proc = run_cli(["-p", "deploy the app", "--output-format", output_format, *model_args(server)],
+                       cwd=project, home=home)
+        assert server.requests == []  # the prompt never reached the model
+    assert proc.returncode == 4, proc.stderr
+    assert "blocked by a hook: no deploys on a Friday" in proc.stderr
+    assert session_files(home) == []  # not sent, not kept: no session for --continue to pick up
+    if output_format == "text":
+        assert proc.stdout == ""
+        return
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    result = lines[-1]
+    assert result["type"] == "result"
+    assert (result["stop_reason"], result["is_error"], result["exit_code"]) == ("blocked", True, 4)
+    assert "no deploys on a Friday" in result["error"]
+    if output_format == "stream-json":
+        finished = [e for e in lines if e["type"] == "turn_finished"]
+        assert [(e["stop_reason"], e["reason"]) for e in finished] == [("blocked", "no deploys on a Friday")]
+
+
 def test_help_documents_every_exit_code(home: Path, project: Path) -> None:
     from agentica_cli.cli import exitcodes
 
@@ -443,8 +477,8 @@ def test_help_documents_every_exit_code(home: Path, project: Path) -> None:
     documented = proc.stdout[proc.stdout.index("exit codes:") :]
     codes = {int(line.split()[0]) for line in documented.splitlines()[1:] if line.strip()}
     returned = {exitcodes.OK, exitcodes.MODEL_ERROR, exitcodes.USAGE_ERROR, exitcodes.INCOMPLETE,
-                exitcodes.INTERRUPTED, exitcodes.OUTPUT_CLOSED}  # each one is returned by a test in this file
-    assert codes == returned == {0, 1, 2, 3, 130, 141}
+                exitcodes.BLOCKED, exitcodes.INTERRUPTED, exitcodes.OUTPUT_CLOSED}  # each returned by a test here
+    assert codes == returned == {0, 1, 2, 3, 4, 130, 141}
     reference = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text()
     for code in codes:
         assert f"\n| {code} | " in reference

@@ -51,6 +51,29 @@ def test_latest_is_per_folder_and_newest_first(store: SessionStore, tmp_path: Pa
     assert store.latest(tmp_path / "nowhere") is None
 
 
+def test_a_lazy_session_has_no_file_until_its_first_message(store: SessionStore, tmp_path: Path) -> None:
+    left = store.create(tmp_path, "m1", lazy=True)  # a REPL quit before its first prompt
+    left.close()
+    assert not left.path.exists() and not left.saved
+    assert store.list(tmp_path) == []
+    used = store.create(tmp_path, "m1", lazy=True)
+    used.append({"role": "user", "content": "hello"})
+    assert used.saved
+    assert json.loads(used.path.read_text().splitlines()[0])["id"] == used.id
+    used.close()
+    assert store.open(used.id).messages == [{"role": "user", "content": "hello"}]
+
+
+def test_latest_skips_sessions_without_a_message(store: SessionStore, tmp_path: Path) -> None:
+    real = store.create(tmp_path)
+    real.append({"role": "user", "content": "the real one"})
+    real.close()
+    os.utime(real.path, (1_000_000, 1_000_000))
+    store.create(tmp_path).close()  # newer, header only: what an older agentica left when quit at once
+    latest = store.latest(tmp_path)
+    assert latest is not None and latest.id == real.id
+
+
 def test_open_by_unique_prefix_and_unknown_id(store: SessionStore, tmp_path: Path) -> None:
     session = store.create(tmp_path)
     session.close()

@@ -75,5 +75,5 @@ def test_prompt_hooks_are_read_from_json_and_toml_and_refused_where_nothing_is_d
         specs_from_claude_json({"hooks": {"SessionStart": [{"hooks": [{"type": "prompt", "prompt": "x"}]}]}}, "s")
     with pytest.raises(HookConfigError, match="needs a 'prompt' string"):
         specs_from_claude_json({"hooks": {"Stop": [{"hooks": [{"type": "prompt"}]}]}}, "s")
-    kept = specs_from_claude_json({"hooks": {"Stop": [{"hooks": [{"type": "http", "url": "x"}]}]}}, "s")
-    assert kept == []  # http and agent hooks are not run here
+    kept = specs_from_claude_json({"hooks": {"Stop": [{"hooks": [{"type": "agent", "prompt": "x"}]}]}}, "s")
+    assert kept == []  # agent hooks are not run here (http hooks are: test_extensions_http_hooks.py)

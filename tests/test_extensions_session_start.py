@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pexpect
-from cli_support import AGENTICA, cli_env, model_args
+from cli_support import AGENTICA, cli_env, last_user_message, model_args, run_cli
 from conftest import collect, scripted_model
 from test_repl import Repl
 
@@ -121,3 +121,43 @@ def test_the_repl_fires_session_start_at_start_and_after_clear(home: Path, tmp_p
         ("SessionStart", "startup"), ("SessionEnd", "clear"), ("SessionStart", "clear"),
         ("SessionEnd", "prompt_input_exit")]
     assert seen[2]["session_id"] == seen[3]["session_id"] != seen[0]["session_id"]
+
+
+def test_quitting_the_repl_at_once_with_session_start_hooks_saves_no_session(home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    user_home = tmp_path / "user"
+    user_home.mkdir()
+    log = tmp_path / "hooks.jsonl"
+    hooks = {"SessionStart": [{"hooks": [{"type": "command", "command": RECORD + str(log)}]}]}
+    (home / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    env = cli_env(home, HOME=str(user_home), PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color")
+    sessions = home / "sessions"
+    with ScriptedModelServer([turns.text("Noted: blue."), turns.text("Blue.")]) as server:
+        first = run_cli(["-p", "my colour is blue", *model_args(server)], cwd=project, home=home, env=env)
+        assert first.returncode == 0, first.stderr
+        [saved] = sessions.glob("*.jsonl")
+        child = pexpect.spawn(AGENTICA[0], [*AGENTICA[1:], *model_args(server)], cwd=str(project), env=env,
+                              encoding="utf-8", dimensions=(40, 120), timeout=30)
+        try:
+            repl = Repl(child)
+            repl.expect_prompt()
+            started = wait_for_records(log, 2)  # the -p run's, then the REPL's: it has its session id
+            assert started[1]["source"] == "startup" and started[1]["session_id"] != saved.stem
+            child.sendcontrol("d")
+            child.expect(pexpect.EOF, timeout=30)
+            child.close()
+            assert child.exitstatus == 0
+            assert "Session saved" not in child.before  # there is none to resume
+        finally:
+            if child.isalive():
+                child.terminate(force=True)
+        assert sorted(sessions.glob("*.jsonl")) == [saved]  # no empty file beside the real session
+        listed = run_cli(["sessions", "list"], cwd=project, home=home, env=env)
+        assert listed.returncode == 0 and saved.stem in listed.stdout and "(empty)" not in listed.stdout
+        again = run_cli(["-p", "--continue", "what is my colour?", *model_args(server)], cwd=project, home=home,
+                        env=env)
+        assert again.returncode == 0, again.stderr
+        history = json.dumps(server.requests[-1]["messages"])
+        assert "my colour is blue" in history  # --continue found the conversation, not an empty one
+        assert last_user_message(server.requests[-1]).startswith("what is my colour?")

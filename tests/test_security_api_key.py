@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
+import os
 import sys
 from pathlib import Path
 
@@ -134,3 +136,49 @@ def test_the_repl_asks_for_the_key_without_echo_and_status_never_shows_it(home: 
     seen = screen.getvalue()
     assert "sandbox:" in seen and KEY not in seen and "warning: --api-key" not in seen
     assert files_holding(home, KEY) == []
+
+
+ENV_DUMP = "env > {dump}; printf '%s' \"$AGENTICA_HOOK_EVENT\" > {dump}.event"
+
+
+def test_hooks_get_the_users_environment_but_not_a_key_from_a_key_file(home: Path, project: Path,
+                                                                       tmp_path: Path) -> None:
+    key_file = tmp_path / "key"
+    key_file.write_text(KEY + "\n")
+    dump = tmp_path / "hook-env.txt"
+    hooks = {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": ENV_DUMP.format(dump=dump)}]}]}
+    (home / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    # The user's own keys are their environment: a hook (as in Claude Code) gets them
+    env = cli_env(home, OPENAI_API_KEY="sk-users-own-openai", GITHUB_TOKEN="ghp-users-own")
+    with ScriptedModelServer([turns.text("hi")]) as server:
+        proc = run_cli(["-p", "hello", "--api-key-file", str(key_file), *server_args(server)], cwd=project,
+                       home=home, env=env)
+        log = server.request_log
+    assert proc.returncode == 0, proc.stderr
+    assert {record.headers["authorization"] for record in log} == {f"Bearer {KEY}"}  # the file's key is used
+    assert (tmp_path / "hook-env.txt.event").read_text() == "UserPromptSubmit"  # the hook ran
+    hook_env = dump.read_text()
+    assert KEY not in hook_env
+    assert "OPENAI_API_KEY=sk-users-own-openai\n" in hook_env and "GITHUB_TOKEN=ghp-users-own\n" in hook_env
+
+
+def test_a_withheld_key_stays_out_of_hooks_even_when_a_library_exported_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentica_cli import child_env
+    from agentica_cli.extensions.hook_config import HookSpec
+    from agentica_cli.extensions.hooks import CommandHooks
+
+    monkeypatch.setattr(child_env, "_withheld", set())
+    child_env.withhold(KEY)  # what build_model does with a key from a flag, a file or the config
+    monkeypatch.setenv("SOME_SDK_API_KEY", KEY)  # an SDK that exports the key it was given
+    monkeypatch.setenv("SOME_SDK_AUTH", f"Bearer {KEY}")
+    monkeypatch.setenv("USERS_OWN_TOKEN", "mine")
+    dump = tmp_path / "env.txt"
+    hooks = CommandHooks([HookSpec("SessionStart", ENV_DUMP.format(dump=dump))], tmp_path)
+    asyncio.run(hooks.hook_event("SessionStart", {"source": "startup"}))
+    hook_env = dump.read_text()
+    assert KEY not in hook_env and "SOME_SDK_API_KEY" not in hook_env
+    assert "USERS_OWN_TOKEN=mine\n" in hook_env and f"CLAUDE_PROJECT_DIR={tmp_path}\n" in hook_env
+    users_path = os.environ["PATH"]
+    child_env.withhold(users_path)  # a value the user's environment held at start is theirs: it stays
+    assert child_env.command_environment()["PATH"] == users_path

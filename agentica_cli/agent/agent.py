@@ -226,7 +226,7 @@ class Agent(LifecycleEvents):
             if verdict.block or verdict.stop:
                 why = verdict.reason if verdict.block else verdict.stop_reason
                 run.emit(Notice(f"The prompt was blocked by a hook: {why}", kind="warning"))
-                return self._finish(run, "", "blocked")
+                return self._finish(run, "", "blocked", why)
         await self._connect_tools(run)
         functions = self.functions
         schemas = [fn.to_openai() for fn in functions.values()] or None
@@ -349,8 +349,8 @@ class Agent(LifecycleEvents):
             self.checkpoints.disabled_told = True
             run.emit(Notice(reason, kind="warning"))
 
-    def _finish(self, run: RunState, content: str, reason: StopReason) -> None:
-        run.emit(TurnFinished(content, reason))
+    def _finish(self, run: RunState, content: str, reason: StopReason, why: str = "") -> None:
+        run.emit(TurnFinished(content, reason, why))
 
     async def _request(self, run: RunState, tools: list[dict[str, Any]] | None) -> ModelResponse | None:
         messages = self.context.for_request(self.messages)

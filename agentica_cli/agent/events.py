@@ -160,8 +160,12 @@ class Checkpoint(Event):
 
 @dataclass
 class TurnFinished(Event):
+    """The run is over. `reason` says why when that is not the answer: for "blocked", what the
+    hook that refused the prompt said."""
+
     content: str
     stop_reason: StopReason = "completed"
+    reason: str = ""
     type: str = field(init=False, default="turn_finished")
 
 

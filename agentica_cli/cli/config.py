@@ -51,7 +51,9 @@ HOOK_SCHEMA: dict[str, Any] = {
 LIFECYCLE_HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification", "Stop",
                          "SubagentStop", "PreCompact", "SessionEnd")
 LIFECYCLE_HOOK_SCHEMA: dict[str, Any] = {"matcher": "str", "command": "str", "timeout": "float",
-                                         "type": "str", "prompt": "str", "model": "str"}  # prompt: a prompt hook
+                                         "type": "str", "prompt": "str", "model": "str",  # a prompt hook
+                                         "url": "str", "headers": "dict[str,str]",  # an http hook
+                                         "allowed_env_vars": "list[str]"}
 
 # The transport is checked here as one of its values; the rest as the MCP layer types them.
 MCP_SERVER_SCHEMA: dict[str, Any] = {**MCP_CONFIG_KEYS, "transport": MCP_TRANSPORTS}
@@ -262,7 +264,7 @@ def validate(data: dict[str, Any], where: str, schema: dict[str, Any] = SCHEMA, 
                 raise ConfigError(f"{where}: '{dotted}' must be an array of tables ([[{dotted}]])")
             out[key] = [validate(item, where, kind[0], f"{dotted}[{i}].") for i, item in enumerate(value)]
             for i, item in enumerate(out[key]):
-                if "command" not in item and "prompt" not in item:  # a prompt hook has its prompt
+                if not {"command", "prompt", "url"} & set(item):  # a prompt hook has its prompt, http its url
                     raise ConfigError(f"{where}: '{dotted}[{i}]' needs a 'command'")
         elif isinstance(kind, dict):
             if not isinstance(value, dict):

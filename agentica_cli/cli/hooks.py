@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from agentica_cli.child_env import command_environment
 
 DEFAULT_TIMEOUT = 30.0
 MAX_REASON_CHARS = 2000
@@ -33,7 +34,7 @@ class CommandHook:
 
     async def run(self, payload: dict[str, Any]) -> tuple[int, str]:
         """(exit code, output); a hook that times out counts as exit code 124."""
-        env = dict(os.environ, AGENTICA_TOOL_NAME=str(payload.get("tool", "")))
+        env = command_environment(AGENTICA_TOOL_NAME=str(payload.get("tool", "")))
         proc = await asyncio.create_subprocess_exec(
             shutil.which("bash") or "/bin/sh",
             "-c",

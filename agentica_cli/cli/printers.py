@@ -121,7 +121,7 @@ def open_session(args: argparse.Namespace, work_dir: Path, model_label: str) -> 
         sys.stderr.write("agentica: no earlier session in this folder; starting a new one\n")
     if args.no_session:
         return None, None
-    return store.create(work_dir, model_label), None
+    return store.create(work_dir, model_label, lazy=True), None  # no file unless a prompt is sent
 
 
 def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prompt: str, *, read_stdin: bool) -> int:
@@ -370,7 +370,15 @@ class PrintRun:
             return exitcodes.INTERRUPTED
         if reason == "max_turns":
             return exitcodes.INCOMPLETE
+        if reason == "blocked":
+            return exitcodes.BLOCKED
         return exitcodes.OK
+
+    def blocked_message(self) -> str | None:
+        """Why a hook refused the prompt, for stderr and the result's `error`; None otherwise."""
+        if self.final is None or self.final.stop_reason != "blocked" or self.interrupted:
+            return None
+        return f"the prompt was blocked by a hook: {self.final.reason or 'no reason given'}"
 
     def result_object(self) -> dict[str, Any]:
         code = self.exit_code()
@@ -380,7 +388,7 @@ class PrintRun:
             "is_error": code != exitcodes.OK,
             "exit_code": code,
             "stop_reason": "cancelled" if self.interrupted else (self.final.stop_reason if self.final else "error"),
-            "error": self.error.message if self.error is not None else None,
+            "error": self.error.message if self.error is not None else self.blocked_message(),
             "session_id": self.session_id,
             "model": self.model_label,
             "usage": dict(self.usage),
@@ -418,6 +426,9 @@ class PrintRun:
                 self.write_out(text if text.endswith("\n") else text + "\n")
         except OutputClosed:
             return self.output_closed()
+        blocked = self.blocked_message()
+        if blocked and self.format != "text":  # text mode said so already, as the run's notice
+            sys.stderr.write(f"agentica: {safe_text(blocked)}\n")
         if self.format == "text":
             if self.interrupted:
                 sys.stderr.write("agentica: interrupted\n")
@@ -425,6 +436,6 @@ class PrintRun:
                 sys.stderr.write("agentica: stopped at the max-turns limit before the task was finished\n")
         if self.checkpoints is not None:
             self.checkpoints.prune()  # old sessions' snapshots go
-        if self.session is not None and self.format == "text" and sys.stderr.isatty():
+        if self.session is not None and self.session.saved and self.format == "text" and sys.stderr.isatty():
             sys.stderr.write(f"session {self.session.id} (agentica --resume {self.session.id})\n")
         return code

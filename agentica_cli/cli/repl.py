@@ -283,13 +283,14 @@ class Repl:
         return self.checkpoints or None
 
     def current_session(self) -> Any:
-        """The session file being written, created on the first message (None with --no-session)."""
+        """The session being written (None with --no-session). Its file is created by its first
+        message: SessionStart hooks ask for it (its id and transcript path) before any turn."""
         if self.args.no_session:
             return None
         if self.session is None:
             from agentica_cli.cli.runtime import model_label
 
-            self.session = self.store.create(self.work_dir, model_label(self.model))
+            self.session = self.store.create(self.work_dir, model_label(self.model), lazy=True)
         return self.session
 
     async def ensure_agent(self) -> Any:
@@ -561,9 +562,12 @@ class Repl:
             return
         import codecs
 
+        from agentica_cli.child_env import command_environment
+
         proc = await asyncio.create_subprocess_shell(
             command,
             cwd=self.work_dir,
+            env=command_environment(),  # the user's environment, not a key agentica got elsewhere
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
@@ -727,7 +731,8 @@ class Repl:
                 pass
         if self.session is not None:
             self.session.close()
-            plain(f"Session saved: agentica --resume {self.session.id}", "2")
+            if self.session.saved:
+                plain(f"Session saved: agentica --resume {self.session.id}", "2")
 
 
 def run_repl(args: argparse.Namespace, settings: Settings, work_dir: Path, prompt: str) -> int:

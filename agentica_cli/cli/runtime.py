@@ -96,6 +96,9 @@ def build_model(settings: Settings) -> Any:
         if env_var:
             KEY_VARS[provider] = env_var
         raise MissingKey(provider, settings.unsent_key or "") from None
+    from agentica_cli.child_env import withhold
+
+    withhold(settings.api_key)  # a key from a flag, a file or the config: not for hooks' environment
     return model
 
 

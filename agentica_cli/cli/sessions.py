@@ -74,20 +74,31 @@ class Session:
         messages: list[dict[str, Any]],
         fh: Any = None,
         notice: str | None = None,
+        header: dict[str, Any] | None = None,
     ):
         self.store = store
         self.id = session_id
         self.path = path
         self.messages = messages  # what was loaded (for a resumed session)
         self._fh: Any = fh  # open for appending, holding the lock
+        self._header = header  # a new session's first line, until the first message creates its file
         self.notice = notice  # what the user should hear about how it was opened (a fork)
         self._image_refs: dict[str, dict[str, str]] = {}  # data URL -> its file (session_images)
+
+    @property
+    def saved(self) -> bool:
+        """False for a new session nothing was written to yet: it has no file."""
+        return self._header is None
 
     def append(self, message: dict[str, Any]) -> None:
         self._write({"type": "message", "message": message})
 
     def _write(self, entry: dict[str, Any]) -> None:
-        if self._fh is None:  # reopened after close(): take the lock again
+        if self._header is not None:  # the first message: now the session has a file
+            self._fh = _open_locked(self.path, new=True)
+            self._fh.write(json.dumps(self._header) + "\n")
+            self._header = None
+        elif self._fh is None:  # reopened after close(): take the lock again
             self._fh = _open_locked(self.path)
         from agentica_cli.cli.session_images import externalize, images_dir
 
@@ -147,7 +158,10 @@ class SessionStore:
     def path_for(self, session_id: str) -> Path:
         return self.root / f"{session_id}.jsonl"
 
-    def create(self, cwd: Path, model: str = "", *, forked_from: str | None = None) -> Session:
+    def create(self, cwd: Path, model: str = "", *, forked_from: str | None = None, lazy: bool = False) -> Session:
+        """A new session. `lazy`: its file is only created by its first message, so a session
+        left before any turn (the REPL quit at once, a prompt a hook blocked) leaves nothing
+        behind for `sessions list`, `--continue` or `--resume` to find."""
         private_dir(self.root)
         session_id = new_session_id()
         path = self.path_for(session_id)
@@ -156,6 +170,8 @@ class SessionStore:
         }
         if forked_from:
             header["forked_from"] = forked_from
+        if lazy:
+            return Session(self, session_id, path, [], header=header)
         fh = _open_locked(path, new=True)
         fh.write(json.dumps(header) + "\n")
         fh.flush()
@@ -231,8 +247,9 @@ class SessionStore:
         return found
 
     def latest(self, cwd: Path) -> SessionInfo | None:
-        sessions = self.list(cwd)
-        return sessions[0] if sessions else None
+        """The newest session of `cwd` with a message in it (one without is nothing to continue:
+        an older agentica left such files when quit before the first prompt)."""
+        return next((info for info in self.list(cwd) if info.messages), None)
 
     def _info(self, path: Path) -> SessionInfo | None:
         try:

@@ -167,9 +167,11 @@ class CommandStatus:
 
     async def _run(self, command: str, cwd: str, stdin: bytes) -> None:
         try:
+            from agentica_cli.child_env import command_environment
+
             proc = await asyncio.create_subprocess_shell(
                 command, cwd=cwd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.DEVNULL, start_new_session=True,
+                stderr=asyncio.subprocess.DEVNULL, start_new_session=True, env=command_environment(),
             )
         except OSError as err:
             self._show(f"statusline: {err.strerror or err}")

@@ -8,7 +8,9 @@
 `matcher`, `command`, `timeout`. A matcher is a regular expression matched against the whole
 tool name, ours or Claude Code's (`Bash` and `execute` both match execute); empty or `*`
 matches every tool. For SessionStart it matches the source, for PreCompact the trigger.
-Running them: extensions/hooks.py.
+Besides commands: `"type": "prompt"` (extensions/prompt_hooks.py) and `"type": "http"`, a URL
+the event is POSTed to (extensions/http_hooks.py; `url`, `headers`, `allowedEnvVars`, or
+`allowed_env_vars` in config.toml). Running them: extensions/hooks.py.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,14 +46,17 @@ class HookSpec:
     matcher: str = ""
     timeout: float = DEFAULT_TIMEOUT
     source: str = ""  # the file it came from
-    kind: str = "command"  # or "prompt": the session's model decides (extensions/prompt_hooks.py)
+    kind: str = "command"  # "prompt": the session's model decides; "http": a URL is asked
     prompt: str = ""  # a prompt hook's instructions; $ARGUMENTS is the event's JSON
     model: str = ""  # a prompt hook's model id (same provider); empty: the session's model
+    url: str = ""  # an http hook's: the event's JSON is POSTed there
+    headers: dict[str, str] = field(default_factory=dict)  # an http hook's; values may use $VAR / ${VAR}
+    allowed_env_vars: tuple[str, ...] = ()  # the variables those headers may use (others: "")
 
     @property
     def shown(self) -> str:
         """How the user is told which hook it was."""
-        text = self.command if self.kind == "command" else f"prompt: {self.prompt[:60]}"
+        text = {"command": self.command, "http": self.url}.get(self.kind, f"prompt: {self.prompt[:60]}")
         return f"{self.event} hook `{text}`"
 
     def matches(self, target: str | None, *aliases: str) -> bool:
@@ -84,8 +89,8 @@ def specs_from_claude_json(data: Any, source: str) -> list[HookSpec]:
                 raise HookConfigError(f"{where}: each entry needs a 'hooks' list")
             for entry in entries:
                 kind = entry.get("type", "command") if isinstance(entry, dict) else None
-                if kind not in ("command", "prompt"):
-                    continue  # Claude Code's "http" and "agent" hooks: not supported here
+                if kind not in ("command", "prompt", "http"):
+                    continue  # Claude Code's "agent" hooks: not supported here
                 specs.append(_spec(event, entry, str(group.get("matcher") or ""), where))
     return specs
 
@@ -99,6 +104,8 @@ def specs_from_toml(tables: dict[str, Any], source: str) -> list[HookSpec]:
 def _spec(event: str, entry: dict[str, Any], matcher: str, where: str) -> HookSpec:
     if entry.get("type") == "prompt" or ("prompt" in entry and "command" not in entry):
         return _prompt_spec(event, entry, matcher, where)
+    if entry.get("type") == "http" or ("url" in entry and "command" not in entry):
+        return _http_spec(event, entry, matcher, where)
     command = entry.get("command")
     if not isinstance(command, str) or not command.strip():
         raise HookConfigError(f"{where}: a hook needs a 'command' string")
@@ -137,4 +144,21 @@ def _prompt_spec(event: str, entry: dict[str, Any], matcher: str, where: str) ->
         raise HookConfigError(f"{where}: 'model' must be a model id")
     spec = _spec(event, {"command": "-", "timeout": entry.get("timeout", PROMPT_TIMEOUT)}, matcher, where)
     spec.command, spec.kind, spec.prompt, spec.model = "", "prompt", prompt, model
+    return spec
+
+
+def _http_spec(event: str, entry: dict[str, Any], matcher: str, where: str) -> HookSpec:
+    url = entry.get("url")
+    if not isinstance(url, str) or not url.lower().startswith(("http://", "https://")):
+        raise HookConfigError(f"{where}: an \"http\" hook needs a 'url' (http:// or https://)")
+    headers = entry.get("headers") or {}
+    if not isinstance(headers, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                 for k, v in headers.items()):
+        raise HookConfigError(f"{where}: 'headers' must be an object of strings")
+    allowed = entry.get("allowedEnvVars", entry.get("allowed_env_vars")) or []
+    if not isinstance(allowed, list) or not all(isinstance(name, str) for name in allowed):
+        raise HookConfigError(f"{where}: 'allowedEnvVars' must be a list of variable names")
+    spec = _spec(event, {"command": "-", "timeout": entry.get("timeout", DEFAULT_TIMEOUT)}, matcher, where)
+    spec.command, spec.kind, spec.url = "", "http", url
+    spec.headers, spec.allowed_env_vars = dict(headers), tuple(allowed)
     return spec

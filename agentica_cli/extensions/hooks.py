@@ -1,4 +1,5 @@
-"""Command hooks with Claude Code's contract: a shell command per event, the event as JSON on stdin.
+"""Command hooks with Claude Code's contract: a shell command per event, the event as JSON on stdin
+(and the "prompt" and "http" kinds of hook: extensions/prompt_hooks.py, extensions/http_hooks.py).
 
 Exit code 0: go on; stdout is context for the model on SessionStart and UserPromptSubmit, or
 JSON output (`decision`, `hookSpecificOutput.permissionDecision`, `updatedInput`,
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from agentica_cli.agent.hooks import HookOutcome, outcome_from_json
+from agentica_cli.child_env import command_environment
 from agentica_cli.extensions.hook_config import HookSpec
 from agentica_cli.extensions.tool_names import claude
 
@@ -72,6 +74,10 @@ class CommandHooks:
             from agentica_cli.extensions.prompt_hooks import evaluate
 
             return await evaluate(spec, payload, self.current_model())
+        if spec.kind == "http":
+            from agentica_cli.extensions.http_hooks import post
+
+            return await post(spec, payload)
         code, out, err = await self._execute(spec, payload)
         shown = spec.shown
         if code is None:
@@ -99,8 +105,8 @@ class CommandHooks:
     async def _execute(self, spec: HookSpec, payload: dict[str, Any]) -> tuple[int | None, str, str]:
         """(exit code or None on timeout, stdout, stderr); the process group is killed on timeout."""
         project = str(self.work_dir)
-        env = dict(os.environ, CLAUDE_PROJECT_DIR=project, AGENTICA_PROJECT_DIR=project,
-                   AGENTICA_HOOK_EVENT=spec.event)
+        env = command_environment(CLAUDE_PROJECT_DIR=project, AGENTICA_PROJECT_DIR=project,
+                                  AGENTICA_HOOK_EVENT=spec.event)
         proc = await asyncio.create_subprocess_exec(
             shutil.which("bash") or "/bin/sh", "-c", spec.command, cwd=self.work_dir, env=env,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
