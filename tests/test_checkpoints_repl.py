@@ -8,8 +8,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from screen_support import flat
 from test_checkpoints_api import repo_state
-from test_repl import PROMPT, flat, project, start_repl  # noqa: F401  (fixtures)
+from test_repl import project  # noqa: F401  (fixture)
 
 from agentica_cli.testing import ScriptedModelServer, turns
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from test_repl import _spawn as _spawn_repl
+from screen_support import spawn_agentica
 
 from agentica_cli.testing import ScriptedModelServer, turns
 
@@ -31,8 +31,9 @@ def _closed_port() -> int:
 
 def _spawn(home: Path, project: Path, args: list[str]) -> pexpect.spawn:
     # 200 columns: the save question names the config path under pytest's temporary folder
-    # (longer on an xdist worker); a question wider than the terminal is not drawn at all.
-    return _spawn_repl(home, project, args, columns=200)
+    # (longer on an xdist worker), and these tests match the output as a stream, where a
+    # question wrapped by the terminal would be split by cursor moves. (Narrow terminals: below.)
+    return spawn_agentica(home, project, args, columns=200)
 
 
 def _finish(child: pexpect.spawn) -> int:
