@@ -116,18 +116,26 @@ class Screen:
         self.screen = pyte.Screen(columns, lines)
         self.stream = pyte.Stream(self.screen)
         self.raw: list[str] = []
+        # Everything read from the program goes into the emulator, whether `pump` or pexpect's
+        # `child.expect` read it: a test may wait on the stream and then look at the screen.
+        child.logfile_read = self
+
+    def write(self, data: str) -> None:
+        self.raw.append(data)
+        self.stream.feed(data)
+
+    def flush(self) -> None:
+        pass
 
     def pump(self, timeout: float = 0.05) -> None:
-        """Feed whatever the program printed into the emulator."""
+        """Read whatever the program printed (into the emulator, by `write`)."""
         while True:
             try:
-                data = self.child.read_nonblocking(65536, timeout=timeout)
+                self.child.read_nonblocking(65536, timeout=timeout)
             except pexpect.TIMEOUT:
                 return
             except pexpect.EOF:
                 return
-            self.raw.append(data)
-            self.stream.feed(data)
             timeout = 0.01
 
     def text(self) -> str:
@@ -164,13 +172,16 @@ def shows_whole(screen_text: str, question: str) -> bool:
     return "".join(question.split()) in "".join(screen_text.split())
 
 
-def spawn_screen(home: Path, project: Path, server: object, *extra: str, columns: int = 80,
-                 lines: int = 30, wait: bool = True, **env: str | None) -> Screen:
-    """The REPL (in colour) on a `lines` x `columns` screen, at its first prompt unless not `wait`."""
-    child = spawn_agentica(home, project, [*model_args(server), *extra], columns=columns, lines=lines,
-                           timeout=20, color=True, **env)
-    screen = Screen(child, columns, lines)
-    if wait:
-        screen.wait_text(PROMPT)
-    return screen
+def open_screen(home: Path, project: Path, args: list[str], *, columns: int = 80, lines: int = 30,
+                **extra: str | None) -> Screen:
+    """`agentica ARGS` (in colour) on a `lines` x `columns` screen, just started."""
+    child = spawn_agentica(home, project, args, columns=columns, lines=lines, timeout=20, color=True, **extra)
+    return Screen(child, columns, lines)
 
+
+def spawn_screen(home: Path, project: Path, server: object, *extra: str, columns: int = 80,
+                 lines: int = 30) -> Screen:
+    """The REPL on the scripted `server`, on a screen, at its first prompt."""
+    screen = open_screen(home, project, [*model_args(server), *extra], columns=columns, lines=lines)
+    screen.wait_text(PROMPT)
+    return screen

@@ -214,18 +214,18 @@ def continuation(width: int, line_number: int, wrap_count: int) -> FormattedText
     """What starts the input's second and later lines: `… `, right-aligned under the prompt
     (`width` is the prompt's) so a new line's text lines up with the first.
 
-    Never as wide as the terminal: prompt_toolkit wraps a line wider than the window by
-    inserting this again, and when it does not fit either (a question longer than the
-    terminal is wide, e.g. the onboarding's save question at 40 columns) it gives the input
-    an endless height and draws nothing at all. A wrapped line gets the bare `… `; a new
-    line at most half the width.
+    Never as wide as the terminal: prompt_toolkit counts this again on every row of a line
+    wider than the window, and when it does not leave room on a row (a question longer than
+    the terminal is wide, e.g. the first run's save question at 40 columns: `width` is then
+    wider than the terminal) it gives the input an endless height and draws nothing at all.
+    So a wrapped row gets the bare `… `, a new line at most half the width.
     """
     from prompt_toolkit.application import get_app
 
-    if wrap_count:
-        width = 2
-    else:
-        width = min(width, max(2, get_app().output.get_size().columns // 2))
+    room = get_app().output.get_size().columns // 2
+    width = 2 if wrap_count else min(width, room)
+    if width > room:  # a terminal three columns wide: no mark rather than nothing drawn
+        return FormattedText([])
     return FormattedText([("class:continuation", "… ".rjust(width))])
 
 
