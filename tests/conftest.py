@@ -120,3 +120,13 @@ def home(tmp_path: Path) -> Path:
     path = tmp_path / "home"
     path.mkdir()
     return path
+
+
+@pytest.fixture
+def start_repl(home: Path, project: Path):
+    """`start_repl(server, *flags)`: the REPL in a pseudo-terminal, in the test module's `project`,
+    at its first prompt; ended after the test (tests/screen_support.py)."""
+    from screen_support import started_repls
+
+    with started_repls(home, project) as start:
+        yield start

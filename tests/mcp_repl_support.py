@@ -9,20 +9,13 @@ from typing import Any
 
 import pexpect
 import pytest
-from cli_support import AGENTICA, cli_env, model_args
+from cli_support import model_args
+from screen_support import spawn_agentica
 
 
 def spawn_repl(home: Path, project: Path, server: Any, *flags: str, timeout: float = 20) -> pexpect.spawn:
     """`agentica --trust FLAGS` in `project`, on a 40x160 terminal."""
-    return pexpect.spawn(
-        AGENTICA[0],
-        [*AGENTICA[1:], *model_args(server), "--trust", *flags],
-        cwd=str(project),
-        env=cli_env(home, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color"),
-        encoding="utf-8",
-        dimensions=(40, 160),
-        timeout=timeout,
-    )
+    return spawn_agentica(home, project, [*model_args(server), "--trust", *flags], columns=160, timeout=timeout)
 
 
 def wait_until_server_ready(child: pexpect.spawn, name: str, tries: int) -> None:

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 from cli_support import model_args, run_cli, tool_results
+from screen_support import flat
 from test_builtin_execute import alive, group_members
-from test_repl import flat, project, start_repl  # noqa: F401 (fixtures)
+from test_repl import project  # noqa: F401 (fixture)
 
 from agentica_cli.testing import ScriptedModelServer, turns
 

@@ -8,8 +8,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from screen_support import flat, spawn_screen
 from test_checkpoints_api import repo_state
-from test_repl import PROMPT, flat, project, start_repl  # noqa: F401  (fixtures)
+from test_repl import project  # noqa: F401  (fixture)
 
 from agentica_cli.testing import ScriptedModelServer, turns
 
@@ -138,3 +139,25 @@ def test_rewind_of_the_conversation_works_after_a_resume(start_repl, project: Pa
         assert users == ["first task", "third task"]
         resumed.expect_prompt()
         assert resumed.exit() == 0
+
+
+def test_the_rewind_questions_are_on_screen_whole_at_40_columns(home: Path, project: Path) -> None:  # noqa: F811
+    script = [turns.tool_calls(turns.call("execute", {"command": "echo one > a.txt"}, id="a")),
+              turns.text("First done.")]
+    with ScriptedModelServer(script) as server:
+        screen = spawn_screen(home, project, server, "-y", columns=40)
+        try:
+            screen.send("first task\r")
+            screen.wait_text("First done.")
+            (project / "a.txt").write_text("mine\n")  # changed outside the agent: /rewind asks to overwrite
+            screen.send("/rewind\r")
+            screen.wait_whole("Rewind to before which turn? (number; Enter: none)")
+            screen.send("1\r")
+            screen.wait_whole("Restore (c)ode, c(o)nversation or (b)oth? [b]")
+            screen.send("\r")
+            screen.wait_whole("Overwrite them anyway? Your changes to them are lost. [y/N]")
+            screen.send("y\r")
+            screen.wait_text("Rewound the")
+        finally:
+            screen.child.terminate(force=True)
+    assert not (project / "a.txt").exists()

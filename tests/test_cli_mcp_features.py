@@ -11,6 +11,7 @@ import pexpect
 import pytest
 from cli_support import model_args, run_cli, tool_results
 from mcp_repl_support import spawn_repl, wait_until_server_ready
+from screen_support import open_screen
 
 from agentica_cli.testing import ScriptedModelServer, turns
 
@@ -97,3 +98,21 @@ def test_print_mode_declines_elicitation_cleanly(home: Path, project: Path) -> N
     assert proc.returncode == 0, proc.stderr
     assert "agentica: MCP server 'feat' asked for input (Who are you?); declined: -p cannot ask" in proc.stderr
     assert tool_results(server.requests[1])["r1"] == "not registered (decline)"
+
+
+def test_an_elicitation_field_wider_than_the_terminal_is_on_screen_whole(home: Path, project: Path) -> None:
+    script = [turns.tool_calls(turns.call("feat__subscribe", {}, id="s1")), turns.text("Subscribed.")]
+    with ScriptedModelServer(script) as server:
+        screen = open_screen(home, project, [*model_args(server), "--trust", "--yes"], columns=40)
+        try:
+            screen.child.expect("❯", timeout=30)
+            wait_until_server_ready(screen.child, "feat", tries=60)  # read by pexpect, drawn on the screen too
+            screen.child.expect("❯")
+            screen.send("sign me up\r")
+            screen.wait_whole("MCP server 'feat' asks: Where should the newsletter go?")
+            screen.wait_whole("The e-mail address the weekly project newsletter is sent to:")
+            screen.send("ada@example.com\r")
+            screen.wait_text("Subscribed.")
+        finally:
+            screen.child.terminate(force=True)
+    assert tool_results(server.requests[1])["s1"] == "subscribed ada@example.com"

@@ -12,7 +12,8 @@ import re
 from pathlib import Path
 
 import pexpect
-from cli_support import AGENTICA, cli_env, model_args, run_cli
+from cli_support import model_args, run_cli
+from screen_support import spawn_agentica
 
 from agentica_cli.agent.events import (
     Error,
@@ -139,9 +140,7 @@ def test_print_mode_stderr_progress_shows_payloads(home: Path, tmp_path: Path) -
 
 def test_print_mode_on_a_terminal_shows_the_answer_safely(home: Path, tmp_path: Path) -> None:
     with ScriptedModelServer(_spoofing_script()) as server:
-        child = pexpect.spawn(AGENTICA[0], [*AGENTICA[1:], "-p", "go", "--yes", *model_args(server)],
-                              cwd=str(tmp_path), env=cli_env(home, TERM="xterm-256color"), encoding="utf-8",
-                              dimensions=(40, 200), timeout=30)
+        child = spawn_agentica(home, tmp_path, ["-p", "go", "--yes", *model_args(server)], columns=200)
         try:
             child.expect(pexpect.EOF)
         finally:

@@ -4,14 +4,13 @@ pseudo-terminal), and a project's extensions ignored until the project is truste
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
-import pexpect
 import pytest
-from cli_support import AGENTICA, cli_env, last_user_message, model_args, run_cli
+from cli_support import cli_env, last_user_message, model_args, run_cli
 from extension_support import write
-from test_repl import Repl
+from screen_support import Repl
 
 from agentica_cli.testing import ScriptedModelServer, turns
 
@@ -32,19 +31,9 @@ def env(home: Path, tmp_path: Path) -> dict[str, str]:
 
 
 @pytest.fixture
-def start(env: dict[str, str], project: Path) -> Iterator:
-    children: list[pexpect.spawn] = []
-
-    def spawn(server: ScriptedModelServer) -> Repl:
-        child = pexpect.spawn(AGENTICA[0], [*AGENTICA[1:], *model_args(server)], cwd=str(project), env=env,
-                              encoding="utf-8", dimensions=(40, 120), timeout=30)
-        children.append(child)
-        return Repl(child)
-
-    yield spawn
-    for child in children:
-        if child.isalive():
-            child.terminate(force=True)
+def start(start_repl, env: dict[str, str]) -> Callable[[ScriptedModelServer], Repl]:
+    """The REPL with this module's environment, right after its start (a trust question may come)."""
+    return lambda server: start_repl(server, wait=False, env=env)
 
 
 def test_project_command_expands_after_trust_and_wins_over_the_users(start, home: Path, project: Path) -> None:

@@ -9,9 +9,9 @@ from typing import Any
 
 import pexpect
 import pytest
-from cli_support import AGENTICA, cli_env, last_user_message, model_args, run_cli
+from cli_support import last_user_message, model_args, run_cli
 from conftest import scripted_model
-from test_repl import Repl
+from screen_support import started_repls
 
 from agentica_cli.agent import ToolConfig
 from agentica_cli.cli.approvals import Answer, PermissionPolicy
@@ -92,21 +92,13 @@ def test_the_repl_asks_before_an_ungranted_command(home: Path, tmp_path: Path) -
     project.mkdir()
     user_home = tmp_path / "user"
     user_home.mkdir()
-    env = cli_env(home, HOME=str(user_home), PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color")
-    with ScriptedModelServer([turns.text("answered")]) as server:
-        child = pexpect.spawn(AGENTICA[0], [*AGENTICA[1:], *model_args(server)], cwd=str(project), env=env,
-                              encoding="utf-8", dimensions=(40, 120), timeout=30)
-        try:
-            repl = Repl(child)
-            repl.expect_prompt()
-            repl.send_line("/ctx")
-            repl.expect("printf asked-and-run")  # the question shows the command
-            repl.expect(r"\[y\]")
-            child.send("y")
-            repl.expect("answered")
-            repl.expect_prompt()
-            assert last_user_message(server.requests[0]) == "Branch: asked-and-run"
-            assert repl.exit() == 0
-        finally:
-            if child.isalive():
-                child.terminate(force=True)
+    with ScriptedModelServer([turns.text("answered")]) as server, started_repls(home, project) as start:
+        repl = start(server, HOME=str(user_home))
+        repl.send_line("/ctx")
+        repl.expect("printf asked-and-run")  # the question shows the command
+        repl.expect(r"\[y\]")
+        repl.child.send("y")
+        repl.expect("answered")
+        repl.expect_prompt()
+        assert last_user_message(server.requests[0]) == "Branch: asked-and-run"
+        assert repl.exit() == 0

@@ -9,10 +9,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pexpect
-from cli_support import AGENTICA, cli_env, last_user_message, model_args, run_cli
+from cli_support import cli_env, last_user_message, model_args, run_cli
 from conftest import collect, scripted_model
-from test_repl import Repl
+from screen_support import started_repls
 
 from agentica_cli.deep import DeepAgent
 from agentica_cli.extensions.hook_config import HookSpec
@@ -97,13 +96,9 @@ def test_the_repl_fires_session_start_at_start_and_after_clear(home: Path, tmp_p
     hooks = {event: [{"hooks": [{"type": "command", "command": RECORD + str(log)}]}]
              for event in ("SessionStart", "SessionEnd")}
     (home / "settings.json").write_text(json.dumps({"hooks": hooks}))
-    env = cli_env(home, HOME=str(user_home), PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color")
     with ScriptedModelServer([]) as server:
-        child = pexpect.spawn(AGENTICA[0], [*AGENTICA[1:], *model_args(server)], cwd=str(project), env=env,
-                              encoding="utf-8", dimensions=(40, 120), timeout=30)
-        try:
-            repl = Repl(child)
-            repl.expect_prompt()
+        with started_repls(home, project) as start:
+            repl = start(server, HOME=str(user_home))
             started = wait_for_records(log, 1)  # nothing typed: the session's start fired it
             assert (started[0]["hook_event_name"], started[0]["source"]) == ("SessionStart", "startup")
             assert Path(started[0]["transcript_path"]).name == f"{started[0]['session_id']}.jsonl"
@@ -112,9 +107,6 @@ def test_the_repl_fires_session_start_at_start_and_after_clear(home: Path, tmp_p
             repl.expect_prompt()
             seen = wait_for_records(log, 3)
             assert repl.exit() == 0
-        finally:
-            if child.isalive():
-                child.terminate(force=True)
         assert server.requests == []  # no prompt was ever sent
     seen = records(log)
     assert [(r["hook_event_name"], r.get("source") or r.get("reason")) for r in seen] == [
@@ -131,27 +123,18 @@ def test_quitting_the_repl_at_once_with_session_start_hooks_saves_no_session(hom
     log = tmp_path / "hooks.jsonl"
     hooks = {"SessionStart": [{"hooks": [{"type": "command", "command": RECORD + str(log)}]}]}
     (home / "settings.json").write_text(json.dumps({"hooks": hooks}))
-    env = cli_env(home, HOME=str(user_home), PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color")
+    env = cli_env(home, HOME=str(user_home))
     sessions = home / "sessions"
     with ScriptedModelServer([turns.text("Noted: blue."), turns.text("Blue.")]) as server:
         first = run_cli(["-p", "my colour is blue", *model_args(server)], cwd=project, home=home, env=env)
         assert first.returncode == 0, first.stderr
         [saved] = sessions.glob("*.jsonl")
-        child = pexpect.spawn(AGENTICA[0], [*AGENTICA[1:], *model_args(server)], cwd=str(project), env=env,
-                              encoding="utf-8", dimensions=(40, 120), timeout=30)
-        try:
-            repl = Repl(child)
-            repl.expect_prompt()
+        with started_repls(home, project) as start:
+            repl = start(server, env=env)
             started = wait_for_records(log, 2)  # the -p run's, then the REPL's: it has its session id
             assert started[1]["source"] == "startup" and started[1]["session_id"] != saved.stem
-            child.sendcontrol("d")
-            child.expect(pexpect.EOF, timeout=30)
-            child.close()
-            assert child.exitstatus == 0
-            assert "Session saved" not in child.before  # there is none to resume
-        finally:
-            if child.isalive():
-                child.terminate(force=True)
+            assert repl.exit() == 0
+            assert "Session saved" not in repl.child.before  # there is none to resume
         assert sorted(sessions.glob("*.jsonl")) == [saved]  # no empty file beside the real session
         listed = run_cli(["sessions", "list"], cwd=project, home=home, env=env)
         assert listed.returncode == 0 and saved.stem in listed.stdout and "(empty)" not in listed.stdout

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from cli_support import AGENTICA, cli_env, model_args, run_cli
+from cli_support import model_args, run_cli
 from conftest import scripted_model
 from mcp_servers.support import demo_command
+from screen_support import spawn_agentica
 
 from agentica_cli import Agent
 from agentica_cli.images import ImageError, image_tokens, load, prepare, supports_vision
@@ -197,11 +198,8 @@ def test_repl_attaches_mentioned_pasted_and_clipboard_images(vision_home: Path, 
     fake_xclip.write_text(f"#!/bin/sh\nexec cat {clip}\n")
     fake_xclip.chmod(0o755)
     with ScriptedModelServer([turns.text("Two images."), turns.text("A yellow box.")]) as server:
-        env = cli_env(vision_home, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color", DISPLAY=":0",
-                      PATH=f"{tools}:{os.environ['PATH']}", TMPDIR=str(tmp_path))
-        env.pop("WAYLAND_DISPLAY", None)
-        child = pexpect.spawn(AGENTICA[0], [*AGENTICA[1:], *model_args(server)], cwd=str(project), env=env,
-                              encoding="utf-8", dimensions=(40, 200), timeout=30)
+        child = spawn_agentica(vision_home, project, model_args(server), columns=200, DISPLAY=":0",
+                               PATH=f"{tools}:{os.environ['PATH']}", TMPDIR=str(tmp_path), WAYLAND_DISPLAY=None)
         try:
             child.expect("❯")
             pasted = str(tmp_path / "my pic.png").replace(" ", "\\ ")  # as a terminal pastes a dropped file

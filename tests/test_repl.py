@@ -5,22 +5,14 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pexpect
 import pytest
-from cli_support import AGENTICA, cli_env, model_args, tool_results
+from cli_support import model_args, tool_results
+from screen_support import PROMPT, flat, spawn_agentica
 
 from agentica_cli.testing import ScriptedModelServer, turns
-
-PROMPT = "❯"
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
-
-
-def flat(screen: str) -> str:
-    """Terminal output as plain words: escape codes gone, line breaks (wrapping) as spaces."""
-    return " ".join(ANSI.sub("", screen).split())
 
 
 @pytest.fixture
@@ -29,55 +21,6 @@ def project(tmp_path: Path) -> Path:
     path.mkdir()
     (path / "notes.txt").write_text("hello\nworld\n")
     return path
-
-
-class Repl:
-    def __init__(self, child: pexpect.spawn):
-        self.child = child
-
-    # Waits for output, not speed claims: long enough for a busy 2-core machine running the
-    # suite on two xdist workers beside other work.
-    def expect(self, pattern: str, timeout: float = 30) -> str:
-        self.child.expect(pattern, timeout=timeout)
-        return self.child.before + self.child.after
-
-    def expect_prompt(self, timeout: float = 30) -> None:
-        self.child.expect(PROMPT, timeout=timeout)
-
-    def send_line(self, text: str) -> None:
-        self.child.send(text + "\r")
-
-    def exit(self) -> int:
-        self.child.sendcontrol("d")
-        self.child.expect(pexpect.EOF, timeout=30)
-        self.child.close()
-        return self.child.exitstatus
-
-
-@pytest.fixture
-def start_repl(home: Path, project: Path) -> Iterator:
-    children: list[pexpect.spawn] = []
-
-    def start(server: ScriptedModelServer, *extra: str) -> Repl:
-        env = cli_env(home, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color")
-        child = pexpect.spawn(
-            AGENTICA[0],
-            [*AGENTICA[1:], *model_args(server), *extra],
-            cwd=str(project),
-            env=env,
-            encoding="utf-8",
-            dimensions=(40, 120),
-            timeout=30,  # a wait for output on a busy machine, not a speed claim
-        )
-        children.append(child)
-        repl = Repl(child)
-        repl.expect_prompt()
-        return repl
-
-    yield start
-    for child in children:
-        if child.isalive():
-            child.terminate(force=True)
 
 
 def test_starts_and_streams_an_answer(start_repl, project: Path) -> None:
@@ -224,23 +167,11 @@ def test_session_is_saved_and_resumable(start_repl, home: Path) -> None:
         assert repl.exit() == 0
 
 
-def _spawn(home: Path, project: Path, args: list[str], columns: int = 120) -> pexpect.spawn:
-    return pexpect.spawn(
-        AGENTICA[0],
-        [*AGENTICA[1:], *args],
-        cwd=str(project),
-        env=cli_env(home, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color"),
-        encoding="utf-8",
-        dimensions=(40, columns),
-        timeout=30,
-    )
-
-
 def test_untrusted_project_config_asks_before_use(home: Path, project: Path) -> None:
     (project / ".agentica").mkdir()
     (project / ".agentica" / "config.toml").write_text('[permissions]\nmode = "auto"\n')
     with ScriptedModelServer([]) as server:
-        child = _spawn(home, project, model_args(server))
+        child = spawn_agentica(home, project, model_args(server))
         try:
             child.expect(r"sets permissions\.mode\.")
             child.expect(r"Trust this project\? \[y/N\] ")
@@ -252,7 +183,7 @@ def test_untrusted_project_config_asks_before_use(home: Path, project: Path) -> 
             child.expect(pexpect.EOF)
         finally:
             child.close(force=True)
-        child = _spawn(home, project, model_args(server))
+        child = spawn_agentica(home, project, model_args(server))
         try:
             child.expect(r"Trust this project\? \[y/N\] ")
             child.send("y\r")
@@ -262,7 +193,7 @@ def test_untrusted_project_config_asks_before_use(home: Path, project: Path) -> 
             child.expect(pexpect.EOF)
         finally:
             child.close(force=True)
-        child = _spawn(home, project, model_args(server))  # remembered: no question
+        child = spawn_agentica(home, project, model_args(server))  # remembered: no question
         try:
             index = child.expect([r"Trust this project", r"mode auto"])
             assert index == 1
@@ -460,7 +391,7 @@ def test_compact_command_summarises_older_messages(start_repl, home: Path) -> No
 
 def test_a_message_on_the_command_line_is_sent_first(home: Path, project: Path) -> None:
     with ScriptedModelServer([turns.text("Answered the first message.")]) as server:
-        child = _spawn(home, project, [*model_args(server), "summarise", "the notes"])
+        child = spawn_agentica(home, project, [*model_args(server), "summarise", "the notes"])
         try:
             child.expect("Answered the first message.")
             child.expect(PROMPT)

@@ -1,5 +1,6 @@
 """The approval question as a person sees it, at every width: on screen before any key is
-read, once, after resizes; keys typed before it are not taken; escapes cannot spoof it."""
+read, once, after resizes; keys typed before it are not taken; escapes cannot spoof it. And
+the other questions of a session start and a turn (trust, what to do instead) at 40 columns."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_support import tool_results
-from screen_support import spawn_screen
+from cli_support import model_args, tool_results
+from screen_support import open_screen, spawn_screen
 
 from agentica_cli.testing import ScriptedModelServer, turns
 
@@ -111,3 +112,29 @@ def test_escape_sequences_in_a_diff_are_shown_not_obeyed(home: Path, project: Pa
         screen.wait_text("(interrupted)")
         assert not (project / "run.sh").exists()
         screen.child.terminate(force=True)
+
+
+def test_the_trust_question_and_the_reason_question_are_on_screen_whole_at_40_columns(
+    home: Path, project: Path
+) -> None:
+    (project / ".agentica").mkdir()
+    (project / ".agentica" / "config.toml").write_text('[permissions]\nmode = "auto"\n')
+    with ScriptedModelServer(edit_turns()) as server:
+        screen = open_screen(home, project, model_args(server), columns=40)
+        try:
+            screen.wait_whole("These can start programs, send your API key or data elsewhere, skip confirmations "
+                              "or raise time and spending limits, so they are off until you trust this project.")
+            screen.wait_whole("Trust this project? [y/N]")
+            screen.send("n\r")
+            screen.wait_text("Not trusted")
+            screen.wait_text("❯")
+            screen.send("change hello\r")
+            screen.wait_text("Allow?")
+            screen.send("e")
+            screen.wait_whole("What should it do instead?")
+            screen.send("leave it alone\r")
+            screen.wait_text("Done.")
+        finally:
+            screen.child.terminate(force=True)
+    assert (project / "notes.txt").read_text() == "hello\nworld\n"
+    assert "leave it alone" in tool_results(server.requests[2])["e1"]

@@ -10,15 +10,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import pexpect
 import pytest
 from cli_support import model_args
-from screen_support import Screen, spawn_screen
-from test_repl import _spawn
+from screen_support import PROMPT, Screen, exit_repl, spawn_agentica, spawn_screen
 
 from agentica_cli.testing import ScriptedModelServer, turns
-
-PROMPT = "❯"
 
 
 @pytest.fixture
@@ -40,13 +36,6 @@ def screens() -> Iterator[list[Screen]]:
 
 def _user_config(home: Path, text: str) -> None:
     (home / "config.toml").write_text(text)
-
-
-def _exit(child: pexpect.spawn) -> int:
-    child.sendcontrol("d")
-    child.expect(pexpect.EOF, timeout=15)
-    child.close()
-    return child.exitstatus
 
 
 def _status_row(text: str) -> str:
@@ -134,7 +123,7 @@ def test_a_project_statusline_command_waits_for_trust(home: Path, project: Path)
     (project / ".agentica").mkdir()
     (project / ".agentica" / "config.toml").write_text('[ui]\nstatusline = "touch statusline-ran; echo PROJECT"\n')
     with ScriptedModelServer([]) as server:
-        child = _spawn(home, project, model_args(server))
+        child = spawn_agentica(home, project, model_args(server))
         try:
             child.expect(r"sets ui\.statusline\.")
             child.expect(r"Trust this project\? \[y/N\] ")
@@ -143,7 +132,7 @@ def test_a_project_statusline_command_waits_for_trust(home: Path, project: Path)
             child.send("/help\r")  # redraws and a second prompt: the command had every chance
             child.expect("/exit")
             child.expect("mode: default \\(shift\\+tab\\)")
-            assert _exit(child) == 0
+            assert exit_repl(child) == 0
         finally:
             child.close(force=True)
     assert not (project / "statusline-ran").exists()
@@ -164,7 +153,7 @@ def test_a_long_turn_and_a_waiting_question_ring_the_bell_and_send_osc_9(home: P
         turns.text("Not written."),
     ]
     with ScriptedModelServer(script) as server:
-        child = _spawn(home, project, model_args(server))
+        child = spawn_agentica(home, project, model_args(server))
         try:
             child.expect(PROMPT)
             child.send("warm\r")
@@ -184,7 +173,7 @@ def test_a_long_turn_and_a_waiting_question_ring_the_bell_and_send_osc_9(home: P
             child.send("n")
             child.expect("Not written.")
             child.expect(PROMPT)
-            assert _exit(child) == 0
+            assert exit_repl(child) == 0
         finally:
             child.close(force=True)
 
@@ -192,14 +181,14 @@ def test_a_long_turn_and_a_waiting_question_ring_the_bell_and_send_osc_9(home: P
 def test_notifications_are_off_with_ui_notify_false(home: Path, project: Path) -> None:
     _user_config(home, "[ui]\nnotify = false\nnotify_after = 0.2\n")
     with ScriptedModelServer([turns.text("Slow answer.", delay=0.6)]) as server:
-        child = _spawn(home, project, model_args(server))
+        child = spawn_agentica(home, project, model_args(server))
         try:
             child.expect(PROMPT)
             child.send("slow\r")
             child.expect("Slow answer.")
             child.expect(PROMPT)
             assert "\x1b]9;" not in child.before and "\x07" not in child.before
-            assert _exit(child) == 0
+            assert exit_repl(child) == 0
         finally:
             child.close(force=True)
 
@@ -264,7 +253,7 @@ def _saved_session(home: Path, project: Path) -> str:
 def test_continue_replays_the_conversation_compactly(home: Path, project: Path) -> None:
     _saved_session(home, project)
     with ScriptedModelServer([turns.text("Carrying on.")]) as server:
-        child = _spawn(home, project, [*model_args(server), "--continue"])
+        child = spawn_agentica(home, project, [*model_args(server), "--continue"])
         try:
             child.expect(r"Resumed session .* \(7 messages\)\.")
             child.expect(PROMPT)
@@ -280,7 +269,7 @@ def test_continue_replays_the_conversation_compactly(home: Path, project: Path) 
             child.expect("Carrying on.")
             child.expect(PROMPT)
             assert len(server.requests[0]["messages"]) == 9  # system, the 7 resumed, the new prompt
-            assert _exit(child) == 0
+            assert exit_repl(child) == 0
         finally:
             child.close(force=True)
 
@@ -288,7 +277,7 @@ def test_continue_replays_the_conversation_compactly(home: Path, project: Path) 
 def test_resume_command_replays_the_chosen_session(home: Path, project: Path) -> None:
     session_id = _saved_session(home, project)
     with ScriptedModelServer([]) as server:
-        child = _spawn(home, project, model_args(server))
+        child = spawn_agentica(home, project, model_args(server))
         try:
             child.expect(PROMPT)
             child.send(f"/resume {session_id}\r")
@@ -296,7 +285,7 @@ def test_resume_command_replays_the_chosen_session(home: Path, project: Path) ->
             child.expect("● read_file notes.txt")
             child.expect("answer line 40")
             child.expect(PROMPT)
-            assert _exit(child) == 0
+            assert exit_repl(child) == 0
         finally:
             child.close(force=True)
 
@@ -308,7 +297,7 @@ def test_resume_command_replays_the_chosen_session(home: Path, project: Path) ->
 def test_compact_with_an_unusable_summary_keeps_the_conversation(home: Path, project: Path, summary: dict) -> None:
     script = [turns.text(f"Answer {i}.") for i in range(1, 4)] + [summary, turns.text("Answer 4.")]
     with ScriptedModelServer(script) as server:
-        child = _spawn(home, project, model_args(server))
+        child = spawn_agentica(home, project, model_args(server))
         try:
             for i in range(1, 4):
                 child.expect(PROMPT)
@@ -324,7 +313,7 @@ def test_compact_with_an_unusable_summary_keeps_the_conversation(home: Path, pro
             child.send("question 4\r")
             child.expect("Answer 4.")
             child.expect(PROMPT)
-            assert _exit(child) == 0
+            assert exit_repl(child) == 0
         finally:
             child.close(force=True)
         assert "tools" not in server.requests[3]  # the summary request offers none

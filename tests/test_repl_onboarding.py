@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from test_repl import _spawn as _spawn_repl
+from screen_support import open_screen, spawn_agentica
 
 from agentica_cli.testing import ScriptedModelServer, turns
 
@@ -31,8 +31,9 @@ def _closed_port() -> int:
 
 def _spawn(home: Path, project: Path, args: list[str]) -> pexpect.spawn:
     # 200 columns: the save question names the config path under pytest's temporary folder
-    # (longer on an xdist worker); a question wider than the terminal is not drawn at all.
-    return _spawn_repl(home, project, args, columns=200)
+    # (longer on an xdist worker), and these tests match the output as a stream, where a
+    # question wrapped by the terminal would be split by cursor moves. (Narrow terminals: below.)
+    return spawn_agentica(home, project, args, columns=200)
 
 
 def _finish(child: pexpect.spawn) -> int:
@@ -178,3 +179,28 @@ def test_print_mode_still_tells_to_run_agentica_in_a_terminal(home: Path, projec
     result = run_cli(["-p", "hi"], cwd=project, home=home)
     assert result.returncode == 2
     assert "Run `agentica` in a terminal and it offers to save the key for you." in result.stderr
+
+
+@pytest.mark.parametrize("columns", [40, 60])
+def test_every_question_is_on_screen_whole_at_a_narrow_terminal(home: Path, project: Path, columns: int) -> None:
+    from agentica_cli.cli.terminal import home_relative
+
+    save_question = f"Save it to your user config ({home_relative(home / 'config.toml')})? [Y/n]"
+    assert len(save_question) > columns  # the path alone is longer: the question wraps
+    with ScriptedModelServer([turns.text("Key works.")], accepted_keys=["sk-good"]) as server:
+        screen = open_screen(home, project, ["--base-url", server.base_url], columns=columns)
+        try:
+            screen.wait_whole("Provider [1-8, Enter = openai]:")
+            screen.send("\r")
+            screen.wait_whole("Paste your openai API key (Enter to quit):")
+            screen.send("sk-good\r")
+            screen.wait_text("Key accepted.")
+            screen.wait_whole(save_question)
+            screen.send("\r")
+            screen.wait_text("Saved to")
+            screen.wait_text(PROMPT)
+            screen.send("hi\r")
+            screen.wait_text("Key works.")
+        finally:
+            screen.child.terminate(force=True)
+    assert 'api_key = "sk-good"' in (home / "config.toml").read_text()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from test_repl import project, start_repl  # noqa: F401  (fixtures)
+from test_repl import project  # noqa: F401  (fixture)
 
 from agentica_cli.testing import ScriptedModelServer, turns
 
@@ -17,7 +17,7 @@ def plain(screen: str) -> str:
     return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen)
 
 
-def test_a_spinner_shows_while_the_model_is_slow(start_repl) -> None:  # noqa: F811
+def test_a_spinner_shows_while_the_model_is_slow(start_repl) -> None:
     # the spinner starts before the request is sent and the reply comes 3 s after it arrives, so
     # the spinner is due first however long a busy machine takes to start the agent
     with ScriptedModelServer([turns.text("The late reply.", delay=3)]) as server:
@@ -51,7 +51,7 @@ def test_command_output_shows_while_it_runs_and_a_tail_stays(start_repl, project
         assert repl.exit() == 0
 
 
-def test_a_long_output_leaves_a_short_tail_and_expand_shows_it_all(start_repl) -> None:  # noqa: F811
+def test_a_long_output_leaves_a_short_tail_and_expand_shows_it_all(start_repl) -> None:
     script = [turns.tool_calls(turns.call("execute", {"command": "seq -f 'row-%02g' 1 10"}, id="x1")),
               turns.text("Counted.")]
     with ScriptedModelServer(script) as server:
@@ -72,7 +72,7 @@ def test_a_long_output_leaves_a_short_tail_and_expand_shows_it_all(start_repl) -
         assert repl.exit() == 0
 
 
-def test_a_retry_counts_down_its_wait(start_repl) -> None:  # noqa: F811
+def test_a_retry_counts_down_its_wait(start_repl) -> None:
     script = [turns.error(503, "overloaded", retry_after=3), turns.text("Second time lucky.")]
     with ScriptedModelServer(script) as server:
         repl = start_repl(server)

@@ -12,6 +12,7 @@ import pexpect
 import pytest
 from cli_support import AGENTICA, cli_env, model_args, run_cli, tool_results
 from sandbox_support import connect_command, loopback_server
+from screen_support import spawn_agentica
 
 from agentica_cli.sandbox import best_backend
 from agentica_cli.testing import ScriptedModelServer, turns
@@ -99,9 +100,7 @@ def test_a_sigkilled_agent_takes_its_sandboxed_command_with_it(home: Path, proje
 @contextmanager
 def repl(home: Path, project: Path, server: ScriptedModelServer, *extra: str) -> Iterator[pexpect.spawn]:
     """An interactive session on a pseudo-terminal; left with /exit at its next prompt."""
-    child = pexpect.spawn(AGENTICA[0], [*AGENTICA[1:], *model_args(server), *extra], cwd=str(project),
-                          env=cli_env(home, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color"), encoding="utf-8",
-                          dimensions=(40, 120), timeout=20)
+    child = spawn_agentica(home, project, [*model_args(server), *extra], timeout=20)
     try:
         yield child
         child.expect_exact("❯")

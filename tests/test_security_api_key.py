@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from cli_support import AGENTICA, cli_env, last_user_message, run_cli, tool_results
+from cli_support import cli_env, last_user_message, run_cli, tool_results
+from screen_support import spawn_agentica
 
 from agentica_cli.models import ModelError, OpenAIChat
 from agentica_cli.models.base import ModelRetry
@@ -113,9 +114,7 @@ def test_a_server_that_echoes_the_key_does_not_put_it_in_the_error(scripted) -> 
 @pytest.mark.skipif(sys.platform != "linux", reason="pseudo-terminal REPL test")
 def test_the_repl_asks_for_the_key_without_echo_and_status_never_shows_it(home: Path, project: Path) -> None:
     with ScriptedModelServer([turns.text("hello there")]) as server:
-        env = cli_env(home, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color")
-        child = pexpect.spawn(AGENTICA[0], [*AGENTICA[1:], "--api-key", "-", *server_args(server)], cwd=str(project),
-                              env=env, encoding="utf-8", dimensions=(40, 120), timeout=30)
+        child = spawn_agentica(home, project, ["--api-key", "-", *server_args(server)])
         child.logfile_read = screen = io.StringIO()
         try:
             child.expect("API key: ")

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from cli_support import AGENTICA, cli_env, model_args, run_cli
+from cli_support import cli_env, model_args, run_cli
+from screen_support import spawn_agentica
 
 from agentica_cli.testing import ScriptedModelServer, turns
 from agentica_cli.toolkits.catalog import TOOLKITS, import_all
@@ -74,11 +75,7 @@ def test_unknown_toolkit_is_a_usage_error(home: Path, project: Path) -> None:
 def test_config_enable_and_the_tools_command(home: Path, project: Path) -> None:
     (home / "config.toml").write_text('[tools]\nenable = ["wikipedia", "exa"]\n')
     with ScriptedModelServer([]) as server:
-        child = pexpect.spawn(
-            AGENTICA[0], [*AGENTICA[1:], *model_args(server)], cwd=str(project),
-            env=cli_env(home, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color", EXA_API_KEY=""),
-            encoding="utf-8", dimensions=(40, 160), timeout=20,
-        )
+        child = spawn_agentica(home, project, model_args(server), columns=160, timeout=20, EXA_API_KEY="")
         try:
             child.expect("❯")
             child.send("/tools\r")

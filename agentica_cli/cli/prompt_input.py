@@ -210,6 +210,25 @@ def make_key_bindings(
     return kb
 
 
+def continuation(width: int, line_number: int, wrap_count: int) -> FormattedText:
+    """What starts the input's second and later lines: `… `, right-aligned under the prompt
+    (`width` is the prompt's) so a new line's text lines up with the first.
+
+    Never as wide as the terminal: prompt_toolkit counts this again on every row of a line
+    wider than the window, and when it does not leave room on a row (a question longer than
+    the terminal is wide, e.g. the first run's save question at 40 columns: `width` is then
+    wider than the terminal) it gives the input an endless height and draws nothing at all.
+    So a wrapped row gets the bare `… `, a new line at most half the width.
+    """
+    from prompt_toolkit.application import get_app
+
+    room = get_app().output.get_size().columns // 2
+    width = 2 if wrap_count else min(width, room)
+    if width > room:  # a terminal three columns wide: no mark rather than nothing drawn
+        return FormattedText([])
+    return FormattedText([("class:continuation", "… ".rjust(width))])
+
+
 def make_session(
     history_path: Path | None,
     commands: dict[str, str],
@@ -238,7 +257,7 @@ def make_session(
         key_bindings=make_key_bindings(pastes, on_shift_tab, on_expand),
         completer=ReplCompleter(commands, work_dir),
         complete_while_typing=False,
-        prompt_continuation=lambda width, line, wrap: FormattedText([("class:continuation", "… ".rjust(width))]),
+        prompt_continuation=continuation,
         style=STYLE,
         enable_history_search=False,
         mouse_support=False,

@@ -7,12 +7,16 @@ from __future__ import annotations
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import SamplingMessage, TextContent, ToolExecution
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 class Person(BaseModel):
     name: str
     age: int
+
+
+class Newsletter(BaseModel):
+    email: str = Field(title="The e-mail address the weekly project newsletter is sent to")
 
 
 class FeaturesServer(MCPServer):
@@ -46,6 +50,14 @@ def build_server() -> MCPServer:
         if answer.action == "accept":
             return f"registered {answer.data.name}, {answer.data.age}"
         return f"not registered ({answer.action})"
+
+    @server.tool()
+    async def subscribe(ctx: Context) -> str:
+        """Ask the user for an e-mail address (elicitation; a field title wider than a narrow terminal)."""
+        answer = await ctx.elicit("Where should the newsletter go?", Newsletter)
+        if answer.action == "accept":
+            return f"subscribed {answer.data.email}"
+        return f"not subscribed ({answer.action})"
 
     @server.tool()
     async def haiku(topic: str, ctx: Context) -> str:
