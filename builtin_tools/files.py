@@ -251,8 +251,7 @@ class BuiltinFileTool(Tool):
             new_data, verb = fmt.encode(fmt.apply(content)), "Overwrote"
         self.file_access.write_text(real, new_data.decode("utf-8"))
         self.tracker.record(real, new_data, content_stat(new_data))
-        lines = new_data.count(b"\n") + (0 if new_data.endswith(b"\n") or not new_data else 1)
-        return f"{verb} {shown} ({lines} lines, {human_size(len(new_data))})."
+        return _written(verb, shown, new_data)
 
     def _apply_through_access(self, real: Path, shown: str, edits: list[Edit]) -> str:
         assert self.file_access is not None
@@ -329,8 +328,7 @@ class BuiltinFileTool(Tool):
             self._write_at(dir_fd, real, new_data, existing)
         finally:
             os.close(dir_fd)
-        lines = new_data.count(b"\n") + (0 if new_data.endswith(b"\n") or not new_data else 1)
-        return f"{verb} {shown} ({lines} lines, {human_size(len(new_data))})."
+        return _written(verb, shown, new_data)
 
     def _apply(self, file_path: str, edits: list[Edit]) -> str:
         real = self.sandbox.resolve(file_path)
@@ -489,3 +487,9 @@ def page_bounds(offset: int | None, limit: int | None) -> tuple[int, int]:
     if count < 1:
         raise FileReadError(f"limit must be 1 or more, got {count}.")
     return start, min(count, DEFAULT_LIMIT)
+
+
+def _written(verb: str, shown: str, data: bytes) -> str:
+    """What write_file tells the model: "Created notes.txt (1 line, 12 B)."."""
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+    return f"{verb} {shown} ({lines:,} line{'' if lines == 1 else 's'}, {human_size(len(data))})."

@@ -157,7 +157,7 @@ def test_read_strips_bom_and_cr_for_display(tool: BuiltinFileTool, tmp_path: Pat
 
 def test_write_creates_parents_and_overwrite_needs_a_read(tool: BuiltinFileTool, tmp_path: Path) -> None:
     assert ok(call_tool(tool, "write_file", file_path="src/pkg/new.py", content="x = 1\n")) == (
-        "Created src/pkg/new.py (1 lines, 6 B)."
+        "Created src/pkg/new.py (1 line, 6 B)."
     )
     assert (tmp_path / "src/pkg/new.py").read_text() == "x = 1\n"
     (tmp_path / "old.txt").write_text("old\n")
