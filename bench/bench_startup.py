@@ -6,6 +6,8 @@ Measures, as the median (and max) of several runs, wall time and peak RSS of:
   -p first request                   process start to the scripted model server receiving
                                      the first chat completions request
   -p 30 tool steps                   a whole 30-step run (peak RSS is the figure)
+  import openai                      whole, against agentica's lean import of the SDK, each
+                                     in a fresh interpreter, alternating
 
 No key or network: the model is the package's scripted server on 127.0.0.1. Runs are
 warm-cache: one unmeasured run first, and Python may write its bytecode cache (this
@@ -149,6 +151,28 @@ def first_request(cmd: list[str], env: dict[str, str], cwd: Path, steps: int = 0
     return first, total, rss
 
 
+IMPORT_WHOLE = "import time; t = time.perf_counter(); import openai; print(time.perf_counter() - t)"
+IMPORT_LEAN = ("import time; t = time.perf_counter(); from agentica_cli.models.openai_import import import_openai; "
+               "import_openai(); from openai import AsyncOpenAI, Timeout; print(time.perf_counter() - t)")
+
+
+def openai_imports(runs: int) -> dict[str, float]:
+    """`import openai` as the SDK does it, against the way agentica imports it (its API types
+    lazy: models/openai_import.py), each in a fresh interpreter, alternating so that machine
+    load hits both alike: what the slimmer import path saves on the `-p` path."""
+    whole, lean = [], []
+    for _ in range(runs + 1):  # the first pair warms the page and bytecode caches
+        for code, times in ((IMPORT_WHOLE, whole), (IMPORT_LEAN, lean)):
+            proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                raise Failure(f"import failed: {proc.stderr[-500:]}")
+            times.append(float(proc.stdout.strip()) * 1000)
+    whole_ms, lean_ms = statistics.median(whole[1:]), statistics.median(lean[1:])
+    print(f"import openai: whole {whole_ms:.0f} ms, agentica's lean import {lean_ms:.0f} ms "
+          f"(saves {whole_ms - lean_ms:.0f} ms, median of {runs})")
+    return {"import_openai_whole_ms": round(whole_ms, 1), "import_openai_lean_ms": round(lean_ms, 1)}
+
+
 def summarize(values: list[float]) -> dict[str, float]:
     return {"median": round(statistics.median(values), 1), "max": round(max(values), 1)}
 
@@ -199,6 +223,13 @@ def main() -> int:
         failures.append(f"print_30_steps: {err}")
         print(f"FAILED print_30_steps: {err}")
 
+    imports: dict[str, float] = {}
+    try:
+        imports = openai_imports(opts.runs)
+    except Failure as err:
+        failures.append(f"openai imports: {err}")
+        print(f"FAILED openai imports: {err}")
+
     print(f"{'measure':<24}{'median ms':>11}{'max ms':>9}{'peak RSS MB':>13}   target")
     for name, data in figures.items():
         wall, rss = data["wall_ms"], data["peak_rss_mb"]
@@ -214,6 +245,7 @@ def main() -> int:
         "repl_ready_ms": figures.get("repl_ready", {}).get("wall_ms", {}).get("median"),
         "first_request_ms": figures.get("print_first_request", {}).get("wall_ms", {}).get("median"),
         "rss_30_steps_mb": figures.get("print_30_steps", {}).get("peak_rss_mb", {}).get("max"),
+        **imports,
     }
     result = {"bench": "startup", "machine": machine(), **flat, **figures, "failures": failures}
     print("RESULT " + json.dumps(result))
