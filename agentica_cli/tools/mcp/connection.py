@@ -187,7 +187,8 @@ class McpConnection:
         # Resources read this session that the server should tell us about when they change.
         self._watched: dict[str, None] = dict.fromkeys(watch)
         self._subscribed: set[str] = set()  # 2025: resources/subscribe sent for these
-        self._relisten: Any = None  # anyio.Event: the watch set changed, open a new listen stream
+        self._relisten = False  # the watch set changed: open a new listen stream
+        self._listen_scope: Any = None  # anyio.CancelScope around reading the open listen stream
         self._watch_version = 0  # bumped when the watch set grows ...
         self._listen_version = -1  # ... and the version the open listen stream covers
         self._listen_acked: Any = None  # anyio.Event set whenever a new listen stream is acknowledged
@@ -611,8 +612,12 @@ class McpConnection:
             return
         self._watched[uri] = None
         self._watch_version += 1
-        if self.modern and self._relisten is not None:
-            self._relisten.set()  # a listen stream's filter is fixed: open one that includes it
+        if self.modern:
+            # A listen stream's filter is fixed: end the open one, the listen loop opens one that
+            # includes it (or, if one is being opened now, opens another right after).
+            self._relisten = True
+            if self._listen_scope is not None:
+                self._listen_scope.cancel()
 
     async def _subscribe(self, client: Any, uri: str) -> None:
         """2025 servers: resources/subscribe, once per URI and session (a refusal is not an error
@@ -656,7 +661,7 @@ class McpConnection:
 
         failures = 0
         while failures < 3:  # a server that keeps dropping the stream is not worth a busy loop
-            self._relisten = relisten = anyio.Event()
+            self._relisten = False
             version, watched = self._watch_version, list(self._watched)
             try:
                 async with client.listen(tools_list_changed=tools_changed, resources_list_changed=resources_changed,
@@ -665,18 +670,20 @@ class McpConnection:
                     acked, self._listen_acked = self._listen_acked, anyio.Event()
                     if acked is not None:
                         acked.set()
+                    # watch() cancels this scope itself. No helper task waits to do it: a task
+                    # spawned here that the event loop's shutdown cancels before its first step
+                    # leaves its coroutine "never awaited" (a RuntimeWarning at exit).
                     with anyio.CancelScope() as scope:
-                        async def stop_on_relisten(scope: Any = scope, relisten: Any = relisten) -> None:
-                            await relisten.wait()
+                        self._listen_scope = scope
+                        if self._relisten:  # the watch set grew while this stream was being opened
                             scope.cancel()
-
-                        async with anyio.create_task_group() as group:
-                            group.start_soon(stop_on_relisten)
+                        try:
                             async for event in stream:
                                 self._on_event(type(event).__name__, getattr(event, "uri", None))
-                            group.cancel_scope.cancel()
+                        finally:
+                            self._listen_scope = None
                     failures = 0
-                    if not relisten.is_set():
+                    if not self._relisten:
                         return  # the server closed the stream gracefully: nothing more will come
             except Exception:
                 failures += 1
