@@ -15,6 +15,7 @@ from mcp_repl_support import spawn_repl, wait_until_server_ready
 from agentica_cli.testing import ScriptedModelServer, turns
 
 DEMO = Path(__file__).resolve().parent / "mcp_servers" / "demo_server.py"
+TASKS = Path(__file__).resolve().parent / "mcp_servers" / "tasks_server.py"
 
 
 @pytest.fixture
@@ -83,12 +84,34 @@ def test_repl_lists_servers_with_mcp_command(home: Path, project: Path) -> None:
             wait_until_demo_is_ready(child)  # 'broken' may fail before 'demo' is ready
             child.expect(r"tools: .*demo__add")
             child.expect(r"broken\s+failed")
+            child.expect(r"error: .*no database")  # why it failed, under its line
             child.expect("❯")
             child.sendcontrol("d")
             child.expect(pexpect.EOF)
         finally:
             child.close(force=True)
         assert child.exitstatus == 0
+
+
+def test_repl_mcp_command_marks_tools_that_run_as_tasks(home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "tasks"
+    (project / ".agentica").mkdir(parents=True)
+    (project / ".agentica" / "config.toml").write_text(
+        f'[mcp_servers.tasks]\ncommand = "{sys.executable}"\nargs = ["{TASKS}"]\nprotocol = "legacy"\n')
+    with ScriptedModelServer([]) as server:
+        child = spawn_repl(home, project, server)
+        try:
+            child.expect("❯")
+            wait_until_server_ready(child, "tasks", tries=40)
+            child.expect(r"tools: ([^\r\n]*)\r?\n")
+            tools = child.match.group(1).strip().split(", ")
+            child.expect("❯")
+            child.sendcontrol("d")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)
+    # taskSupport "required": called as a task; "optional" (lookup) stays a plain call.
+    assert {"tasks__research (task)", "tasks__confirm (task)", "tasks__lookup", "tasks__task_log"} == set(tools)
 
 
 def test_repl_server_that_crashes_mid_session_is_offered_again_and_restarted(home: Path, tmp_path: Path) -> None:

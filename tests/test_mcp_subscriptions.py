@@ -96,3 +96,42 @@ def test_list_changed_refreshes_mention_completion_and_tools(tmp_path: Path) -> 
             await servers.close()
 
     asyncio.run(main())
+
+
+def test_an_event_loop_ending_as_a_listen_stream_opens_leaves_no_unawaited_coroutine(tmp_path: Path) -> None:
+    """A program whose event loop ends with a 2026 session still open (asyncio.run returning,
+    Ctrl-C) cancels every task before its first step if need be: nothing of the listen loop
+    may then be left as a coroutine that was never awaited (a RuntimeWarning at exit)."""
+    import gc
+    import time
+    import warnings
+
+    loop = asyncio.new_event_loop()
+    mcp = McpTool(PYTHON, args=[WATCH], name="watch", log_file=tmp_path / "watch.log")
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            loop.run_until_complete(mcp.connect())
+            connection = mcp._connection
+            assert connection is not None and connection.modern
+            # One loop iteration at a time, until the one in which the listen stream opened.
+            deadline = time.monotonic() + 20
+            while connection._listen_version < 0:
+                assert time.monotonic() < deadline, "the listen stream never opened"
+                loop.call_soon(loop.stop)
+                loop.run_forever()
+            # What asyncio.run does when its main coroutine returns: cancel all, let them end.
+            tasks = asyncio.all_tasks(loop)
+            for task in tasks:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+            gc.collect()
+    finally:
+        if not loop.is_closed():
+            loop.close()
+        if mcp._connection is not None:
+            mcp._connection.kill()
+    unawaited = [str(w.message) for w in caught if "never awaited" in str(w.message)]
+    assert unawaited == []

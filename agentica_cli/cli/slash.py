@@ -399,16 +399,18 @@ class SlashCommands:
             if status.auth:
                 plain(f"      auth:  OAuth, {status.auth} (/mcp login {status.name}, /mcp logout {status.name})", "2")
             if status.tools:
-                plain(f"      tools: {', '.join(status.tools)}")
+                # A task runs on the server after the call returns its id; the line shows its status.
+                tools = (f"{name} (task)" if name in status.task_tools else name for name in status.tools)
+                plain(f"      tools: {', '.join(tools)}")
             if status.left_out:
                 plain(f"      not offered: {', '.join(status.left_out)}", "2")
-        prompts = repl.mcp.prompt_commands()
-        if prompts:
-            plain("  prompts: " + ", ".join(f"/{name}" for name in prompts), "2")
             if status.error:
                 plain(f"      error: {status.error}", "31")
             if status.log_path:
                 plain(f"      log:   {status.log_path}", "2")
+        prompts = repl.mcp.prompt_commands()
+        if prompts:
+            plain("  prompts: " + ", ".join(f"/{name}" for name in prompts), "2")
 
 
 def _background_registry() -> Any:

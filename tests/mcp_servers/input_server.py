@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
+import anyio
 from mcp.server.mcpserver import (
     AcceptedElicitation,
     Context,
@@ -50,6 +51,14 @@ def build_server() -> MCPServer:
         if isinstance(person, AcceptedElicitation):
             return f"registered {person.data.name}, {person.data.age} ({era})"
         return f"not registered ({person.action}, {era})"
+
+    @server.tool()
+    async def register_then_work(seconds: float, person: Annotated[ElicitationResult[Person], Resolve(ask_person)],
+                                 ctx: Context) -> str:
+        """Ask who the user is, then work `seconds` (the call's timeout counts only this part)."""
+        await anyio.sleep(seconds)
+        name = person.data.name if isinstance(person, AcceptedElicitation) else person.action
+        return f"worked for {name} ({ctx.protocol_version})"
 
     @server.tool()
     def haiku(topic: str, answer: Annotated[CreateMessageResult, Resolve(ask_model)]) -> str:

@@ -1,8 +1,11 @@
 """An MCP server (official SDK) with tools that must be called as tasks (MCP 2025-11-25):
-`research` has `execution.taskSupport = "required"`, `lookup` has "optional". The SDK has no
-server side for tasks, so a middleware serves them: a task-augmented `tools/call` starts the
-work in the background and answers with the task; `tasks/get`, `tasks/result` and
-`tasks/cancel` follow the spec. `task_log` (a plain tool) reports what the client did.
+`research` has `execution.taskSupport = "required"`, `lookup` has "optional", `confirm`
+(required) needs the user's answer first: its task waits in `input_required` until the
+client asks for its result, and the server then sends an elicitation request (2025-11-25:
+input for a task is asked while the client waits in `tasks/result`). The SDK has no server
+side for tasks, so a middleware serves them: a task-augmented `tools/call` starts the work in
+the background and answers with the task; `tasks/get`, `tasks/result` and `tasks/cancel`
+follow the spec. `task_log` (a plain tool) reports what the client did.
 Serves stdio; the client must use the 2025 handshake (protocol "legacy")."""
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
+    ElicitRequestedSchema,
     ServerTasksCapability,
     ServerTasksRequestsCapability,
     TasksCallCapability,
@@ -43,6 +47,25 @@ async def _research(task: dict[str, Any], topic: str, steps: int) -> dict[str, A
     return {"content": [{"type": "text", "text": f"research on {topic}: {steps} sources read"}], "isError": False}
 
 
+async def _confirm(task: dict[str, Any], seconds: float) -> dict[str, Any]:
+    await task["_answered"].wait()
+    await asyncio.sleep(seconds)  # the work after the answer: the call's timeout counts this
+    answer = task["_answer"]
+    text = f"confirmed: {answer.content.get('ok')}" if answer.action == "accept" else f"not confirmed ({answer.action})"
+    return {"content": [{"type": "text", "text": text}], "isError": False}
+
+
+async def _ask(ctx: Any, task: dict[str, Any]) -> None:
+    """tasks/result of a task in input_required: ask the client (once), then let it work on."""
+    if task.get("status") != "input_required" or task.get("_asking"):
+        return
+    task["_asking"] = True
+    schema = ElicitRequestedSchema(type="object", properties={"ok": {"type": "boolean"}}, required=["ok"])
+    task["_answer"] = await ctx.session.elicit_form("Go ahead?", schema)
+    task.update(status="working", statusMessage="confirmed", lastUpdatedAt=_now())
+    task["_answered"].set()
+
+
 def _start(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     task_id = f"task-{len(TASKS) + 1}"
     now = _now()
@@ -50,7 +73,13 @@ def _start(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
                             "createdAt": now, "lastUpdatedAt": now, "ttl": 60_000,
                             "pollInterval": POLL_INTERVAL_MS}
     steps = int(arguments.get("steps", 3))
-    work = _research(task, str(arguments.get("topic", "")), steps) if name == "research" else _lookup(arguments)
+    if name == "research":
+        work = _research(task, str(arguments.get("topic", "")), steps)
+    elif name == "confirm":
+        task.update(status="input_required", statusMessage="waiting for the user", _answered=asyncio.Event())
+        work = _confirm(task, float(arguments.get("seconds", 0)))
+    else:
+        work = _lookup(arguments)
 
     async def run() -> None:
         try:
@@ -74,11 +103,11 @@ async def _lookup(arguments: dict[str, Any]) -> dict[str, Any]:
 class TaskMiddleware:
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         method, params = ctx.method, dict(ctx.params or {})
-        if method == "tools/call" and params.get("name") in ("research", "lookup"):
+        if method == "tools/call" and params.get("name") in ("research", "lookup", "confirm"):
             name, arguments = params["name"], dict(params.get("arguments") or {})
             if params.get("task") is None:
-                if name == "research":
-                    raise MCPError(-32601, "Tool research requires task augmentation")
+                if name != "lookup":
+                    raise MCPError(-32601, f"Tool {name} requires task augmentation")
                 LOG.append(f"plain {name}")
                 return await _lookup(arguments)
             return {"task": _public(_start(name, arguments))}
@@ -94,6 +123,7 @@ class TaskMiddleware:
                 task["_job"].cancel()
                 await task["_done"].wait()
                 return _public(task)
+            await _ask(ctx, task)
             await task["_done"].wait()
             if task["status"] != "completed":
                 raise MCPError(-32603, f"task {task['status']}")
@@ -104,7 +134,7 @@ class TaskMiddleware:
 
 class TasksServer(MCPServer):
     async def list_tools(self):  # type: ignore[no-untyped-def]
-        support = {"research": "required", "lookup": "optional"}
+        support = {"research": "required", "lookup": "optional", "confirm": "required"}
         return [t.model_copy(update={"execution": ToolExecution(task_support=support[t.name])})
                 if t.name in support else t for t in await super().list_tools()]
 
@@ -120,6 +150,11 @@ def build_server() -> MCPServer:
     @server.tool()
     def lookup(key: str) -> str:
         """Look a key up (may be called as a task)."""
+        raise AssertionError("served by the task middleware")
+
+    @server.tool()
+    def confirm(seconds: float = 0) -> str:
+        """Ask the user to confirm, then work `seconds` (must be called as a task)."""
         raise AssertionError("served by the task middleware")
 
     @server.tool()

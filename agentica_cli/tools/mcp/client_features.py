@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -79,8 +80,11 @@ def _text_of(content: Any) -> str:
     return "\n".join(parts)
 
 
-def client_callbacks(server: str, handlers: McpClientHandlers | None) -> dict[str, Any]:
-    """The SDK Client's keyword arguments for these handlers (only those that are set)."""
+def client_callbacks(server: str, handlers: McpClientHandlers | None,
+                     waiting_on_user: Callable[[], AbstractContextManager[Any]] = nullcontext) -> dict[str, Any]:
+    """The SDK Client's keyword arguments for these handlers (only those that are set).
+    `waiting_on_user` is entered while a handler runs: the server's calls must not time out
+    while the user fills its form or approves its sampling request (call_clock.py)."""
     import mcp_types as types
 
     handlers = handlers or McpClientHandlers()
@@ -104,7 +108,8 @@ def client_callbacks(server: str, handlers: McpClientHandlers | None) -> dict[st
                 request = ElicitRequest(server, params.message, dict(schema.get("properties") or {}),
                                         list(schema.get("required") or ()))
             try:
-                answer = await elicit(request)
+                with waiting_on_user():
+                    answer = await elicit(request)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -124,7 +129,8 @@ def client_callbacks(server: str, handlers: McpClientHandlers | None) -> dict[st
             request = SamplingRequest(server, messages, params.system_prompt,
                                       max(1, min(params.max_tokens, MAX_SAMPLING_TOKENS)))
             try:
-                text = await sample(request)
+                with waiting_on_user():
+                    text = await sample(request)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:

@@ -11,15 +11,18 @@ server can make a call fail but can never hang the caller.
 from __future__ import annotations
 
 import asyncio
+import math
 import signal
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
 import agentica_cli.tools.mcp.process as mcp_process
+from agentica_cli.tools.mcp.call_clock import CallClock
 
 Transport = Literal["stdio", "sse", "streamable-http"]
 
@@ -101,6 +104,10 @@ class _CallRequest:
     progress: Any = None  # async (progress, total, message) for a tool call
     task: bool = False  # call the tool as a task (tasks.py)
     status: Any = None  # (line) -> None: the task's status changes, for the call's line
+    clock: CallClock = field(init=False)  # the timeout, stopped while the user is asked for input
+
+    def __post_init__(self) -> None:
+        self.clock = CallClock(self.timeout)
 
 
 def _consume_outcome(future: asyncio.Future[Any]) -> None:
@@ -187,7 +194,8 @@ class McpConnection:
         # Resources read this session that the server should tell us about when they change.
         self._watched: dict[str, None] = dict.fromkeys(watch)
         self._subscribed: set[str] = set()  # 2025: resources/subscribe sent for these
-        self._relisten: Any = None  # anyio.Event: the watch set changed, open a new listen stream
+        self._relisten = False  # the watch set changed: open a new listen stream
+        self._listen_scope: Any = None  # anyio.CancelScope around reading the open listen stream
         self._watch_version = 0  # bumped when the watch set grows ...
         self._listen_version = -1  # ... and the version the open listen stream covers
         self._listen_acked: Any = None  # anyio.Event set whenever a new listen stream is acknowledged
@@ -212,6 +220,7 @@ class McpConnection:
         self._marker = uuid.uuid4().hex
         self._requests: asyncio.Queue[_CallRequest | None] | None = None
         self._inflight: set[_CallRequest] = set()
+        self._serving: set[_CallRequest] = set()  # requests the owner task is serving now
         self._owner: asyncio.Task[None] | None = None
         self._scope: Any = None
         self._log: IO[str] | None = None
@@ -360,8 +369,8 @@ class McpConnection:
         self._inflight.add(request)
         self._requests.put_nowait(request)
         try:
-            result = await asyncio.wait_for(asyncio.shield(request.future), timeout + OWNER_GRACE)
-        except asyncio.TimeoutError:
+            result = await request.clock.wait(request.future, OWNER_GRACE)
+        except TimeoutError:
             raise McpCallTimeout(f"no answer within {timeout:g} s") from None
         except asyncio.CancelledError:
             # The agent cancelled the call (e.g. Ctrl-C): cancel it on the server side too.
@@ -397,6 +406,20 @@ class McpConnection:
             return False
         finally:
             self._inflight.discard(request)
+
+    @contextmanager
+    def waiting_on_user(self) -> Iterator[None]:
+        """While agentica asks the user for this server (a form, a sampling request): the
+        timeouts of the calls in flight stop. Which call a 2025 server's request belongs to is
+        not said, so all of this server's calls wait; calls of other servers run on."""
+        paused = [request.clock for request in self._serving]
+        for clock in paused:
+            clock.pause()
+        try:
+            yield
+        finally:
+            for clock in paused:
+                clock.resume()
 
     # -- the owner task ----------------------------------------------------------------
 
@@ -437,7 +460,7 @@ class McpConnection:
                 client_info=Implementation(name="agentica", version=self.client_version),
                 mode=self.target.protocol,  # type: ignore[arg-type]
                 message_handler=self._on_message,
-                **client_callbacks(self.server_name, self.handlers),
+                **client_callbacks(self.server_name, self.handlers, self.waiting_on_user),
             )
             await stack.enter_async_context(client)
             # Unwound first: a session that ends any other way than close() (the event loop
@@ -511,25 +534,22 @@ class McpConnection:
             request.scope = scope
             if request.future.done():  # the caller gave up before we started
                 return
+            self._serving.add(request)
             try:
-                if request.kind == "tool" and request.task:
-                    from agentica_cli.tools.mcp.tasks import call_tool_as_task
+                # The call's clock bounds it (call_clock.py): it stops while the user is asked
+                # for input, which the SDK's own read timeout would not, so that one is off.
+                with request.clock.fail_after():
+                    if request.kind == "tool" and request.task:
+                        from agentica_cli.tools.mcp.tasks import call_tool_as_task
 
-                    with anyio.fail_after(request.timeout + 1):
-                        result = await call_tool_as_task(
-                            client.session, request.name, request.arguments,
-                            deadline=anyio.current_time() + request.timeout, status=request.status,
-                        )
-                elif request.kind == "tool":
-                    # The SDK's read timeout answers first; fail_after is the backstop for
-                    # a send that blocks (a server that stopped reading its stdin).
-                    with anyio.fail_after(request.timeout + 1):
+                        result = await call_tool_as_task(client.session, request.name, request.arguments,
+                                                         clock=request.clock, status=request.status)
+                    elif request.kind == "tool":
                         result = await client.call_tool(
-                            request.name, request.arguments, read_timeout_seconds=request.timeout,
+                            request.name, request.arguments, read_timeout_seconds=math.inf,
                             progress_callback=request.progress,
                         )
-                else:
-                    with anyio.fail_after(request.timeout):
+                    else:
                         result = await self._other_request(client, request)
             except Exception as exc:
                 if not request.future.done():
@@ -537,6 +557,8 @@ class McpConnection:
             else:
                 if not request.future.done():
                     request.future.set_result(result)
+            finally:
+                self._serving.discard(request)
         if not request.future.done():
             request.future.cancel()
 
@@ -611,8 +633,12 @@ class McpConnection:
             return
         self._watched[uri] = None
         self._watch_version += 1
-        if self.modern and self._relisten is not None:
-            self._relisten.set()  # a listen stream's filter is fixed: open one that includes it
+        if self.modern:
+            # A listen stream's filter is fixed: end the open one, the listen loop opens one that
+            # includes it (or, if one is being opened now, opens another right after).
+            self._relisten = True
+            if self._listen_scope is not None:
+                self._listen_scope.cancel()
 
     async def _subscribe(self, client: Any, uri: str) -> None:
         """2025 servers: resources/subscribe, once per URI and session (a refusal is not an error
@@ -656,7 +682,7 @@ class McpConnection:
 
         failures = 0
         while failures < 3:  # a server that keeps dropping the stream is not worth a busy loop
-            self._relisten = relisten = anyio.Event()
+            self._relisten = False
             version, watched = self._watch_version, list(self._watched)
             try:
                 async with client.listen(tools_list_changed=tools_changed, resources_list_changed=resources_changed,
@@ -665,18 +691,20 @@ class McpConnection:
                     acked, self._listen_acked = self._listen_acked, anyio.Event()
                     if acked is not None:
                         acked.set()
+                    # watch() cancels this scope itself. No helper task waits to do it: a task
+                    # spawned here that the event loop's shutdown cancels before its first step
+                    # leaves its coroutine "never awaited" (a RuntimeWarning at exit).
                     with anyio.CancelScope() as scope:
-                        async def stop_on_relisten(scope: Any = scope, relisten: Any = relisten) -> None:
-                            await relisten.wait()
+                        self._listen_scope = scope
+                        if self._relisten:  # the watch set grew while this stream was being opened
                             scope.cancel()
-
-                        async with anyio.create_task_group() as group:
-                            group.start_soon(stop_on_relisten)
+                        try:
                             async for event in stream:
                                 self._on_event(type(event).__name__, getattr(event, "uri", None))
-                            group.cancel_scope.cancel()
+                        finally:
+                            self._listen_scope = None
                     failures = 0
-                    if not relisten.is_set():
+                    if not self._relisten:
                         return  # the server closed the stream gracefully: nothing more will come
             except Exception:
                 failures += 1

@@ -210,6 +210,7 @@ class McpServerStatus:
     target: str  # the command line or the URL (with its transport)
     transport: str
     tools: tuple[str, ...] = ()  # function names the model sees
+    task_tools: tuple[str, ...] = ()  # those of `tools` that run as tasks (tasks.py)
     error: str | None = None
     pid: int | None = None
     log_path: Path | None = None
@@ -317,6 +318,7 @@ class McpServerSet:
             target=tool.describe_target(),
             transport=tool.transport,
             tools=tuple(tool.functions) if state == "ready" else (),
+            task_tools=tuple(sorted(tool.task_functions)) if state == "ready" else (),
             error=tool.error,
             pid=tool.pid,
             log_path=tool.log_path if tool.transport == "stdio" else None,

@@ -14,7 +14,10 @@ through the session's own dispatcher, stamped like the session's requests.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentica_cli.tools.mcp.call_clock import CallClock
 
 # How long the server should keep a task's result after it was created (milliseconds).
 TASK_TTL_MS = 30 * 60 * 1000
@@ -57,19 +60,19 @@ async def call_tool_as_task(
     name: str,
     arguments: dict[str, Any],
     *,
-    deadline: float,
+    clock: CallClock,
     status: Callable[[str], None] | None = None,
 ) -> Any:
-    """Run tool `name` as a task; returns its CallToolResult. `deadline` is the anyio clock
-    time by which it must be done (the caller's timeout also cancels it, which sends
-    tasks/cancel); `status` gets a line whenever the task's status or message changes."""
+    """Run tool `name` as a task; returns its CallToolResult. `clock` is the call's timeout,
+    stopped while the user answers the task's questions (its running out also cancels this
+    coroutine from outside, which sends tasks/cancel); `status` gets a line whenever the
+    task's status or message changes."""
     import anyio
     import mcp_types as types
 
-    remaining = max(0.1, deadline - anyio.current_time())
     created = await _request(session, "tools/call",
                              {"name": name, "arguments": arguments, "task": {"ttl": TASK_TTL_MS}},
-                             min(remaining, REQUEST_TIMEOUT))
+                             max(0.1, min(clock.remaining(), REQUEST_TIMEOUT)))
     if "task" not in created:  # the server ran it as a plain call after all
         return types.CallToolResult.model_validate(created, by_name=False)
     task: dict[str, Any] = created["task"]
@@ -83,20 +86,20 @@ async def call_tool_as_task(
             shown = line
             if task.get("status") in TERMINAL or task.get("status") == "input_required":
                 break  # input_required: tasks/result carries the server's questions (elicitation)
-            if anyio.current_time() >= deadline:
+            if clock.expired:
                 raise TimeoutError(f"the task {task_id} did not finish in time")
             interval = task.get("pollInterval")
             delay = DEFAULT_POLL if interval is None else float(interval) / 1000
-            await anyio.sleep(min(max(delay, MIN_POLL), MAX_POLL, max(0.0, deadline - anyio.current_time())))
+            await anyio.sleep(min(max(delay, MIN_POLL), MAX_POLL, max(0.0, clock.remaining())))
             task = {**task, **await _request(session, "tasks/get", {"taskId": task_id}, REQUEST_TIMEOUT)}
         if task.get("status") == "cancelled":
             message = task.get("statusMessage")
             return types.CallToolResult(content=[types.TextContent(
                 type="text", text=f"The server cancelled the task{': ' + str(message) if message else ''}.")],
                 is_error=True)
-        # Blocks until the task ends (after any input it asks for); bounded by the deadline.
-        raw = await _request(session, "tasks/result", {"taskId": task_id},
-                             max(0.1, deadline - anyio.current_time()))
+        # Blocks until the task ends, after any input it asks for: the user's time must not
+        # count, so no read timeout of the SDK's; the call's clock bounds it from outside.
+        raw = await _request(session, "tasks/result", {"taskId": task_id}, None)
     except BaseException:
         if task.get("status") not in TERMINAL:
             # Cancelled (Ctrl-C) or out of time: tell the server to stop the work, briefly.

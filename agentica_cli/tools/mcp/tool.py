@@ -225,6 +225,7 @@ class McpTool(Tool):
         # Server tools not offered, with why (e.g. they need task-augmented calls): /mcp shows them.
         self.left_out: dict[str, str] = {}
         self._task_tools: set[str] = set()  # server tools that require task-augmented calls
+        self.task_functions: set[str] = set()  # their function names (as offered): /mcp marks them
         self.capabilities: Any = None
         self.has_resources = False
         self.resource_uris: list[str] = []  # the server's resources, for @server:uri completion
@@ -469,10 +470,13 @@ class McpTool(Tool):
                     continue
             kept.append(t)
         functions: dict[str, Function] = {}
+        task_functions: set[str] = set()
         for mcp_tool in kept:
             name = self.function_name(mcp_tool.name)
             if name in functions:  # two server names that sanitise alike
                 name = f"{name[: MAX_FUNCTION_NAME - 3]}_{len(functions)}"
+            if mcp_tool.name in self._task_tools:
+                task_functions.add(name)
             functions[name] = Function(
                 name=name,
                 entrypoint=self._entrypoint(mcp_tool.name),
@@ -489,6 +493,7 @@ class McpTool(Tool):
         self.mcp_tools_unfiltered = list(tools)
         self.functions.clear()
         self.functions.update(functions)
+        self.task_functions = task_functions
 
     def _tools_changed(self, tools: list[Any]) -> None:
         """The server said its tool list changed (tools/list_changed): the next model request
@@ -531,6 +536,7 @@ class McpTool(Tool):
 
     def _forget_tools(self) -> None:
         self.functions.clear()
+        self.task_functions = set()
         self.mcp_tools = []
 
     def _entrypoint(self, tool_name: str) -> Any:
