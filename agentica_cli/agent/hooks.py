@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -71,6 +72,25 @@ class HookOutcome:
     @property
     def refuses(self) -> bool:
         return self.block or self.decision == "deny" or self.stop
+
+
+CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")  # where a hook's plain text is context for the model
+
+
+def outcome_from_output(event: str, output: str) -> HookOutcome:
+    """What a hook's answer (a command's stdout, an http hook's body) decided: a JSON object is
+    Claude Code's hook JSON; other text is context for the model on CONTEXT_EVENTS, else nothing."""
+    text = output.strip()
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
+            return outcome_from_json(data)
+    if text and event in CONTEXT_EVENTS:
+        return HookOutcome(context=[text])
+    return HookOutcome()
 
 
 def outcome_from_json(data: dict[str, Any]) -> HookOutcome:

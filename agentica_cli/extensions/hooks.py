@@ -18,14 +18,13 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from agentica_cli.agent.hooks import HookOutcome, outcome_from_json
+from agentica_cli.agent.hooks import HookOutcome, outcome_from_output
 from agentica_cli.child_env import command_environment
 from agentica_cli.extensions.hook_config import HookSpec
 from agentica_cli.extensions.tool_names import claude
 
 MAX_OUTPUT = 10_000
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")
-CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")  # plain stdout is context for the model
 CLAUDE_MODES = {"accept-edits": "acceptEdits", "auto": "bypassPermissions"}  # default and plan are the same
 
 
@@ -90,17 +89,7 @@ class CommandHooks:
         if code != 0:
             detail = (err.strip() or out.strip())[:300]
             return HookOutcome(messages=[f"{shown} failed (exit code {code})" + (f": {detail}" if detail else "")])
-        text = out.strip()
-        if text.startswith("{"):
-            try:
-                data = json.loads(text)
-            except ValueError:
-                data = None
-            if isinstance(data, dict):
-                return outcome_from_json(data)
-        if text and spec.event in CONTEXT_EVENTS:
-            return HookOutcome(context=[text])
-        return HookOutcome()
+        return outcome_from_output(spec.event, out)
 
     async def _execute(self, spec: HookSpec, payload: dict[str, Any]) -> tuple[int | None, str, str]:
         """(exit code or None on timeout, stdout, stderr); the process group is killed on timeout."""

@@ -22,12 +22,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agentica_cli.agent.hooks import HookOutcome, outcome_from_json
+from agentica_cli.agent.hooks import HookOutcome, outcome_from_output
 from agentica_cli.child_env import command_environment
 from agentica_cli.extensions.hook_config import HookSpec
 
 MAX_BODY = 10_000  # characters of the answer read, as a command hook's output
-CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")  # where plain text is context for the model
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -47,17 +46,7 @@ def outcome_from_answer(spec: HookSpec, status: int, body: str) -> HookOutcome:
         detail = " ".join(body.split())[:200]
         moved = " (redirects are not followed)" if 300 <= status < 400 else ""
         return HookOutcome(messages=[f"{spec.shown} failed: HTTP {status}{moved}" + (f": {detail}" if detail else "")])
-    text = body.strip()
-    if text.startswith("{"):
-        try:
-            data = json.loads(text)
-        except ValueError:
-            data = None
-        if isinstance(data, dict):
-            return outcome_from_json(data)
-    if text and spec.event in CONTEXT_EVENTS:
-        return HookOutcome(context=[text])
-    return HookOutcome()
+    return outcome_from_output(spec.event, body)
 
 
 async def post(spec: HookSpec, payload: dict[str, Any]) -> HookOutcome:
