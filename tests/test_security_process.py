@@ -86,14 +86,34 @@ def test_a_sigkilled_agent_takes_its_running_command_with_it(home: Path, tmp_pat
     assert group_members(pgid) == []
 
 
+def _kill_when_started(agent: subprocess.Popen[bytes], marker: bytes, timeout: float = 30) -> int:
+    """SIGKILL `agent` the moment a child of its main thread (where an unsandboxed command
+    starts) runs a command line containing `marker`: from its exec, before it has run a line
+    of it. A tight loop of raw reads, as a kill must land within a fraction of a millisecond
+    to fall where the watcher once did not exist yet. The child's pid."""
+    children = f"/proc/{agent.pid}/task/{agent.pid}/children"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(children, "rb") as f:
+            pids = f.read().split()
+        for pid in pids:
+            try:
+                with open(b"/proc/%s/cmdline" % pid, "rb") as f:
+                    if marker in f.read():
+                        agent.kill()
+                        return int(pid)
+            except OSError:
+                continue
+    raise AssertionError("the command did not start")
+
+
 def test_an_agent_sigkilled_the_moment_its_command_started_still_takes_it(home: Path, tmp_path: Path) -> None:
     """No window between the command's start and its watcher: the agent is SIGKILLed as soon
-    as the command shows it runs (its first act writes its pid), without waiting for anything
-    else, and the group still dies."""
+    as the command's process runs it (its command line shows it), without waiting for
+    anything else, and the group still dies."""
     project = tmp_path / "project"
     project.mkdir()
-    started = project / "started"
-    command = "echo $$ > started; (sleep 30; touch LATE_CHILD) & sleep 30; touch LATE"
+    command = "(sleep 30; touch LATE_CHILD) & sleep 30; touch LATE"
     script = [
         turns.tool_calls(turns.call("execute", {"command": command}, id="call_1")),
         turns.text("never reached"),
@@ -103,11 +123,11 @@ def test_an_agent_sigkilled_the_moment_its_command_started_still_takes_it(home: 
                                 cwd=project, env=cli_env(home), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE)
         try:
-            _wait_for(lambda: started.exists() and started.stat().st_size > 0, interval=0.0005)
+            _wait_for(lambda: bool(server.requests))  # the tool call is on its way: look closely now
+            pgid = _kill_when_started(proc, b"touch LATE")
         finally:
             proc.kill()
             proc.communicate(timeout=10)
-    pgid = int(started.read_text())
     try:
         # 30 s sleeps: a group nobody killed is still there when the wait gives up
         _wait_for(lambda: not group_members(pgid), timeout=10)
