@@ -14,8 +14,8 @@ and the watcher exits quietly. When the agent dies, the kernel closes the write 
 watcher reads end-of-file: after the pgid it kills the command's group; before it (the agent
 died while starting the command) it kills, found through /proc on Linux, whatever has the
 command's output pipes open for writing (their inode numbers are in its argv) and those
-processes' groups. The
-command's own process tree, $$, process group and exit status are as they were without it.
+processes' groups. The command's own process tree, $$, process group and exit status are as
+they were without it.
 """
 
 from __future__ import annotations
@@ -290,6 +290,7 @@ async def run_in_group(argv: list[str], *, cwd: str, env: dict[str, str], timeou
     except BaseException:
         kill_group(proc.pid)
         kill_pipe_holders(inodes)
+        await asyncio.shield(proc.wait())  # reaped here: nobody else waits for it
         raise
     finally:
         for transport in transports:
