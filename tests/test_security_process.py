@@ -38,12 +38,15 @@ def _kill_group_left(pgid: int) -> None:
         pass
 
 
+_WATCHER_ARG = b"\0" + WATCHER_NAME.encode() + b"\0"  # in a watcher's /proc/PID/cmdline
+
+
 def _group_watcher_running(pgid: int) -> bool:
     """Whether a builtin_tools.process_group watcher holds group `pgid`: one was told that
     pgid (it then works in /proc/PGID) and waits for the command's end."""
     for proc in Path("/proc").glob("[0-9]*"):
         try:
-            if (b"\0" + WATCHER_NAME.encode() + b"\0" in (proc / "cmdline").read_bytes()
+            if (_WATCHER_ARG in (proc / "cmdline").read_bytes()
                     and os.readlink(proc / "cwd") == f"/proc/{pgid}"):
                 return True
         except OSError:
@@ -325,19 +328,20 @@ def test_a_command_that_fails_to_start_leaves_no_watcher(tmp_path: Path) -> None
     async def run() -> None:
         await run_in_group(["true"], cwd=str(tmp_path / "missing"), env=dict(os.environ), timeout=10)
 
-    before = _watchers()
+    before = _my_watchers()  # other tests' background processes may have theirs
     with pytest.raises(FileNotFoundError):
         asyncio.run(run())
-    assert _watchers() - before == set()
+    assert _my_watchers() - before == set()
 
 
-def _watchers() -> set[int]:
-    """PIDs of the running watchers (zombies do not count)."""
+def _my_watchers() -> set[int]:
+    """PIDs of the running watchers this process started (zombies do not count)."""
     found = set()
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            if b"\0" + WATCHER_NAME.encode() + b"\0" in (proc / "cmdline").read_bytes() and alive(int(proc.name)):
-                found.add(int(proc.name))
-        except OSError:
-            continue
+    for children in Path("/proc/self/task").glob("*/children"):
+        for pid in children.read_text().split():
+            try:
+                if _WATCHER_ARG in Path(f"/proc/{pid}/cmdline").read_bytes() and alive(int(pid)):
+                    found.add(int(pid))
+            except OSError:
+                continue
     return found
