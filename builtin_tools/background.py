@@ -32,8 +32,8 @@ from builtin_tools.process_group import (
     Starter,
     kill_pipe_holders,
     launch_options,
+    start_watched,
     unwatch_group_blocking,
-    watch_group_blocking,
 )
 
 RING_BYTES = 1_000_000  # output kept per process; older output is dropped
@@ -261,19 +261,23 @@ class BackgroundProcesses:
             raise RuntimeError(f"{len(running)} background processes are running already; "
                                "stop one with stop_background first")
         read_end, write_end = os.pipe()
+        inode = os.fstat(read_end).st_ino
         try:
             argv, options = launch_options(argv, cwd=cwd, env=env)
             def popen() -> subprocess.Popen[bytes]:
                 return subprocess.Popen(argv, stdout=write_end, stderr=write_end, **options)
 
-            process = _spawner.run(popen if start is None else lambda: start(popen))
+            # The watcher starts first, on the spawn thread too (see _SpawnThread), and is told
+            # the group there right after the start: no moment without a watcher.
+            process, watcher = _spawner.run(
+                lambda: start_watched(popen if start is None else lambda: start(popen), [inode]))
         except BaseException:
             os.close(read_end)
             raise
         finally:
             os.close(write_end)
-        entry = BackgroundProcess(f"bg{next(_ids)}", command, process, os.fstat(read_end).st_ino)
-        entry.watcher = _spawner.run(lambda: watch_group_blocking(process.pid))
+        entry = BackgroundProcess(f"bg{next(_ids)}", command, process, inode)
+        entry.watcher = watcher
         entry.reader = threading.Thread(target=self._pump, args=(entry, read_end), daemon=True,
                                         name=f"agentica-{entry.id}-output")
         entry.reader.start()

@@ -7,10 +7,15 @@ pipes' inode numbers and killed too.
 
 The group must also die when the agent dies, however it dies (SIGKILL, OOM, a crash): a
 small watcher process (`/bin/sh`, in a session of its own so a signal to the agent's group
-does not reach it) waits on a pipe whose write end only the agent holds. When the command
-ends, the agent writes a line and the watcher exits quietly; when the agent dies, the kernel
-closes the write end, the watcher reads end-of-file and kills the command's group. The
-command's own process tree, $$, process group and exit status are as they were without it.
+does not reach it) waits on a pipe whose write end only the agent holds. It starts BEFORE
+the command, so from the moment the command exists a watcher holds it: the agent then tells
+it the command's pgid (first line) and, when the command ends, that it ended (second line),
+and the watcher exits quietly. When the agent dies, the kernel closes the write end and the
+watcher reads end-of-file: after the pgid it kills the command's group; before it (the agent
+died while starting the command) it kills, found through /proc on Linux, whatever has the
+command's output pipes open for writing (their inode numbers are in its argv) and those
+processes' groups. The command's own process tree, $$, process group and exit status are as
+they were without it.
 """
 
 from __future__ import annotations
@@ -35,47 +40,93 @@ def kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-# `read` succeeds on the agent's "command ended" line and fails at end-of-file (agent gone).
-_WATCHER_SCRIPT = 'read _ || kill -s KILL -- "-$1"'
+# The watcher's stdin carries two lines from the agent: the command's pgid (empty: no command
+# started, nothing to watch), then "ended". `read` fails at end-of-file, i.e. the agent died.
+# After the pgid the watcher moves into /proc/PGID, so its cwd shows which group it holds.
+# Before the pgid it looks for the writers to the output pipes ($@: their inode numbers) in
+# `ls -l /proc/*/fd` ("/proc/PID/fd:" headers, "l-wx... -> pipe:[INODE]" entries: an fd open
+# for writing; the agent's read ends never match) and kills each one's group (if it leads
+# one) and the process itself.
+_WATCHER_SCRIPT = r"""
+if read g; then
+  case $g in ''|*[!0-9]*) exit 0;; esac
+  cd "/proc/$g" 2>/dev/null || cd /
+  read _ || kill -s KILL -- "-$g"
+  exit 0
+fi
+[ $# -gt 0 ] || exit 0
+ls -l /proc/[0-9]*/fd 2>/dev/null | while IFS= read -r l; do
+  case $l in
+    /proc/*/fd:) p=${l#/proc/}; p=${p%/fd:} ;;
+    l?w*" -> pipe:["*"]") i=${l##*"pipe:["}; i=${i%"]"}
+      for w; do [ "$i" = "$w" ] && kill -s KILL -- "-$p" "$p"; done 2>/dev/null ;;
+  esac
+done
+"""
 WATCHER_SHELL = "/bin/sh"
+WATCHER_NAME = "agentica-group-watch"  # its $0: how `ps` (and the tests) tell a watcher
 
 
-async def watch_group(pgid: int) -> asyncio.subprocess.Process | None:
-    """Start the watcher that kills group `pgid` if this process dies before unwatch_group;
-    None if it cannot start (no /bin/sh, no processes left): the command still runs."""
-    try:
-        return await asyncio.create_subprocess_exec(*_watcher_argv(pgid), **_WATCHER_OPTIONS)
-    except OSError:
-        return None
-
-
-def _watcher_argv(pgid: int) -> list[str]:
-    return [WATCHER_SHELL, "-c", _WATCHER_SCRIPT, "agentica-group-watch", str(pgid)]
+def _watcher_argv(pipe_inodes: Iterable[int]) -> list[str]:
+    return [WATCHER_SHELL, "-c", _WATCHER_SCRIPT, WATCHER_NAME, *(str(inode) for inode in pipe_inodes)]
 
 
 _WATCHER_OPTIONS: dict[str, Any] = {
-    "stdin": subprocess.PIPE, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "start_new_session": True,
+    "stdin": subprocess.PIPE, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,
+    "start_new_session": True, "bufsize": 0,  # unbuffered: each line reaches the watcher when written
 }
 
 
-def watch_group_blocking(pgid: int) -> subprocess.Popen[bytes] | None:
-    """watch_group for a command that outlives the call and its event loop (a background
-    process), from any thread; unwatch_group_blocking tells it the command is over."""
+def start_watcher(pipe_inodes: Iterable[int]) -> subprocess.Popen[bytes] | None:
+    """Start a watcher for a command that is about to start with these output pipes (their
+    inode numbers); None if it cannot start (no /bin/sh, no processes left): the command still
+    runs. Tell it the command's group with watch_group, the command's end with unwatch_group*."""
     try:
-        return subprocess.Popen(_watcher_argv(pgid), **_WATCHER_OPTIONS)
+        return subprocess.Popen(_watcher_argv(pipe_inodes), **_WATCHER_OPTIONS)
     except OSError:
         return None
 
 
+def watch_group(watcher: subprocess.Popen[bytes], pgid: int) -> None:
+    """Tell the watcher the group to kill if this process dies before unwatch_group*."""
+    assert watcher.stdin is not None
+    with contextlib.suppress(OSError):  # it is gone (killed by someone): nothing to tell
+        watcher.stdin.write(b"%d\n" % pgid)
+
+
+def start_watched(start_command: Callable[[], subprocess.Popen[bytes]], pipe_inodes: Iterable[int],
+                  ) -> tuple[subprocess.Popen[bytes], subprocess.Popen[bytes] | None]:
+    """(command, watcher or None): the watcher first, then `start_command()`, then the
+    command's pgid (its pid: it starts a session) to the watcher, with no await in between.
+    The watcher already exists when the command does; if this process dies before the pgid is
+    written, the watcher finds the command by its output pipes (see _WATCHER_SCRIPT)."""
+    watcher = start_watcher(pipe_inodes)
+    try:
+        command = start_command()
+    except BaseException:
+        if watcher is not None:
+            unwatch_group_blocking(watcher)  # no command: it exits at once, killing nothing
+        raise
+    if watcher is not None:
+        watch_group(watcher, command.pid)
+    return command, watcher
+
+
 def unwatch_group_blocking(watcher: subprocess.Popen[bytes]) -> None:
+    """Tell the watcher the command is over (or never started): it exits without killing
+    anything; reap it. From any thread, for a command that outlives its event loop."""
     with contextlib.suppress(OSError, ValueError):  # already gone, or already told
         watcher.communicate(b"\n")
 
 
-async def unwatch_group(watcher: asyncio.subprocess.Process) -> None:
-    """Tell the watcher the command is over (it exits without killing anything) and reap it."""
-    with contextlib.suppress(OSError):  # it is already gone (killed by someone): nothing to tell
-        await watcher.communicate(b"\n")
+async def unwatch_group(watcher: subprocess.Popen[bytes]) -> None:
+    """unwatch_group_blocking for the event loop: the watcher is awaited, not waited for."""
+    assert watcher.stdin is not None
+    with contextlib.suppress(OSError, ValueError):  # already gone, or already told
+        watcher.stdin.write(b"\n")
+    with contextlib.suppress(OSError):
+        watcher.stdin.close()
+    await _StartedProcess(watcher).wait()
 
 
 def pipe_holders(inodes: Iterable[int]) -> set[int]:
@@ -150,8 +201,9 @@ Starter = Callable[[Callable[[], "subprocess.Popen[bytes]"]], "subprocess.Popen[
 
 
 class _StartedProcess:
-    """A subprocess.Popen started by a `start` hook (not by asyncio), awaited without a
-    thread: a pidfd becomes readable when the process ends."""
+    """A subprocess.Popen (started by run_in_group or a `start` hook, not by asyncio, so that
+    nothing is awaited between the start and the watcher's pgid), awaited without a thread: a
+    pidfd becomes readable when the process ends."""
 
     def __init__(self, popen: subprocess.Popen[bytes]):
         self.popen = popen
@@ -190,13 +242,13 @@ async def run_in_group(argv: list[str], *, cwd: str, env: dict[str, str], timeou
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     inodes = (os.fstat(out_r).st_ino, os.fstat(err_r).st_ino)
-    proc: Any
     try:
         argv, options = launch_options(argv, cwd=cwd, env=env)
-        if start is None:
-            proc = await asyncio.create_subprocess_exec(*argv, stdout=out_w, stderr=err_w, **options)
-        else:
-            proc = _StartedProcess(start(lambda: subprocess.Popen(argv, stdout=out_w, stderr=err_w, **options)))
+
+        def popen() -> subprocess.Popen[bytes]:
+            return subprocess.Popen(argv, stdout=out_w, stderr=err_w, **options)
+
+        command, watcher = start_watched(popen if start is None else lambda: start(popen), inodes)
     except BaseException:
         os.close(out_r)
         os.close(err_r)
@@ -204,17 +256,16 @@ async def run_in_group(argv: list[str], *, cwd: str, env: dict[str, str], timeou
     finally:
         os.close(out_w)
         os.close(err_w)
+    proc = _StartedProcess(command)
 
     outcome = CommandOutcome(None, OutputCapture(), OutputCapture())
     out_closed: asyncio.Future[None] = loop.create_future()
     err_closed: asyncio.Future[None] = loop.create_future()
     transports: list[asyncio.BaseTransport] = []
     pipes = [os.fdopen(out_r, "rb", buffering=0), os.fdopen(err_r, "rb", buffering=0)]
-    watcher: asyncio.subprocess.Process | None = None
     try:
         # Everything after the start is inside this try: a cancellation at any await (also
         # while the pipes are being connected) must still kill the group.
-        watcher = await watch_group(proc.pid)
         for stream, (pipe, capture, closed) in enumerate(
             ((pipes[0], outcome.stdout, out_closed), (pipes[1], outcome.stderr, err_closed))
         ):
@@ -239,6 +290,7 @@ async def run_in_group(argv: list[str], *, cwd: str, env: dict[str, str], timeou
     except BaseException:
         kill_group(proc.pid)
         kill_pipe_holders(inodes)
+        await asyncio.shield(proc.wait())  # reaped here: nobody else waits for it
         raise
     finally:
         for transport in transports:

@@ -131,6 +131,23 @@ def test_cancelling_the_call_kills_the_group(tool: BuiltinExecuteTool, tmp_path:
     assert group_members(pgid) == []
 
 
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc (Linux)")
+def test_a_cancelled_command_is_reaped_not_left_a_zombie(tool: BuiltinExecuteTool, tmp_path: Path) -> None:
+    marker = tmp_path / "pgid"
+
+    async def scenario() -> None:
+        task = asyncio.create_task(tool.execute(f"echo $$ > {marker}; sleep 100"))
+        while not marker.exists() or not marker.read_text().strip():
+            await asyncio.sleep(0.02)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        # still inside the run: no later start of another process has reaped it by chance
+        assert not os.path.exists(f"/proc/{int(marker.read_text())}"), "the killed shell is a zombie"
+
+    asyncio.run(scenario())
+
 def test_timeout_is_capped_at_600(tool: BuiltinExecuteTool) -> None:
     assert "; timeout capped at 600 s;" in run(tool, "true", timeout=100_000)
 

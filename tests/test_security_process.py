@@ -4,7 +4,9 @@ command against the scripted model server."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -16,23 +18,36 @@ from cli_support import AGENTICA, cli_env, model_args, tool_results
 from test_builtin_execute import alive, group_members
 
 from agentica_cli.testing import ScriptedModelServer, turns
+from builtin_tools.process_group import WATCHER_NAME, run_in_group, start_watcher, unwatch_group_blocking
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc/<pid>/environ (Linux)")
 
 
-def _wait_for(condition, timeout: float = 30) -> None:  # type: ignore[no-untyped-def]
+def _wait_for(condition, timeout: float = 30, interval: float = 0.02) -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, "timed out waiting"
-        time.sleep(0.02)
+        time.sleep(interval)
+
+
+def _kill_group_left(pgid: int) -> None:
+    """Clean up after a failed test: the group the watcher did not kill."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+_WATCHER_ARG = b"\0" + WATCHER_NAME.encode() + b"\0"  # in a watcher's /proc/PID/cmdline
 
 
 def _group_watcher_running(pgid: int) -> bool:
-    """Whether builtin_tools.process_group's watcher for group `pgid` is running."""
-    wanted = f"agentica-group-watch\0{pgid}\0".encode()
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+    """Whether a builtin_tools.process_group watcher holds group `pgid`: one was told that
+    pgid (it then works in /proc/PGID) and waits for the command's end."""
+    for proc in Path("/proc").glob("[0-9]*"):
         try:
-            if wanted in cmdline.read_bytes():
+            if (_WATCHER_ARG in (proc / "cmdline").read_bytes()
+                    and os.readlink(proc / "cwd") == f"/proc/{pgid}"):
                 return True
         except OSError:
             continue
@@ -62,8 +77,7 @@ def test_a_sigkilled_agent_takes_its_running_command_with_it(home: Path, tmp_pat
             started_at = time.monotonic()
             pgid = int(started.read_text())
             assert group_members(pgid), "the command is not running"
-            # The agent starts the group's watcher right after the command; a kill in between
-            # is a window this test does not aim at (on a busy machine it was hit).
+            # The normal case: the watcher knows the group (a kill before that: the next test)
             _wait_for(lambda: _group_watcher_running(pgid))
         finally:
             proc.kill()
@@ -73,6 +87,56 @@ def test_a_sigkilled_agent_takes_its_running_command_with_it(home: Path, tmp_pat
     assert not (project / "LATE").exists()
     assert not (project / "LATE_CHILD").exists()
     assert group_members(pgid) == []
+
+
+def _kill_when_started(agent: subprocess.Popen[bytes], marker: bytes, timeout: float = 30) -> int:
+    """SIGKILL `agent` the moment a child of its main thread (where an unsandboxed command
+    starts) runs a command line containing `marker`: from its exec, before it has run a line
+    of it. A tight loop of raw reads, as a kill must land within a fraction of a millisecond
+    to fall where the watcher once did not exist yet. The child's pid."""
+    children = f"/proc/{agent.pid}/task/{agent.pid}/children"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(children, "rb") as f:
+            pids = f.read().split()
+        for pid in pids:
+            try:
+                with open(b"/proc/%s/cmdline" % pid, "rb") as f:
+                    if marker in f.read():
+                        agent.kill()
+                        return int(pid)
+            except OSError:
+                continue
+    raise AssertionError("the command did not start")
+
+
+def test_an_agent_sigkilled_the_moment_its_command_started_still_takes_it(home: Path, tmp_path: Path) -> None:
+    """No window between the command's start and its watcher: the agent is SIGKILLed as soon
+    as the command's process runs it (its command line shows it), without waiting for
+    anything else, and the group still dies."""
+    project = tmp_path / "project"
+    project.mkdir()
+    command = "(sleep 30; touch LATE_CHILD) & sleep 30; touch LATE"
+    script = [
+        turns.tool_calls(turns.call("execute", {"command": command}, id="call_1")),
+        turns.text("never reached"),
+    ]
+    with ScriptedModelServer(script) as server:
+        proc = subprocess.Popen([*AGENTICA, "-p", "run it", "--yes", "--sandbox", "off", *model_args(server)],
+                                cwd=project, env=cli_env(home), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        try:
+            _wait_for(lambda: bool(server.requests))  # the tool call is on its way: look closely now
+            pgid = _kill_when_started(proc, b"touch LATE")
+        finally:
+            proc.kill()
+            proc.communicate(timeout=10)
+    try:
+        # 30 s sleeps: a group nobody killed is still there when the wait gives up
+        _wait_for(lambda: not group_members(pgid), timeout=10)
+    finally:
+        _kill_group_left(pgid)
+    assert not (project / "LATE").exists()
 
 
 def test_the_agents_proc_environ_shows_no_secret_to_a_command(home: Path, tmp_path: Path) -> None:
@@ -161,3 +225,123 @@ def test_an_agent_killed_mid_command_in_the_library_also_takes_the_group(tmp_pat
     _wait_for(lambda: not alive(pgid), timeout=5)
     time.sleep(2.5)
     assert not (tmp_path / "LATE").exists()
+
+
+_DIE_WHEN_STARTED = textwrap.dedent("""
+    import asyncio, os, signal, sys
+    sys.path.insert(0, {root!r})
+
+    def start_then_die(popen):
+        # A `start` hook (what a sandbox passes) that SIGKILLs this process as soon as the
+        # command exists: before the starter returns, before anything else runs here.
+        command = popen()
+        with open("pgid", "w") as f:
+            f.write(str(command.pid))
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    argv = ["/bin/sh", "-c", "sleep 30 & sleep 30; touch LATE"]
+""")
+
+
+def _run_until_killed(tmp_path: Path, body: str) -> int:
+    """Run a program that dies by SIGKILL the moment its command started; the command's pgid."""
+    script = _DIE_WHEN_STARTED.format(root=str(Path(__file__).resolve().parents[1])) + textwrap.dedent(body)
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    return int((tmp_path / "pgid").read_text())
+
+
+def _assert_group_dies(pgid: int) -> None:
+    try:
+        _wait_for(lambda: not group_members(pgid), timeout=10)  # the command sleeps 30 s
+    finally:
+        _kill_group_left(pgid)
+
+
+def test_an_agent_killed_while_starting_a_command_takes_the_group(tmp_path: Path) -> None:
+    """The watcher exists before the command does: killed between the command's start and
+    telling the watcher its group, the agent still takes the command with it (the watcher
+    finds it by its output pipes)."""
+    pgid = _run_until_killed(tmp_path, """
+        from builtin_tools.process_group import run_in_group
+        asyncio.run(run_in_group(argv, cwd=".", env=dict(os.environ), timeout=60, start=start_then_die))
+    """)
+    _assert_group_dies(pgid)
+    assert not (tmp_path / "LATE").exists()
+
+
+def test_an_agent_killed_while_starting_a_background_process_takes_it(tmp_path: Path) -> None:
+    """The same for execute(background=true), whose process outlives the call."""
+    pgid = _run_until_killed(tmp_path, """
+        from builtin_tools.background import BackgroundProcesses
+        BackgroundProcesses().start(argv, command="sleep", cwd=".", env=dict(os.environ), start=start_then_die)
+    """)
+    _assert_group_dies(pgid)
+
+
+def _pipe_writer(tmp_path: Path) -> tuple[subprocess.Popen[bytes], int, int]:
+    """A process group writing to a pipe whose read end this process keeps: (the group's
+    leader, the read end, the pipe's inode)."""
+    read_end, write_end = os.pipe()
+    writer = subprocess.Popen(["/bin/sh", "-c", "sleep 30 & sleep 30"], stdout=write_end, cwd=tmp_path,
+                              start_new_session=True)
+    os.close(write_end)
+    return writer, read_end, os.fstat(read_end).st_ino
+
+
+def test_a_watcher_that_loses_the_agent_before_the_pgid_kills_the_pipes_writers_only(tmp_path: Path) -> None:
+    """End-of-file before the pgid: the writers to the command's pipes die (and their group),
+    not the agent that reads them (here this test process, which holds the read end)."""
+    writer, read_end, inode = _pipe_writer(tmp_path)
+    try:
+        watcher = start_watcher([inode])
+        assert watcher is not None and watcher.stdin is not None
+        watcher.stdin.close()  # what the kernel does when the agent dies
+        assert watcher.wait(timeout=30) == 0
+        assert writer.wait(timeout=10) == -signal.SIGKILL
+        _wait_for(lambda: not group_members(writer.pid), timeout=10)
+    finally:
+        _kill_group_left(writer.pid)
+        writer.wait()
+        os.close(read_end)
+
+
+def test_a_watcher_told_no_command_started_kills_nothing(tmp_path: Path) -> None:
+    """The command failed to start: the agent says so (an empty first line) and the watcher
+    exits without looking for anything to kill."""
+    writer, read_end, inode = _pipe_writer(tmp_path)
+    try:
+        _wait_for(lambda: len(group_members(writer.pid)) == 3)  # sh and its two sleeps
+        watcher = start_watcher([inode])
+        assert watcher is not None
+        unwatch_group_blocking(watcher)
+        assert watcher.returncode == 0  # it exited: whatever it would kill, it has killed
+        assert writer.poll() is None and len(group_members(writer.pid)) == 3
+    finally:
+        _kill_group_left(writer.pid)
+        writer.wait()
+        os.close(read_end)
+
+
+def test_a_command_that_fails_to_start_leaves_no_watcher(tmp_path: Path) -> None:
+    """A start that raises (no such folder) propagates, and its watcher is gone with it."""
+    async def run() -> None:
+        await run_in_group(["true"], cwd=str(tmp_path / "missing"), env=dict(os.environ), timeout=10)
+
+    before = _my_watchers()  # other tests' background processes may have theirs
+    with pytest.raises(FileNotFoundError):
+        asyncio.run(run())
+    assert _my_watchers() - before == set()
+
+
+def _my_watchers() -> set[int]:
+    """PIDs of the running watchers this process started (zombies do not count)."""
+    found = set()
+    for children in Path("/proc/self/task").glob("*/children"):
+        for pid in children.read_text().split():
+            try:
+                if _WATCHER_ARG in Path(f"/proc/{pid}/cmdline").read_bytes() and alive(int(pid)):
+                    found.add(int(pid))
+            except OSError:
+                continue
+    return found
