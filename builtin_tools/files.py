@@ -91,13 +91,26 @@ class BuiltinFileTool(Tool):
         return self.sandbox.work_dir
 
     def get_system_prompt(self) -> str:
-        return (
-            "Files: paths are relative to the working directory "
-            f"({self.sandbox.work_dir}); only paths inside {self.sandbox.describe_roots()} are allowed. "
+        text = ("Files: paths are relative to the working directory "
+                f"({self.sandbox.work_dir}); only paths inside {self.sandbox.describe_roots()} are allowed. ")
+        if not any(name in self.functions for name in ("write_file", "edit_file", "multi_edit_file")):
+            return text + "Find code with grep/glob before reading."  # a read-only copy
+        return text + (
             "Find code with grep/glob before reading; read a file before editing or overwriting it. "
             "Prefer edit_file/multi_edit_file over rewriting whole files. Edits keep the file's "
             "line endings, BOM and final newline."
         )
+
+    def read_only_copy(self) -> BuiltinFileTool:
+        """A fresh tool for the same folders and content source with only the read-only functions
+        this one offers (ls, read_file, glob, grep): for an agent that may look but not change
+        anything. Fresh, so what it reads does not count as read for this tool's edits."""
+        copy = BuiltinFileTool(self.sandbox.work_dir, allowed_dirs=self.sandbox.roots[1:], rg_path=self.rg_path,
+                               max_edit_bytes=self.max_edit_bytes, file_access=self.file_access)
+        for name, function in list(copy.functions.items()):
+            if not function.is_read_only or name not in self.functions:
+                del copy.functions[name]
+        return copy
 
     # -- listing --------------------------------------------------------------------------
 

@@ -68,7 +68,8 @@ def test_an_unusable_answer_is_a_warning_and_the_prompt_goes_on(scripted, tmp_pa
     assert [e.content for e in events if isinstance(e, TurnFinished)] == ["answer"]
 
 
-def test_prompt_hooks_are_read_from_json_and_toml_and_refused_where_nothing_is_decided() -> None:
+def test_prompt_hooks_are_read_from_json_and_toml_and_refused_where_nothing_is_decided(
+        scripted, tmp_path: Path) -> None:
     spec, = specs_from_toml({"Stop": [{"type": "prompt", "prompt": "Done?", "model": "m"}]}, "config.toml")
     assert (spec.kind, spec.prompt, spec.model, spec.timeout) == ("prompt", "Done?", "m", 30.0)
     with pytest.raises(HookConfigError, match="nothing to decide"):
@@ -76,4 +77,9 @@ def test_prompt_hooks_are_read_from_json_and_toml_and_refused_where_nothing_is_d
     with pytest.raises(HookConfigError, match="needs a 'prompt' string"):
         specs_from_claude_json({"hooks": {"Stop": [{"hooks": [{"type": "prompt"}]}]}}, "s")
     kept = specs_from_claude_json({"hooks": {"Stop": [{"hooks": [{"type": "agent", "prompt": "x"}]}]}}, "s")
-    assert kept == []  # agent hooks are not run here (http hooks are: test_extensions_http_hooks.py)
+    assert [(s.kind, s.prompt, s.timeout) for s in kept] == [("agent", "x", 60.0)]  # agent hooks run too:
+    server = scripted(turns.text('{"ok": false, "reason": "not yet"}'))  # (test_extensions_agent_hooks.py)
+    outcome = asyncio.run(CommandHooks(kept, tmp_path, model=scripted_model(server)).hook_event("Stop", {}))
+    assert outcome is not None and (outcome.block, outcome.reason) == (True, "not yet")
+    assert server.requests[0]["messages"][0]["content"].startswith("You are a hook")
+    assert "read_file" in [tool["function"]["name"] for tool in server.requests[0]["tools"]]

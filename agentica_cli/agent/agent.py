@@ -35,7 +35,7 @@ from agentica_cli.agent.events import (
     Usage,
 )
 from agentica_cli.agent.executor import ToolExecutor
-from agentica_cli.agent.hooks import as_hook_list
+from agentica_cli.agent.hooks import as_hook_list, set_hook_caller
 from agentica_cli.agent.lifecycle import LifecycleEvents
 from agentica_cli.agent.prompt import build_system_prompt
 from agentica_cli.agent.run_state import RunState
@@ -220,6 +220,7 @@ class Agent(LifecycleEvents):
         return box[0]
 
     async def _loop(self, prompt: str, run: RunState, images: list[Any]) -> None:
+        set_hook_caller(self, run.emit)  # this task's own context: the hooks this run fires
         run.emit(TurnStarted(prompt))
         if not self.is_subagent and self.hooks:
             prompt, verdict = await self._prompt_hooks(run, prompt)

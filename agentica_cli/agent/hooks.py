@@ -15,6 +15,10 @@ Two ways to hook in, on the same object or on different ones (`Agent(hooks=[...]
   `{"hookSpecificOutput": {"permissionDecision": "deny", ...}}`, `{"continue": false}`),
   or a string: context for the model (SessionStart, UserPromptSubmit) or, for PreToolUse,
   the reason to block.
+
+While the loop fires an event, `hook_caller()` names the agent it fires for and where its run's
+events go, so a hook that runs an agent of its own (extensions/agent_hooks.py) can reuse that
+agent's folders and approvals and show its steps in the run's stream.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import inspect
 import json
 import os
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,6 +96,28 @@ def outcome_from_output(event: str, output: str) -> HookOutcome:
     if text and event in CONTEXT_EVENTS:
         return HookOutcome(context=[text])
     return HookOutcome()
+
+
+@dataclass
+class HookCaller:
+    """The agent whose event is being handled, and `emit`, which puts an event in its run's stream."""
+
+    agent: Any
+    emit: Callable[[Any], None]
+
+
+# Set by Agent._loop in its own task, so it holds for every hook that run fires (its tools'
+# tasks inherit it) and a sub-agent's run, in a task of its own, sets its own.
+_CALLER: ContextVar[HookCaller | None] = ContextVar("agentica_hook_caller", default=None)
+
+
+def set_hook_caller(agent: Any, emit: Callable[[Any], None]) -> None:
+    _CALLER.set(HookCaller(agent, emit))
+
+
+def hook_caller() -> HookCaller | None:
+    """The running agent a hook is called for; None outside a run (a UI's SessionStart)."""
+    return _CALLER.get()
 
 
 def outcome_from_json(data: dict[str, Any]) -> HookOutcome:

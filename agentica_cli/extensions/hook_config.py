@@ -8,7 +8,8 @@
 `matcher`, `command`, `timeout`. A matcher is a regular expression matched against the whole
 tool name, ours or Claude Code's (`Bash` and `execute` both match execute); empty or `*`
 matches every tool. For SessionStart it matches the source, for PreCompact the trigger.
-Besides commands: `"type": "prompt"` (extensions/prompt_hooks.py) and `"type": "http"`, a URL
+Besides commands: `"type": "prompt"` (extensions/prompt_hooks.py), `"type": "agent"` (the same
+fields; a read-only sub-agent decides: extensions/agent_hooks.py) and `"type": "http"`, a URL
 the event is POSTed to (extensions/http_hooks.py; `url`, `headers`, `allowedEnvVars`, or
 `allowed_env_vars` in config.toml). Running them: extensions/hooks.py.
 """
@@ -26,7 +27,8 @@ from agentica_cli.extensions.places import Places, UnreadableFile, read_text
 
 DEFAULT_TIMEOUT = 60.0  # seconds, as Claude Code
 PROMPT_TIMEOUT = 30.0  # a "prompt" hook's, as Claude Code
-# Where a "prompt" hook (the model answers {"ok": ..., "reason": ...}) has a decision to make
+AGENT_TIMEOUT = 60.0  # an "agent" hook's (its whole multi-turn run), as Claude Code
+# Where a "prompt" or "agent" hook (the model answers {"ok": ..., "reason": ...}) has a decision to make
 PROMPT_EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop")
 # The same as agentica_cli.agent.hooks.HOOK_EVENTS (not imported: loading the configuration
 # must not load the agent loop, which the REPL imports only after its first paint)
@@ -46,9 +48,9 @@ class HookSpec:
     matcher: str = ""
     timeout: float = DEFAULT_TIMEOUT
     source: str = ""  # the file it came from
-    kind: str = "command"  # "prompt": the session's model decides; "http": a URL is asked
-    prompt: str = ""  # a prompt hook's instructions; $ARGUMENTS is the event's JSON
-    model: str = ""  # a prompt hook's model id (same provider); empty: the session's model
+    kind: str = "command"  # "prompt": the session's model decides; "agent": a read-only sub-agent; "http": a URL
+    prompt: str = ""  # a prompt or agent hook's instructions; $ARGUMENTS is the event's JSON
+    model: str = ""  # a prompt or agent hook's model id (same provider); empty: the session's model
     url: str = ""  # an http hook's: the event's JSON is POSTed there
     headers: dict[str, str] = field(default_factory=dict)  # an http hook's; values may use $VAR / ${VAR}
     allowed_env_vars: tuple[str, ...] = ()  # the variables those headers may use (others: "")
@@ -56,7 +58,7 @@ class HookSpec:
     @property
     def shown(self) -> str:
         """How the user is told which hook it was."""
-        text = {"command": self.command, "http": self.url}.get(self.kind, f"prompt: {self.prompt[:60]}")
+        text = {"command": self.command, "http": self.url}.get(self.kind, f"{self.kind}: {self.prompt[:60]}")
         return f"{self.event} hook `{text}`"
 
     def matches(self, target: str | None, *aliases: str) -> bool:
@@ -89,8 +91,8 @@ def specs_from_claude_json(data: Any, source: str) -> list[HookSpec]:
                 raise HookConfigError(f"{where}: each entry needs a 'hooks' list")
             for entry in entries:
                 kind = entry.get("type", "command") if isinstance(entry, dict) else None
-                if kind not in ("command", "prompt", "http"):
-                    continue  # Claude Code's "agent" hooks: not supported here
+                if kind not in ("command", "prompt", "agent", "http"):
+                    continue  # a kind of hook a newer Claude Code may add: not ours to guess at
                 specs.append(_spec(event, entry, str(group.get("matcher") or ""), where))
     return specs
 
@@ -102,6 +104,8 @@ def specs_from_toml(tables: dict[str, Any], source: str) -> list[HookSpec]:
 
 
 def _spec(event: str, entry: dict[str, Any], matcher: str, where: str) -> HookSpec:
+    if entry.get("type") == "agent":
+        return _prompt_spec(event, entry, matcher, where, "agent")
     if entry.get("type") == "prompt" or ("prompt" in entry and "command" not in entry):
         return _prompt_spec(event, entry, matcher, where)
     if entry.get("type") == "http" or ("url" in entry and "command" not in entry):
@@ -132,18 +136,21 @@ def load_hook_specs(places: Places, problems: list[str]) -> list[HookSpec]:
     return specs
 
 
-def _prompt_spec(event: str, entry: dict[str, Any], matcher: str, where: str) -> HookSpec:
+def _prompt_spec(event: str, entry: dict[str, Any], matcher: str, where: str, kind: str = "prompt") -> HookSpec:
+    """A "prompt" hook, or an "agent" one (the same fields, a longer default timeout)."""
+    named = f"an \"{kind}\"" if kind == "agent" else f"a \"{kind}\""
     if event not in PROMPT_EVENTS:
-        raise HookConfigError(f"{where}: a \"prompt\" hook has nothing to decide here (it works on "
+        raise HookConfigError(f"{where}: {named} hook has nothing to decide here (it works on "
                               f"{', '.join(PROMPT_EVENTS)}); use a \"command\" hook")
     prompt = entry.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
-        raise HookConfigError(f"{where}: a \"prompt\" hook needs a 'prompt' string")
+        raise HookConfigError(f"{where}: {named} hook needs a 'prompt' string")
     model = entry.get("model") or ""
     if not isinstance(model, str):
         raise HookConfigError(f"{where}: 'model' must be a model id")
-    spec = _spec(event, {"command": "-", "timeout": entry.get("timeout", PROMPT_TIMEOUT)}, matcher, where)
-    spec.command, spec.kind, spec.prompt, spec.model = "", "prompt", prompt, model
+    default = AGENT_TIMEOUT if kind == "agent" else PROMPT_TIMEOUT
+    spec = _spec(event, {"command": "-", "timeout": entry.get("timeout", default)}, matcher, where)
+    spec.command, spec.kind, spec.prompt, spec.model = "", kind, prompt, model
     return spec
 
 

@@ -1,5 +1,6 @@
 """Command hooks with Claude Code's contract: a shell command per event, the event as JSON on stdin
-(and the "prompt" and "http" kinds of hook: extensions/prompt_hooks.py, extensions/http_hooks.py).
+(and the "prompt", "agent" and "http" kinds of hook: extensions/prompt_hooks.py,
+extensions/agent_hooks.py, extensions/http_hooks.py).
 
 Exit code 0: go on; stdout is context for the model on SessionStart and UserPromptSubmit, or
 JSON output (`decision`, `hookSpecificOutput.permissionDecision`, `updatedInput`,
@@ -30,8 +31,9 @@ CLAUDE_MODES = {"accept-edits": "acceptEdits", "auto": "bypassPermissions"}  # d
 
 class CommandHooks:
     """An Agent hook object (`hook_event`) running the command hooks that match each event, and
-    the "prompt" hooks (extensions/prompt_hooks.py), which ask `model`: a model, or a function
-    that returns the one to ask now (the CLI's: the session's current model)."""
+    the "prompt" and "agent" hooks (extensions/prompt_hooks.py, agent_hooks.py), which ask
+    `model`: a model, or a function that returns the one to ask now (the CLI's: the session's
+    current model; None: an agent hook asks the model of the agent whose event it is)."""
 
     def __init__(self, specs: list[HookSpec], work_dir: Path, model: Any = None):
         self.specs = specs
@@ -73,6 +75,10 @@ class CommandHooks:
             from agentica_cli.extensions.prompt_hooks import evaluate
 
             return await evaluate(spec, payload, self.current_model())
+        if spec.kind == "agent":
+            from agentica_cli.extensions.agent_hooks import evaluate as run_hook_agent
+
+            return await run_hook_agent(spec, payload, self.current_model(), self.work_dir)
         if spec.kind == "http":
             from agentica_cli.extensions.http_hooks import post
 

@@ -32,10 +32,22 @@ SYSTEM = (
 _OBJECT = re.compile(r"\{.*\}", re.S)
 
 
-def hook_request(spec: HookSpec, payload: dict[str, Any]) -> list[dict[str, Any]]:
+def hook_prompt(spec: HookSpec, payload: dict[str, Any]) -> str:
+    """The hook's instructions with the event's JSON in place of `$ARGUMENTS` (or after them)."""
     event = json.dumps(payload, ensure_ascii=False, default=str)
-    text = spec.prompt.replace("$ARGUMENTS", event) if "$ARGUMENTS" in spec.prompt else f"{spec.prompt}\n\n{event}"
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}]
+    return spec.prompt.replace("$ARGUMENTS", event) if "$ARGUMENTS" in spec.prompt else f"{spec.prompt}\n\n{event}"
+
+
+def hook_request(spec: HookSpec, payload: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": hook_prompt(spec, payload)}]
+
+
+def hook_model(spec: HookSpec, model: Any) -> Any:
+    """`model`, or a copy asking the hook's own `model` id (same provider, endpoint and key)."""
+    if spec.model and spec.model != getattr(model, "id", None):
+        model = copy.copy(model)
+        model.id = spec.model
+    return model
 
 
 def parse_answer(text: str) -> tuple[bool, str] | None:
@@ -53,28 +65,32 @@ def parse_answer(text: str) -> tuple[bool, str] | None:
     return data["ok"], reason.strip() if isinstance(reason, str) else ""
 
 
+def verdict(spec: HookSpec, answer: str, whose: str = "the model's answer") -> HookOutcome:
+    """What an answer `{"ok": ..., "reason": ...}` does on the hook's event (module docstring);
+    any other answer is a non-blocking error for the user."""
+    parsed = parse_answer(answer)
+    if parsed is None:
+        shown = (answer or "").strip().replace("\n", " ")[:200]
+        return HookOutcome(messages=[f"{spec.shown}: {whose} was not {{\"ok\": ..., \"reason\": ...}} "
+                                     f"JSON: {shown!r}"])
+    ok, reason = parsed
+    if ok:
+        return HookOutcome()
+    reason = reason or f"the {spec.event} {spec.kind} hook said no"
+    if spec.event in ("Stop", "SubagentStop", "PostToolUse"):
+        return HookOutcome(block=True, reason=reason)
+    return HookOutcome(stop=True, stop_reason=reason)
+
+
 async def evaluate(spec: HookSpec, payload: dict[str, Any], model: Any) -> HookOutcome:
     if model is None:
         return HookOutcome(messages=[f"{spec.shown}: no model to ask (give CommandHooks a model)"])
-    if spec.model and spec.model != getattr(model, "id", None):
-        model = copy.copy(model)  # same provider, endpoint and key; another model id
-        model.id = spec.model
     try:
-        response = await asyncio.wait_for(model.response(hook_request(spec, payload), None), spec.timeout)
+        response = await asyncio.wait_for(hook_model(spec, model).response(hook_request(spec, payload), None),
+                                          spec.timeout)
     except asyncio.TimeoutError:
         return HookOutcome(messages=[f"{spec.shown} timed out after {spec.timeout:g} s"])
     except Exception as exc:  # the model failed: the hook says nothing, the session goes on
         reason = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
         return HookOutcome(messages=[f"{spec.shown} failed: {reason}"])
-    answer = parse_answer(response.content or "")
-    if answer is None:
-        shown = (response.content or "").strip().replace("\n", " ")[:200]
-        return HookOutcome(messages=[f"{spec.shown}: the model's answer was not {{\"ok\": ..., \"reason\": ...}} "
-                                     f"JSON: {shown!r}"])
-    ok, reason = answer
-    if ok:
-        return HookOutcome()
-    reason = reason or f"the {spec.event} prompt hook said no"
-    if spec.event in ("Stop", "SubagentStop", "PostToolUse"):
-        return HookOutcome(block=True, reason=reason)
-    return HookOutcome(stop=True, stop_reason=reason)
+    return verdict(spec, response.content or "")
