@@ -35,6 +35,7 @@ examples:
   agentica -p "fix the failing test" -y     one task, allow edits and commands
   git diff | agentica -p "review this"      piped text is attached to the prompt
   agentica -p "list TODOs" --output-format json
+  agentica -p "fix the tests" --allowed-tools "execute(pytest *)"
   agentica --continue                       resume this folder's latest session
 
 commands (agentica COMMAND --help for each):
@@ -51,7 +52,7 @@ permission modes (--permission-mode, config permissions.mode, /permissions):
   auto          never ask (same as --yes)
   plan          read-only; destructive tools are refused and the model presents a plan
   Without a terminal to ask (-p, pipes, CI), a call that needs asking is refused and the
-  model is told why.
+  model is told why. --allowed-tools / --disallowed-tools add [permissions] rules for one run.
 
 config (lowest to highest precedence):
   ~/.agentica/config.toml, <project>/.agentica/config.toml, environment
@@ -152,13 +153,13 @@ def agentica(
     yes: Annotated[bool, typer.Option("-y", "--yes", help="run destructive tools without asking (= auto)")] = False,
     allowed_tools: Annotated[Optional[list[str]], typer.Option(
         "--allowed-tools", "--allowedTools", metavar="RULES", callback=_rules,
-        help="permission rules whose calls run without asking, for this run (added to config "
-        "permissions.allow): e.g. 'Read, execute(pytest *) Bash(git diff:*)'; commas or spaces "
-        "between rules; repeatable")] = None,
+        help="permission rules whose calls run without asking, for this run (besides the config's "
+        "[permissions] allow; never saved): e.g. 'Read, execute(pytest *) Bash(git diff:*)'; commas or "
+        "spaces between rules; repeatable")] = None,
     disallowed_tools: Annotated[Optional[list[str]], typer.Option(
         "--disallowed-tools", "--disallowedTools", metavar="RULES", callback=_rules,
         help="permission rules whose calls are refused in every mode, --yes included, for this run "
-        "(added to config permissions.deny); same form; repeatable")] = None,
+        "(besides the config's [permissions] deny); same form; repeatable")] = None,
     sandbox: Annotated[Optional[str], typer.Option(
         "--sandbox", parser=_choice(SANDBOX_MODES), autocompletion=_complete(SANDBOX_MODES),
         metavar="workspace-write|read-only|off",
@@ -167,12 +168,12 @@ def agentica(
     system_prompt: Annotated[Optional[str], typer.Option(
         "--system-prompt", metavar="TEXT",
         help="replace agentica's base instructions with TEXT for this run (AGENTS.md, config "
-        "instructions, the tools' notes and the environment block stay)")] = None,
+        "instructions, the tools' notes and the environment block stay; not kept by --continue)")] = None,
     system_prompt_file: Annotated[Optional[Path], typer.Option(
         "--system-prompt-file", metavar="PATH", help="--system-prompt, read from a file")] = None,
     append_system_prompt: Annotated[Optional[str], typer.Option(
         "--append-system-prompt", metavar="TEXT",
-        help="add TEXT at the end of the system prompt for this run")] = None,
+        help="add TEXT at the end of the system prompt for this run (not kept by --continue)")] = None,
     append_system_prompt_file: Annotated[Optional[Path], typer.Option(
         "--append-system-prompt-file", metavar="PATH", help="--append-system-prompt, read from a file")] = None,
     trust: Annotated[bool, typer.Option(
