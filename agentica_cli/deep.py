@@ -26,7 +26,11 @@ How to work:
 
 
 class DeepAgent(Agent):
-    """Agent(model, tools=builtin tools for `work_dir` + `tools`, instructions=coding prompt + `instructions`)."""
+    """Agent(model, tools=builtin tools for `work_dir` + `tools`, instructions=coding prompt + `instructions`).
+
+    `base_prompt` replaces the coding prompt (CODING_AGENT_PROMPT; `instructions`, the tools'
+    notes and the context lines stay); `appended_prompt` is the system prompt's last section.
+    """
 
     def __init__(
         self,
@@ -38,6 +42,8 @@ class DeepAgent(Agent):
         instructions: str | None = None,
         exclude_tools: Iterable[str] = (),
         builtin_options: dict[str, Any] | None = None,
+        base_prompt: str | None = None,
+        appended_prompt: str | None = None,
         **agent_kwargs: Any,
     ):
         from agentica_cli.agent.config import ToolConfig
@@ -55,10 +61,18 @@ class DeepAgent(Agent):
         readable = (*self.allowed_dirs, results) if results is not None else self.allowed_dirs
         builtins = get_builtin_tools(self.work_dir, allowed_dirs=readable, exclude=tuple(exclude_tools),
                                      **(builtin_options or {}))
-        prompt = CODING_AGENT_PROMPT + (f"\n\n{instructions.strip()}" if instructions and instructions.strip() else "")
-        super().__init__(model, tools=[*builtins, *(tools or ())], instructions=prompt, **agent_kwargs)
+        base = CODING_AGENT_PROMPT if base_prompt is None else base_prompt.strip()
+        prompt = "\n\n".join(part.strip() for part in (base, instructions or "") if part and part.strip())
+        super().__init__(model, tools=[*builtins, *(tools or ())], instructions=prompt or None, **agent_kwargs)
+        self.appended_prompt = appended_prompt.strip() if appended_prompt and appended_prompt.strip() else None
         if results is not None:
             self.results_dir = results
+
+    def system_prompt(self) -> str:
+        prompt = super().system_prompt()
+        if self.appended_prompt is None:
+            return prompt
+        return f"{prompt}\n\n{self.appended_prompt}" if prompt else self.appended_prompt
 
     def dynamic_guidance(self) -> list[str]:
         lines = [

@@ -471,7 +471,8 @@ def _takes_verdict(ask: Any) -> bool:
 def refusal_hint(name: str, mode: str, why: str = "") -> str:
     """What stderr says when a -p run refused a call."""
     if why == "rule":
-        return f"agentica: refused '{name}': a deny rule in [permissions] matches it"
+        return (f"agentica: refused '{name}': a deny rule matches it ([permissions] deny in config, "
+                "or --disallowed-tools)")
     if mode == "plan" or why == "plan":
         return f"agentica: refused '{name}' (plan mode is read-only); run without --permission-mode plan to allow it"
     if why == "sensitive":

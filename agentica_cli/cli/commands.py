@@ -35,6 +35,7 @@ examples:
   agentica -p "fix the failing test" -y     one task, allow edits and commands
   git diff | agentica -p "review this"      piped text is attached to the prompt
   agentica -p "list TODOs" --output-format json
+  agentica -p "fix the tests" --allowed-tools "execute(pytest *)"
   agentica --continue                       resume this folder's latest session
 
 commands (agentica COMMAND --help for each):
@@ -51,7 +52,7 @@ permission modes (--permission-mode, config permissions.mode, /permissions):
   auto          never ask (same as --yes)
   plan          read-only; destructive tools are refused and the model presents a plan
   Without a terminal to ask (-p, pipes, CI), a call that needs asking is refused and the
-  model is told why.
+  model is told why. --allowed-tools / --disallowed-tools add [permissions] rules for one run.
 
 config (lowest to highest precedence):
   ~/.agentica/config.toml, <project>/.agentica/config.toml, environment
@@ -96,6 +97,22 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _rules(values: Optional[list[str]]) -> list[str]:
+    """--allowed-tools / --disallowed-tools: each value a list of rules (commas or spaces
+    between them); every rule is checked here, so a typo stops the run before anything starts."""
+    if not values:
+        return []
+    from agentica_cli.cli.permission_rules import RuleError, split_rule_list
+
+    rules: list[str] = []
+    for value in values:
+        try:
+            rules += split_rule_list(value)
+        except RuleError as err:
+            raise typer.BadParameter(str(err)) from None
+    return rules
+
+
 def _show_version(value: bool) -> bool:
     if value:
         from agentica_cli import __version__
@@ -134,11 +151,31 @@ def agentica(
         "--permission-mode", parser=_choice(PERMISSION_MODES), autocompletion=_complete(PERMISSION_MODES),
         metavar="default|accept-edits|auto|plan", help="see below")] = None,
     yes: Annotated[bool, typer.Option("-y", "--yes", help="run destructive tools without asking (= auto)")] = False,
+    allowed_tools: Annotated[Optional[list[str]], typer.Option(
+        "--allowed-tools", "--allowedTools", metavar="RULES", callback=_rules,
+        help="permission rules whose calls run without asking, for this run (besides the config's "
+        "[permissions] allow; never saved): e.g. 'Read, execute(pytest *) Bash(git diff:*)'; commas or "
+        "spaces between rules; repeatable")] = None,
+    disallowed_tools: Annotated[Optional[list[str]], typer.Option(
+        "--disallowed-tools", "--disallowedTools", metavar="RULES", callback=_rules,
+        help="permission rules whose calls are refused in every mode, --yes included, for this run "
+        "(besides the config's [permissions] deny); same form; repeatable")] = None,
     sandbox: Annotated[Optional[str], typer.Option(
         "--sandbox", parser=_choice(SANDBOX_MODES), autocompletion=_complete(SANDBOX_MODES),
         metavar="workspace-write|read-only|off",
         help="confine commands: workspace-write (default; write only the work folders, no network, "
         "no ~/.ssh ...), read-only, or off (config sandbox.mode)")] = None,
+    system_prompt: Annotated[Optional[str], typer.Option(
+        "--system-prompt", metavar="TEXT",
+        help="replace agentica's base instructions with TEXT for this run (AGENTS.md, config "
+        "instructions, the tools' notes and the environment block stay; not kept by --continue)")] = None,
+    system_prompt_file: Annotated[Optional[Path], typer.Option(
+        "--system-prompt-file", metavar="PATH", help="--system-prompt, read from a file")] = None,
+    append_system_prompt: Annotated[Optional[str], typer.Option(
+        "--append-system-prompt", metavar="TEXT",
+        help="add TEXT at the end of the system prompt for this run (not kept by --continue)")] = None,
+    append_system_prompt_file: Annotated[Optional[Path], typer.Option(
+        "--append-system-prompt-file", metavar="PATH", help="--append-system-prompt, read from a file")] = None,
     trust: Annotated[bool, typer.Option(
         "--trust", help="trust this project's .agentica/config.toml (MCP servers, ...)")] = False,
     work_dir: Annotated[Optional[Path], typer.Option(
@@ -168,7 +205,8 @@ def agentica(
         "-V", "--version", is_eager=True, callback=_show_version, help="print the version and exit")] = False,
 ) -> int:
     values = dict(locals())  # every flag, by the attribute names launch and the REPL read
-    values.update(prompt=list(prompt or ()), add_dir=list(add_dir or ()), image=list(image or ()))
+    values.update(prompt=list(prompt or ()), add_dir=list(add_dir or ()), image=list(image or ()),
+                  allowed_tools=list(allowed_tools or ()), disallowed_tools=list(disallowed_tools or ()))
     from agentica_cli.cli.launch import start
 
     return start(argparse.Namespace(**values))

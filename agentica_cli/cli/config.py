@@ -429,19 +429,25 @@ def _record_sources(data: dict[str, Any], where: str, sources: dict[str, str], p
             sources[dotted] = where
 
 
-def _collect_rules(layer: dict[str, Any], where: str, rules: list[tuple[str, str, str]]) -> None:
+# The command line's rules are shown (/permissions) and reported with the flag that gave them.
+RULE_FLAGS = {"allow": "--allowed-tools", "deny": "--disallowed-tools"}
+
+
+def _collect_rules(layer: dict[str, Any], where: str, rules: list[tuple[str, str, str]],
+                   *, from_flags: bool = False) -> None:
     table = layer.get("permissions")
     if not isinstance(table, dict):
         return
     from agentica_cli.cli.permission_rules import PermissionRule, RuleError
 
     for kind in ("deny", "ask", "allow"):
+        source = RULE_FLAGS.get(kind, where) if from_flags else where
         for text in table.get(kind) or []:
             try:
-                PermissionRule.parse(kind, text, where)
+                PermissionRule.parse(kind, text, source)
             except RuleError as err:
-                raise ConfigError(f"{where}: 'permissions.{kind}': {err}") from None
-            rules.append((kind, text, where))
+                raise ConfigError(f"{source}: 'permissions.{kind}': {err}") from None
+            rules.append((kind, text, source))
 
 
 def env_layer(environ: dict[str, str] | os._Environ[str]) -> dict[str, Any]:
@@ -496,6 +502,7 @@ def load_settings(
             set_key(flag_layer, dotted, value)
     flag_layer = validate(flag_layer, "command line")
     _record_sources(flag_layer, "command line", sources)
+    _collect_rules(flag_layer, "command line", settings.permission_rules, from_flags=True)
     data = merge(data, flag_layer)
     key_for = None if get_key(flag_layer, "model.api_key") else key_for
     settings.data = data

@@ -18,6 +18,10 @@ def flag_settings(args: Any) -> dict[str, object]:
         "model.api_key": args.api_key,
         "model.request_timeout": args.request_timeout,
         "permissions.mode": mode,
+        # --allowed-tools / --disallowed-tools: rules for this run, added to every config file's
+        # (load_settings keeps them apart from the files' rules, with the flag as their source)
+        "permissions.allow": list(args.allowed_tools) or None,
+        "permissions.deny": list(args.disallowed_tools) or None,
         "tools.max_turns": args.max_turns,
         "sandbox.mode": args.sandbox,
     }

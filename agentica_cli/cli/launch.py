@@ -18,9 +18,10 @@ def default_args() -> argparse.Namespace:
     they equal what the typer command produces for no arguments."""
     return argparse.Namespace(
         prompt=[], print_mode=False, output_format="text", model=None, provider=None, base_url=None,
-        api_key=None, api_key_file=None, request_timeout=None, permission_mode=None, yes=False, sandbox=None,
-        trust=False, work_dir=None, add_dir=[], continue_=False, resume=None, no_session=False, undo=False, force=False,
-        tools=None, image=[], max_turns=None, version=False,
+        api_key=None, api_key_file=None, request_timeout=None, permission_mode=None, yes=False, allowed_tools=[],
+        disallowed_tools=[], sandbox=None, system_prompt=None, system_prompt_file=None, append_system_prompt=None,
+        append_system_prompt_file=None, trust=False, work_dir=None, add_dir=[], continue_=False, resume=None,
+        no_session=False, undo=False, force=False, tools=None, image=[], max_turns=None, version=False,
     )
 
 
@@ -49,6 +50,13 @@ def start(args: argparse.Namespace) -> int:
     for extra in args.add_dir:
         if not extra.expanduser().is_dir():
             return fail(f"--add-dir {extra}: no such folder")
+    if args.system_prompt_file is not None or args.append_system_prompt_file is not None:
+        from agentica_cli.cli.system_prompt_flags import SystemPromptFlagError, resolve_system_prompt_flags
+
+        try:
+            resolve_system_prompt_flags(args)
+        except SystemPromptFlagError as err:
+            return fail(str(err))
 
     key_in_argv = False
     if args.api_key is not None or args.api_key_file is not None:

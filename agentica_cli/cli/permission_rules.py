@@ -157,6 +157,35 @@ def _all_parts(command: str, depth: int = 0) -> list[list[str]]:
     return parts
 
 
+def split_rule_list(text: str) -> list[str]:
+    """Rules given in one string, as --allowed-tools and --disallowed-tools take them: separated
+    by commas or spaces outside parentheses (`Bash(git diff:*), Read` is two rules; a pattern
+    keeps its own spaces and commas). Raises RuleError naming a rule whose brackets do not close."""
+    rules: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for char in text:
+        if depth == 0 and (char == "," or char.isspace()):
+            if current:
+                rules.append("".join(current))
+                current = []
+            continue
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            if depth == 0:
+                raise RuleError(f"permission rule {''.join(current) + char!r} closes a bracket it never opened")
+            depth -= 1
+        current.append(char)
+    if depth:
+        raise RuleError(f"permission rule {''.join(current)!r} opens a bracket it never closes")
+    if current:
+        rules.append("".join(current))
+    for rule in rules:
+        PermissionRule.parse("allow", rule)  # the message names the rule that is not 'tool' or 'tool(pattern)'
+    return rules
+
+
 def parse_rules(tables: list[tuple[str, str, str]]) -> list[PermissionRule]:
     """(kind, rule text, source) triples -> rules; a bad one raises RuleError naming its source."""
     rules = []

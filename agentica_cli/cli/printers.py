@@ -221,6 +221,7 @@ class PrintRun:
     def build_agent(self, extra_tools: list[Any]) -> Any:
         from agentica_cli.cli.approvals import policy_from_settings
         from agentica_cli.cli.runtime import PermissionModePrompt, build_agent
+        from agentica_cli.cli.system_prompt_flags import system_prompt_options
 
         policy = policy_from_settings(
             self.settings,
@@ -240,6 +241,7 @@ class PrintRun:
             extra_tools=extra_tools,
             report=lambda text: self.progress.line(f"agentica: {safe_text(text)}"),
             result_dir=self.session.path.with_suffix("") / "tool-results" if self.session is not None else None,
+            **system_prompt_options(self.args),
         )
         PermissionModePrompt(agent).apply(policy.mode)
         from agentica_cli.cli.extension_setup import bind_session

@@ -301,6 +301,7 @@ class Repl:
             if self.preloader is not None:
                 await asyncio.to_thread(self.preloader.join)
             from agentica_cli.cli.runtime import PermissionModePrompt, build_agent
+            from agentica_cli.cli.system_prompt_flags import system_prompt_options
 
             extra_tools = await self.mcp_tools()
             self.agent = build_agent(
@@ -315,6 +316,7 @@ class Repl:
                 extra_tools=extra_tools,
                 report=lambda text: plain(text, "33"),
                 result_dir=self.session.path.with_suffix("") / "tool-results" if self.session is not None else None,
+                **system_prompt_options(self.args),
             )
             self.mode_prompt = PermissionModePrompt(self.agent)
         return self.agent

@@ -138,7 +138,10 @@ class PermissionModePrompt:
         self.base = agent.instructions
 
     def apply(self, mode: str) -> None:
-        self.agent.instructions = f"{self.base}\n\n{PLAN_MODE_NOTE}" if mode == "plan" else self.base
+        if mode != "plan":
+            self.agent.instructions = self.base
+        else:  # (--system-prompt "" with no AGENTS.md leaves no base)
+            self.agent.instructions = f"{self.base}\n\n{PLAN_MODE_NOTE}" if self.base else PLAN_MODE_NOTE
 
 
 def build_instructions(
@@ -164,7 +167,11 @@ def build_agent(
     extra_tools: list[Any] | None = None,
     report: Callable[[str], None] | None = None,
     result_dir: Path | None = None,
+    base_prompt: str | None = None,
+    appended_prompt: str | None = None,
 ) -> Any:
+    """The session's DeepAgent. `base_prompt` / `appended_prompt`: --system-prompt and
+    --append-system-prompt (cli/system_prompt_flags.py)."""
     from agentica_cli.cli.hooks import ConfigHooks
     from agentica_cli.cli.sandbox_settings import sandbox_for
     from agentica_cli.cli.toolkit_setup import build_enabled_toolkits
@@ -188,6 +195,8 @@ def build_agent(
         "messages": messages,
         "on_message": on_message,
         "on_history_replaced": on_history_replaced,
+        "base_prompt": base_prompt,
+        "appended_prompt": appended_prompt,
     }
     hooks = ConfigHooks.from_settings(settings.get("hooks", {}), work_dir, report)
     if hooks:
