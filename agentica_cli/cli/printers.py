@@ -6,6 +6,9 @@ Output formats:
   json         one object at the end: result, session_id, usage, tool_calls, stop_reason
   stream-json  every event as one JSON line as it happens, then the same result object
 
+With --input-format stream-json (stream_input_run.py) stdin carries user messages as JSON
+lines, each a turn of the same session with its own result object.
+
 No rich here: a -p run should start quickly and stay small.
 """
 
@@ -18,6 +21,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -125,11 +129,13 @@ def open_session(args: argparse.Namespace, work_dir: Path, model_label: str) -> 
 
 
 def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prompt: str, *, read_stdin: bool) -> int:
-    piped = _read_stdin() if read_stdin else ""
-    prompt = compose_prompt(prompt, piped)
-    if not prompt.strip():
-        sys.stderr.write("agentica: no prompt: give one as an argument (agentica -p \"task\") or on stdin\n")
-        return exitcodes.USAGE_ERROR
+    stream_input = getattr(args, "input_format", "text") == "stream-json"
+    if not stream_input:  # with stream-json input, stdin carries the messages, read as they come
+        piped = _read_stdin() if read_stdin else ""
+        prompt = compose_prompt(prompt, piped)
+        if not prompt.strip():
+            sys.stderr.write("agentica: no prompt: give one as an argument (agentica -p \"task\") or on stdin\n")
+            return exitcodes.USAGE_ERROR
     for key in settings.held_back:
         sys.stderr.write(
             f"agentica: ignoring '{key}' from untrusted {settings.project_file} (run with --trust to use it)\n"
@@ -161,7 +167,12 @@ def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prom
     if problem:
         sys.stderr.write(f"agentica: {problem}\n")
         return exitcodes.USAGE_ERROR
-    runner = PrintRun(args, settings, work_dir, model, session)
+    if stream_input:
+        from agentica_cli.cli.stream_input_run import StreamInputRun
+
+        runner: PrintRun = StreamInputRun(args, settings, work_dir, model, session)
+    else:
+        runner = PrintRun(args, settings, work_dir, model, session)
     try:
         return runner.run(prompt)
     finally:
@@ -182,16 +193,21 @@ class PrintRun:
         self.format = args.output_format
         self.out = sys.stdout
         self.progress = StderrProgress(sys.stderr)
+        self.interrupted = False
+        self.mcp: Any = None
+        self.checkpoints: Any = None  # snapshots for --undo and /undo (checkpoint_setup)
+        self.reset_turn()
+
+    def reset_turn(self) -> None:
+        """What the result object reports starts again: one run has one turn; with
+        --input-format stream-json each message is a turn with its own result."""
         self.tool_calls: dict[str, dict[str, Any]] = {}
         self.usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
         self.requests = 0
         self.final: Any = None
         self.error: Any = None
-        self.interrupted = False
         self.started = time.monotonic()
-        self.mcp: Any = None
-        self.checkpoints: Any = None  # snapshots for --undo and /undo (checkpoint_setup)
-        self.checkpoint_turn = 0  # this run's turn number in them, from its checkpoint events
+        self.checkpoint_turn = 0  # this turn's number in the checkpoints, from its checkpoint events
 
     def emit_json(self, payload: dict[str, Any]) -> None:
         self.write_out(json.dumps(payload, ensure_ascii=False, default=str) + "\n")
@@ -319,14 +335,20 @@ class PrintRun:
 
     async def stream(self, agent: Any, prompt: str) -> None:
         if self.format == "stream-json":
-            self.emit_json({"type": "session", "session_id": self.session_id, "model": self.model_label})
-        async for event in agent.run_stream(prompt, getattr(self.args, "image", None) or ()):
+            self.emit_session_line()
+        await self.stream_turn(agent, prompt, getattr(self.args, "image", None) or ())
+        await agent.end_session("other")  # SessionEnd hooks: this run's session is over
+
+    def emit_session_line(self) -> None:
+        self.emit_json({"type": "session", "session_id": self.session_id, "model": self.model_label})
+
+    async def stream_turn(self, agent: Any, prompt: str, images: Any) -> None:
+        async for event in agent.run_stream(prompt, images):
             self.record(event)
             if self.format == "stream-json":
                 self.emit_json(event.to_dict())
             elif self.format == "text":
                 self.progress.handle(event)
-        await agent.end_session("other")  # SessionEnd hooks: this run's session is over
 
     @property
     def session_id(self) -> str | None:
@@ -338,7 +360,9 @@ class PrintRun:
 
         return model_label(self.model)
 
-    async def main(self, prompt: str) -> None:
+    async def main(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` (drive, or the stream-json input's turns) until done, or until SIGINT or
+        SIGTERM cancels it."""
         task = asyncio.current_task()
         loop = asyncio.get_running_loop()
 
@@ -353,7 +377,7 @@ class PrintRun:
             except (NotImplementedError, RuntimeError):  # pragma: no cover - Windows
                 pass
         try:
-            await self.drive(prompt)
+            await work
         except asyncio.CancelledError:
             if not self.interrupted:
                 raise
@@ -379,6 +403,11 @@ class PrintRun:
         if self.final is None or self.final.stop_reason != "blocked" or self.interrupted:
             return None
         return f"the prompt was blocked by a hook: {self.final.reason or 'no reason given'}"
+
+    def say_blocked(self) -> None:
+        blocked = self.blocked_message()
+        if blocked and self.format != "text":  # text mode said so already, as the run's notice
+            sys.stderr.write(f"agentica: {safe_text(blocked)}\n")
 
     def result_object(self) -> dict[str, Any]:
         code = self.exit_code()
@@ -407,7 +436,7 @@ class PrintRun:
 
     def run(self, prompt: str) -> int:
         try:
-            asyncio.run(self.main(prompt))
+            asyncio.run(self.main(self.drive(prompt)))
         except KeyboardInterrupt:
             self.interrupted = True
         except OutputClosed:
@@ -426,9 +455,7 @@ class PrintRun:
                 self.write_out(text if text.endswith("\n") else text + "\n")
         except OutputClosed:
             return self.output_closed()
-        blocked = self.blocked_message()
-        if blocked and self.format != "text":  # text mode said so already, as the run's notice
-            sys.stderr.write(f"agentica: {safe_text(blocked)}\n")
+        self.say_blocked()
         if self.format == "text":
             if self.interrupted:
                 sys.stderr.write("agentica: interrupted\n")
