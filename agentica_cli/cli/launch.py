@@ -118,6 +118,10 @@ def start(args: argparse.Namespace) -> int:
         return run_undo(args, settings, work_dir)
     prompt = " ".join(args.prompt)
     stdin_is_tty = sys.stdin.isatty()
+    if getattr(args, "input_format", "text") == "stream-json":  # -p is checked above
+        from agentica_cli.cli.stream_input_run import run_stream_input
+
+        return run_stream_input(args, settings, work_dir)
     if args.print_mode or not stdin_is_tty:
         from agentica_cli.cli.printers import run_print
 

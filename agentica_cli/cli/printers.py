@@ -128,9 +128,11 @@ def open_session(args: argparse.Namespace, work_dir: Path, model_label: str) -> 
     return store.create(work_dir, model_label, lazy=True), None  # no file unless a prompt is sent
 
 
-def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prompt: str, *, read_stdin: bool) -> int:
-    stream_input = getattr(args, "input_format", "text") == "stream-json"
-    if not stream_input:  # with stream-json input, stdin carries the messages, read as they come
+def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prompt: str, *, read_stdin: bool,
+              runner_class: type[PrintRun] | None = None) -> int:
+    """Check and set up a -p run, then run it with `runner_class` (stream_input_run passes
+    its own, whose prompts come from stdin as they are written)."""
+    if runner_class is None:  # else stdin carries the messages, read as they come
         piped = _read_stdin() if read_stdin else ""
         prompt = compose_prompt(prompt, piped)
         if not prompt.strip():
@@ -167,12 +169,7 @@ def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prom
     if problem:
         sys.stderr.write(f"agentica: {problem}\n")
         return exitcodes.USAGE_ERROR
-    if stream_input:
-        from agentica_cli.cli.stream_input_run import StreamInputRun
-
-        runner: PrintRun = StreamInputRun(args, settings, work_dir, model, session)
-    else:
-        runner = PrintRun(args, settings, work_dir, model, session)
+    runner = (runner_class or PrintRun)(args, settings, work_dir, model, session)
     try:
         return runner.run(prompt)
     finally:

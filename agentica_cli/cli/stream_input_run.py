@@ -8,14 +8,21 @@ stdin the session ends; the exit code is the last turn's (2 when stdin held no m
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import sys
+from pathlib import Path
 from typing import Any
 
 from agentica_cli.cli import exitcodes
-from agentica_cli.cli.printers import OutputClosed, PrintRun, RunFailure
+from agentica_cli.cli.config import Settings
+from agentica_cli.cli.printers import OutputClosed, PrintRun, RunFailure, run_print
 from agentica_cli.cli.safe_text import safe_text
 from agentica_cli.cli.stream_input import InputError, StdinMessages, UserMessage
+
+
+def run_stream_input(args: argparse.Namespace, settings: Settings, work_dir: Path) -> int:
+    return run_print(args, settings, work_dir, "", read_stdin=False, runner_class=StreamInputRun)
 
 
 class StreamInputRun(PrintRun):
