@@ -296,3 +296,20 @@ def test_sigint_ends_the_running_turn_with_its_result_and_exits_130(conversation
     assert code == 130, stderr
     result = conv.rest()[-1]
     assert (result["type"], result["stop_reason"], result["exit_code"]) == ("result", "cancelled", 130)
+
+
+def test_a_custom_command_message_uses_its_model_for_that_turn_only(home: Path, project: Path, tmp_path: Path) -> None:
+    commands = project / ".agentica" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "fix.md").write_text("---\nmodel: command-model\nallowed-tools: Read\n---\nFix issue #$1")
+    user_home = tmp_path / "user"  # HOME: no ~/.claude commands of the machine's user
+    user_home.mkdir()
+    with ScriptedModelServer([turns.text("fixed"), turns.text("plain")]) as server:
+        proc = run_cli([*STREAM, "--trust", *model_args(server)], cwd=project, home=home,
+                       env=cli_env(home, HOME=str(user_home)), input=user("/fix 42") + user("and now?"))
+        requests = server.requests
+    assert proc.returncode == 0, proc.stderr
+    assert [r["model"] for r in requests] == ["command-model", "scripted-model"]
+    assert {t["function"]["name"] for t in requests[0]["tools"]} == {"read_file"}
+    assert len(requests[1]["tools"]) > 1  # the command's tool list was for its turn only
+    assert [c for r, c in chat(requests[1]) if r == "user"] == ["Fix issue #42", "and now?"]
