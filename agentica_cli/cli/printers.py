@@ -340,12 +340,18 @@ class PrintRun:
         self.emit_json({"type": "session", "session_id": self.session_id, "model": self.model_label})
 
     async def stream_turn(self, agent: Any, prompt: str, images: Any) -> None:
-        async for event in agent.run_stream(prompt, images):
-            self.record(event)
-            if self.format == "stream-json":
-                self.emit_json(event.to_dict())
-            elif self.format == "text":
-                self.progress.handle(event)
+        from contextlib import aclosing
+
+        # Closed here when writing fails (OutputClosed): the run stops while the loop still
+        # runs, instead of in asyncio.run's teardown, where a connection being opened could
+        # be left half-started (a "never awaited" warning on stderr).
+        async with aclosing(agent.run_stream(prompt, images)) as events:
+            async for event in events:
+                self.record(event)
+                if self.format == "stream-json":
+                    self.emit_json(event.to_dict())
+                elif self.format == "text":
+                    self.progress.handle(event)
 
     @property
     def session_id(self) -> str | None:
