@@ -36,6 +36,8 @@ examples:
   git diff | agentica -p "review this"      piped text is attached to the prompt
   agentica -p "list TODOs" --output-format json
   agentica -p "fix the tests" --allowed-tools "execute(pytest *)"
+  agentica -p --input-format stream-json --output-format stream-json
+                                            a conversation: messages on stdin, events on stdout
   agentica --continue                       resume this folder's latest session
 
 commands (agentica COMMAND --help for each):
@@ -64,6 +66,7 @@ config (lowest to highest precedence):
 """
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
+INPUT_FORMATS = ("text", "stream-json")
 PERMISSION_MODES = ("default", "accept-edits", "auto", "plan")
 SANDBOX_MODES = ("workspace-write", "read-only", "off")
 
@@ -131,6 +134,11 @@ def agentica(
         metavar="text|json|stream-json",
         help="with -p: text (final answer only; progress on stderr), json (one object at the end), "
         "stream-json (every event as a JSON line)")] = "text",
+    input_format: Annotated[str, typer.Option(
+        "--input-format", parser=_choice(INPUT_FORMATS), autocompletion=_complete(INPUT_FORMATS),
+        metavar="text|stream-json",
+        help="with -p --output-format stream-json: stream-json reads user messages from stdin, one JSON "
+        "line each, each a turn of the same session, until stdin ends")] = "text",
     model: Annotated[Optional[str], typer.Option(
         "-m", "--model", metavar="ID", help="model id, e.g. gpt-4o, glm-4.6, deepseek-chat")] = None,
     provider: Annotated[Optional[str], typer.Option(

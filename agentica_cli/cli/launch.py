@@ -17,17 +17,39 @@ def default_args() -> argparse.Namespace:
     imports, and a bare `agentica` is the most common start of the REPL). A test checks that
     they equal what the typer command produces for no arguments."""
     return argparse.Namespace(
-        prompt=[], print_mode=False, output_format="text", model=None, provider=None, base_url=None,
-        api_key=None, api_key_file=None, request_timeout=None, permission_mode=None, yes=False, allowed_tools=[],
-        disallowed_tools=[], sandbox=None, system_prompt=None, system_prompt_file=None, append_system_prompt=None,
-        append_system_prompt_file=None, trust=False, work_dir=None, add_dir=[], continue_=False, resume=None,
-        no_session=False, undo=False, force=False, tools=None, image=[], max_turns=None, version=False,
+        prompt=[], print_mode=False, output_format="text", input_format="text", model=None, provider=None,
+        base_url=None, api_key=None, api_key_file=None, request_timeout=None, permission_mode=None, yes=False,
+        allowed_tools=[], disallowed_tools=[], sandbox=None, system_prompt=None, system_prompt_file=None,
+        append_system_prompt=None, append_system_prompt_file=None, trust=False, work_dir=None, add_dir=[],
+        continue_=False, resume=None, no_session=False, undo=False, force=False, tools=None, image=[], max_turns=None,
+        version=False,
     )
 
 
 def fail(message: str, code: int = exitcodes.USAGE_ERROR) -> int:
     sys.stderr.write(f"agentica: {message}\n")
     return code
+
+
+def stream_input_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with --input-format stream-json in these flags, if anything."""
+    if getattr(args, "input_format", "text") != "stream-json":
+        return None
+    if not args.print_mode:
+        return "--input-format stream-json needs -p (and --output-format stream-json)"
+    if args.output_format != "stream-json":
+        return ("--input-format stream-json needs --output-format stream-json: each message's turn is "
+                "answered with a stream of events")
+    if args.prompt:
+        return "--input-format stream-json reads the messages from stdin: give no PROMPT argument"
+    if args.image:
+        return "--image goes with a PROMPT; with --input-format stream-json send images as content blocks"
+    if args.api_key == "-":
+        return ("--api-key - reads the key from stdin, which carries the messages with --input-format "
+                "stream-json: use --api-key-file PATH or AGENTICA_API_KEY")
+    if args.undo:
+        return "--undo takes no messages: leave out --input-format stream-json"
+    return None
 
 
 def start(args: argparse.Namespace) -> int:
@@ -43,6 +65,9 @@ def start(args: argparse.Namespace) -> int:
         return fail("--force goes with --undo")
     if args.max_turns is not None and args.max_turns < 1:
         return fail("--max-turns must be at least 1")
+    problem = stream_input_problem(args)
+    if problem:  # before anything reads stdin (--api-key -)
+        return fail(problem)
     work_dir = (args.work_dir or Path.cwd()).expanduser()
     if not work_dir.is_dir():
         return fail(f"--work-dir {work_dir}: no such folder")
@@ -102,6 +127,10 @@ def start(args: argparse.Namespace) -> int:
         return run_undo(args, settings, work_dir)
     prompt = " ".join(args.prompt)
     stdin_is_tty = sys.stdin.isatty()
+    if getattr(args, "input_format", "text") == "stream-json":  # -p is checked above
+        from agentica_cli.cli.stream_input_run import run_stream_input
+
+        return run_stream_input(args, settings, work_dir)
     if args.print_mode or not stdin_is_tty:
         from agentica_cli.cli.printers import run_print
 

@@ -6,6 +6,9 @@ Output formats:
   json         one object at the end: result, session_id, usage, tool_calls, stop_reason
   stream-json  every event as one JSON line as it happens, then the same result object
 
+With --input-format stream-json (stream_input_run.py) stdin carries user messages as JSON
+lines, each a turn of the same session with its own result object.
+
 No rich here: a -p run should start quickly and stay small.
 """
 
@@ -18,6 +21,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -124,12 +128,16 @@ def open_session(args: argparse.Namespace, work_dir: Path, model_label: str) -> 
     return store.create(work_dir, model_label, lazy=True), None  # no file unless a prompt is sent
 
 
-def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prompt: str, *, read_stdin: bool) -> int:
-    piped = _read_stdin() if read_stdin else ""
-    prompt = compose_prompt(prompt, piped)
-    if not prompt.strip():
-        sys.stderr.write("agentica: no prompt: give one as an argument (agentica -p \"task\") or on stdin\n")
-        return exitcodes.USAGE_ERROR
+def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prompt: str, *, read_stdin: bool,
+              runner_class: type[PrintRun] | None = None) -> int:
+    """Check and set up a -p run, then run it with `runner_class` (stream_input_run passes
+    its own, whose prompts come from stdin as they are written)."""
+    if runner_class is None:  # else stdin carries the messages, read as they come
+        piped = _read_stdin() if read_stdin else ""
+        prompt = compose_prompt(prompt, piped)
+        if not prompt.strip():
+            sys.stderr.write("agentica: no prompt: give one as an argument (agentica -p \"task\") or on stdin\n")
+            return exitcodes.USAGE_ERROR
     for key in settings.held_back:
         sys.stderr.write(
             f"agentica: ignoring '{key}' from untrusted {settings.project_file} (run with --trust to use it)\n"
@@ -161,7 +169,7 @@ def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prom
     if problem:
         sys.stderr.write(f"agentica: {problem}\n")
         return exitcodes.USAGE_ERROR
-    runner = PrintRun(args, settings, work_dir, model, session)
+    runner = (runner_class or PrintRun)(args, settings, work_dir, model, session)
     try:
         return runner.run(prompt)
     finally:
@@ -182,16 +190,21 @@ class PrintRun:
         self.format = args.output_format
         self.out = sys.stdout
         self.progress = StderrProgress(sys.stderr)
+        self.interrupted = False
+        self.mcp: Any = None
+        self.checkpoints: Any = None  # snapshots for --undo and /undo (checkpoint_setup)
+        self.reset_turn()
+
+    def reset_turn(self) -> None:
+        """What the result object reports starts again: one run has one turn; with
+        --input-format stream-json each message is a turn with its own result."""
         self.tool_calls: dict[str, dict[str, Any]] = {}
         self.usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
         self.requests = 0
         self.final: Any = None
         self.error: Any = None
-        self.interrupted = False
         self.started = time.monotonic()
-        self.mcp: Any = None
-        self.checkpoints: Any = None  # snapshots for --undo and /undo (checkpoint_setup)
-        self.checkpoint_turn = 0  # this run's turn number in them, from its checkpoint events
+        self.checkpoint_turn = 0  # this turn's number in the checkpoints, from its checkpoint events
 
     def emit_json(self, payload: dict[str, Any]) -> None:
         self.write_out(json.dumps(payload, ensure_ascii=False, default=str) + "\n")
@@ -321,14 +334,26 @@ class PrintRun:
 
     async def stream(self, agent: Any, prompt: str) -> None:
         if self.format == "stream-json":
-            self.emit_json({"type": "session", "session_id": self.session_id, "model": self.model_label})
-        async for event in agent.run_stream(prompt, getattr(self.args, "image", None) or ()):
-            self.record(event)
-            if self.format == "stream-json":
-                self.emit_json(event.to_dict())
-            elif self.format == "text":
-                self.progress.handle(event)
+            self.emit_session_line()
+        await self.stream_turn(agent, prompt, getattr(self.args, "image", None) or ())
         await agent.end_session("other")  # SessionEnd hooks: this run's session is over
+
+    def emit_session_line(self) -> None:
+        self.emit_json({"type": "session", "session_id": self.session_id, "model": self.model_label})
+
+    async def stream_turn(self, agent: Any, prompt: str, images: Any) -> None:
+        from contextlib import aclosing
+
+        # Closed here when writing fails (OutputClosed): the run stops while the loop still
+        # runs, instead of in asyncio.run's teardown, where a connection being opened could
+        # be left half-started (a "never awaited" warning on stderr).
+        async with aclosing(agent.run_stream(prompt, images)) as events:
+            async for event in events:
+                self.record(event)
+                if self.format == "stream-json":
+                    self.emit_json(event.to_dict())
+                elif self.format == "text":
+                    self.progress.handle(event)
 
     @property
     def session_id(self) -> str | None:
@@ -340,7 +365,9 @@ class PrintRun:
 
         return model_label(self.model)
 
-    async def main(self, prompt: str) -> None:
+    async def main(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` (drive, or the stream-json input's turns) until done, or until SIGINT or
+        SIGTERM cancels it."""
         task = asyncio.current_task()
         loop = asyncio.get_running_loop()
 
@@ -355,7 +382,7 @@ class PrintRun:
             except (NotImplementedError, RuntimeError):  # pragma: no cover - Windows
                 pass
         try:
-            await self.drive(prompt)
+            await work
         except asyncio.CancelledError:
             if not self.interrupted:
                 raise
@@ -381,6 +408,11 @@ class PrintRun:
         if self.final is None or self.final.stop_reason != "blocked" or self.interrupted:
             return None
         return f"the prompt was blocked by a hook: {self.final.reason or 'no reason given'}"
+
+    def say_blocked(self) -> None:
+        blocked = self.blocked_message()
+        if blocked and self.format != "text":  # text mode said so already, as the run's notice
+            sys.stderr.write(f"agentica: {safe_text(blocked)}\n")
 
     def result_object(self) -> dict[str, Any]:
         code = self.exit_code()
@@ -409,7 +441,7 @@ class PrintRun:
 
     def run(self, prompt: str) -> int:
         try:
-            asyncio.run(self.main(prompt))
+            asyncio.run(self.main(self.drive(prompt)))
         except KeyboardInterrupt:
             self.interrupted = True
         except OutputClosed:
@@ -428,9 +460,7 @@ class PrintRun:
                 self.write_out(text if text.endswith("\n") else text + "\n")
         except OutputClosed:
             return self.output_closed()
-        blocked = self.blocked_message()
-        if blocked and self.format != "text":  # text mode said so already, as the run's notice
-            sys.stderr.write(f"agentica: {safe_text(blocked)}\n")
+        self.say_blocked()
         if self.format == "text":
             if self.interrupted:
                 sys.stderr.write("agentica: interrupted\n")
