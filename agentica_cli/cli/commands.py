@@ -140,7 +140,14 @@ def agentica(
         help="confine commands: workspace-write (default; write only the work folders, no network, "
         "no ~/.ssh ...), read-only, or off (config sandbox.mode)")] = None,
     trust: Annotated[bool, typer.Option(
-        "--trust", help="trust this project's .agentica/config.toml (MCP servers, ...)")] = False,
+        "--trust", help="trust this project's .agentica/config.toml and .mcp.json (MCP servers, ...)")] = False,
+    mcp_config: Annotated[Optional[list[str]], typer.Option(
+        "--mcp-config", metavar="FILE|JSON",
+        help="MCP servers for this run, from a file or a JSON string in Claude Code's format "
+        "({\"mcpServers\": {...}}); repeatable")] = None,
+    strict_mcp_config: Annotated[bool, typer.Option(
+        "--strict-mcp-config", help="use only the --mcp-config servers, ignoring every other MCP configuration "
+        "(config files, .mcp.json)")] = False,
     work_dir: Annotated[Optional[Path], typer.Option(
         "-C", "--work-dir", metavar="DIR", help="the project folder (default: the current folder)")] = None,
     add_dir: Annotated[Optional[list[Path]], typer.Option(
@@ -168,7 +175,8 @@ def agentica(
         "-V", "--version", is_eager=True, callback=_show_version, help="print the version and exit")] = False,
 ) -> int:
     values = dict(locals())  # every flag, by the attribute names launch and the REPL read
-    values.update(prompt=list(prompt or ()), add_dir=list(add_dir or ()), image=list(image or ()))
+    values.update(prompt=list(prompt or ()), add_dir=list(add_dir or ()), image=list(image or ()),
+                  mcp_config=list(mcp_config or ()))
     from agentica_cli.cli.launch import start
 
     return start(argparse.Namespace(**values))
