@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentica_cli.cli.project_paths import project_folders
 from agentica_cli.private_files import agentica_home, open_private
 from agentica_cli.tools.mcp.keys import CONFIG_KEYS as MCP_CONFIG_KEYS
 from agentica_cli.tools.mcp.keys import TRANSPORTS as MCP_TRANSPORTS
@@ -343,22 +344,6 @@ def merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- locating files --------------------------------------------------------------------
-
-
-def find_git_root(start: Path) -> Path | None:
-    for folder in (start, *start.parents):
-        if (folder / ".git").exists():
-            return folder
-    return None
-
-
-def project_folders(work_dir: Path) -> list[Path]:
-    """Where a project's files are looked for, nearest first: the work dir and its parents
-    up to the git root (just the work dir outside git)."""
-    root = find_git_root(work_dir)
-    if root is None:
-        return [work_dir]
-    return [work_dir, *(p for p in work_dir.parents if p == root or root in p.parents)]
 
 
 def project_config_path(work_dir: Path) -> Path | None:

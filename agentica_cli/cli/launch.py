@@ -66,11 +66,11 @@ def start(args: argparse.Namespace) -> int:
 
     args.mcp_flags = None  # --mcp-config / --strict-mcp-config, read once (the REPL reloads settings)
     if args.mcp_config or args.strict_mcp_config:
-        from agentica_cli.cli.mcp_json import command_line
+        from agentica_cli.cli.mcp_json import McpJsonError, command_line
 
         try:
             args.mcp_flags = command_line(args.mcp_config, strict=args.strict_mcp_config)
-        except ConfigError as err:
+        except McpJsonError as err:
             from agentica_cli.cli.safe_text import safe_text
 
             return fail(safe_text(str(err), keep_newlines=False))

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentica_cli.cli.config import ConfigError, project_folders
+from agentica_cli.cli.project_paths import project_folders, project_root
 from agentica_cli.tools.mcp.env_refs import UnsetReference, check_table
 from agentica_cli.tools.mcp.keys import TRANSPORTS
 
@@ -27,6 +27,10 @@ SERVER_NAME_CHARS = "letters, digits, _ and -"
 KEYS = ("type", "command", "args", "env", "url", "headers")
 # Claude Code's `type` -> our transport ("http" is streamable HTTP in both).
 TYPES = {"stdio": "stdio", "http": "streamable-http", "streamable-http": "streamable-http", "sse": "sse"}
+
+
+class McpJsonError(ValueError):
+    """Bad `--mcp-config` input, or a `.mcp.json` that cannot be edited; names the file and server."""
 
 
 @dataclass
@@ -161,7 +165,7 @@ def read_project(path: Path) -> McpJson:
 
 def command_line(values: list[str], *, strict: bool) -> CommandLineMcp:
     """`--mcp-config` values (files, or JSON text starting with `{`), later ones winning a
-    name. Raises ConfigError at the first problem: the user gave these, so nothing is skipped."""
+    name. Raises McpJsonError at the first problem: the user gave these, so nothing is skipped."""
     out = CommandLineMcp(strict=strict)
     for value in values:
         if value.lstrip().startswith("{"):
@@ -173,15 +177,15 @@ def command_line(values: list[str], *, strict: bool) -> CommandLineMcp:
             except (OSError, UnicodeDecodeError) as err:
                 reason = "no such file" if isinstance(err, FileNotFoundError) else (
                     getattr(err, "strerror", None) or str(err))
-                raise ConfigError(f"--mcp-config {value}: {reason}") from None
+                raise McpJsonError(f"--mcp-config {value}: {reason}") from None
             found = parse(text, f"--mcp-config {value}")
         if found.problems:
-            raise ConfigError(found.problems[0])
+            raise McpJsonError(found.problems[0])
         for name, table in found.servers.items():
             try:  # a variable the user forgot to export: say so now, not when the server fails
                 check_table(table, f"{found.where}: server '{name}': ")
             except UnsetReference as err:
-                raise ConfigError(f"{err} (or write ${{{err.var}:-default}})") from None
+                raise McpJsonError(f"{err} (or write ${{{err.var}:-default}})") from None
             out.servers[name] = table
             out.sources[name] = found.where
     return out
@@ -194,7 +198,7 @@ def entry_for(table: dict[str, Any]) -> dict[str, Any]:
     """A `[mcp_servers.NAME]` table (from `agentica mcp add`) as a `.mcp.json` entry."""
     beyond = sorted(set(table) - {"command", "args", "env", "url", "headers", "transport"})
     if beyond:
-        raise ConfigError(f"{', '.join(beyond)}: not part of the .mcp.json format; "
+        raise McpJsonError(f"{', '.join(beyond)}: not part of the .mcp.json format; "
                           "add this server to your user config instead (--scope user)")
     if "command" in table:
         entry: dict[str, Any] = {"type": "stdio", "command": table["command"]}
@@ -202,7 +206,7 @@ def entry_for(table: dict[str, Any]) -> dict[str, Any]:
         return entry
     transport = table.get("transport")
     if transport not in (None, *TRANSPORTS) or transport == "stdio":
-        raise ConfigError(f"--transport {transport}: a url server is http or sse")
+        raise McpJsonError(f"--transport {transport}: a url server is http or sse")
     url = table["url"]
     guessed_sse = url.split("?")[0].rstrip("/").endswith("/sse")
     kind = "sse" if transport == "sse" or (transport is None and guessed_sse) else "http"
@@ -218,9 +222,9 @@ def _read_for_edit(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as err:
-        raise ConfigError(f"{path}: cannot read it as JSON ({err}); fix it by hand first") from None
+        raise McpJsonError(f"{path}: cannot read it as JSON ({err}); fix it by hand first") from None
     if not isinstance(data, dict) or not isinstance(data.setdefault("mcpServers", {}), dict):
-        raise ConfigError(f'{path}: expected an object {{"mcpServers": {{...}}}}; fix it by hand first')
+        raise McpJsonError(f'{path}: expected an object {{"mcpServers": {{...}}}}; fix it by hand first')
     return data
 
 
@@ -235,20 +239,18 @@ def _write(path: Path, data: dict[str, Any]) -> None:
 def edit_target(work_dir: Path) -> Path:
     """The `.mcp.json` that `--scope project` edits: the one start-up reads, else a new one at
     the project root (the git root, or the folder itself)."""
-    from agentica_cli.cli.trust import project_root
-
     return project_file(work_dir) or project_root(work_dir) / FILE_NAME
 
 
 def add_server(work_dir: Path, name: str, table: dict[str, Any], *, replace: bool = False) -> Path:
     if not _valid_name(name):
-        raise ConfigError(f"server name {name!r}: use only {SERVER_NAME_CHARS}")
+        raise McpJsonError(f"server name {name!r}: use only {SERVER_NAME_CHARS}")
     entry = entry_for(table)
     server_table(entry)  # what we write, start-up must read back
     path = edit_target(work_dir)
     data = _read_for_edit(path)
     if name in data["mcpServers"] and not replace:
-        raise ConfigError(f"{path}: an MCP server named {name!r} is already there (--replace to overwrite it)")
+        raise McpJsonError(f"{path}: an MCP server named {name!r} is already there (--replace to overwrite it)")
     data["mcpServers"][name] = entry
     _write(path, data)
     return path
@@ -257,10 +259,10 @@ def add_server(work_dir: Path, name: str, table: dict[str, Any], *, replace: boo
 def remove_server(work_dir: Path, name: str) -> Path:
     path = project_file(work_dir)
     if path is None:
-        raise ConfigError(f"no {FILE_NAME} in this project ({work_dir})")
+        raise McpJsonError(f"no {FILE_NAME} in this project ({work_dir})")
     data = _read_for_edit(path)
     if name not in data["mcpServers"]:
-        raise ConfigError(f"{path}: no MCP server named {name!r}")
+        raise McpJsonError(f"{path}: no MCP server named {name!r}")
     del data["mcpServers"][name]
     _write(path, data)
     return path

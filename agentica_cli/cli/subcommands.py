@@ -127,7 +127,7 @@ def mcp_add(
             path = mcp_json.add_server(Path.cwd(), name, table, replace=replace)
         else:
             path = add_server(name, table, replace=replace)
-    except ConfigError as err:
+    except (ConfigError, ValueError) as err:  # mcp_json.McpJsonError is a ValueError
         return _config_error(err)
     print(f"added MCP server {name} to {path}")
     if scope == "project":
@@ -155,7 +155,7 @@ def mcp_remove(
             path = mcp_json.remove_server(Path.cwd(), name)
         else:
             path = remove_server(name)
-    except ConfigError as err:
+    except (ConfigError, ValueError) as err:  # mcp_json.McpJsonError is a ValueError
         return _config_error(err)
     print(f"removed MCP server {name} from {path}")
     return exitcodes.OK
