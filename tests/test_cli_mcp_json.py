@@ -306,6 +306,10 @@ def test_mcp_add_scope_project_writes_mcp_json_that_start_up_reads(home: Path, p
     oauth = run_cli(["mcp", "add", "--scope", "project", "t", "--url", "http://h/mcp", "--oauth"],
                     cwd=project, home=home)
     assert oauth.returncode == 2 and "not part of the .mcp.json format" in oauth.stderr
+    env_on_url = run_cli(["mcp", "add", "-s", "project", "u", "--url", "http://h/mcp", "-e", "A=1"],
+                         cwd=project, home=home)
+    assert env_on_url.returncode == 2 and "mcp_servers.u.env applies to a 'command' server" in env_on_url.stderr
+    assert list(json.loads(path.read_text())["mcpServers"]) == ["kept", "files", "api"]  # refused: unchanged
     trust_folder(home, project)
     listed = run_cli(["mcp", "list"], cwd=project, home=home).stdout
     assert f"files  stdio python srv.py  [{path}]" in listed

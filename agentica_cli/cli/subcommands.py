@@ -123,7 +123,11 @@ def mcp_add(
                              oauth_client_secret=oauth_client_secret, oauth_callback_port=oauth_callback_port)
         if scope == "project":
             from agentica_cli.cli import mcp_json
+            from agentica_cli.cli.config import Settings, check_mcp_servers
 
+            # the rules start-up applies (env only for a command, headers only for a URL, ...)
+            check_mcp_servers(Settings(data={"mcp_servers": {name: table}},
+                                       sources={f"mcp_servers.{name}": "the new server"}))
             path = mcp_json.add_server(Path.cwd(), name, table, replace=replace)
         else:
             path = add_server(name, table, replace=replace)
