@@ -124,6 +124,11 @@ class AgenticaAcpAgent:
             raise _error(RequestError.invalid_params, f"config error: {err}") from None
         for key in settings.held_back:
             log(f"ignoring '{key}' from untrusted {settings.project_file} (run `agentica --trust` there to use it)")
+        if settings.mcp_json_held_back:
+            log(f"ignoring the MCP servers of untrusted {settings.mcp_json_file} "
+                f"({', '.join(settings.mcp_json_held_back)}) (run `agentica --trust` there to use them)")
+        for problem in settings.warnings:
+            log(f"warning: {problem}")
         return settings
 
     def model_for(self, settings: Any) -> Any:

@@ -185,7 +185,14 @@ def agentica(
     append_system_prompt_file: Annotated[Optional[Path], typer.Option(
         "--append-system-prompt-file", metavar="PATH", help="--append-system-prompt, read from a file")] = None,
     trust: Annotated[bool, typer.Option(
-        "--trust", help="trust this project's .agentica/config.toml (MCP servers, ...)")] = False,
+        "--trust", help="trust this project's .agentica/config.toml and .mcp.json (MCP servers, ...)")] = False,
+    mcp_config: Annotated[Optional[list[str]], typer.Option(
+        "--mcp-config", metavar="FILE|JSON",
+        help="MCP servers for this run, from a file or a JSON string in Claude Code's format "
+        "({\"mcpServers\": {...}}); repeatable")] = None,
+    strict_mcp_config: Annotated[bool, typer.Option(
+        "--strict-mcp-config", help="use only the --mcp-config servers, ignoring every other MCP configuration "
+        "(config files, .mcp.json)")] = False,
     work_dir: Annotated[Optional[Path], typer.Option(
         "-C", "--work-dir", metavar="DIR", help="the project folder (default: the current folder)")] = None,
     add_dir: Annotated[Optional[list[Path]], typer.Option(
@@ -214,7 +221,8 @@ def agentica(
 ) -> int:
     values = dict(locals())  # every flag, by the attribute names launch and the REPL read
     values.update(prompt=list(prompt or ()), add_dir=list(add_dir or ()), image=list(image or ()),
-                  allowed_tools=list(allowed_tools or ()), disallowed_tools=list(disallowed_tools or ()))
+                  allowed_tools=list(allowed_tools or ()), disallowed_tools=list(disallowed_tools or ()),
+                  mcp_config=list(mcp_config or ()))
     from agentica_cli.cli.launch import start
 
     return start(argparse.Namespace(**values))

@@ -5,6 +5,8 @@
 Every key is checked against `SCHEMA`; an unknown key or a wrong type is a `ConfigError`
 naming the key and the file (the command exits 2). Project-level keys that start programs
 or loosen safety (`UNTRUSTED_PROJECT_KEYS`) are held back until the project is trusted.
+MCP servers may also come from Claude Code's files (cli/mcp_json.py): a project's
+`.mcp.json` (held back like the project's own `[mcp_servers]`) and `--mcp-config`.
 """
 
 from __future__ import annotations
@@ -13,11 +15,15 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from agentica_cli.cli.project_paths import project_folders
 from agentica_cli.private_files import agentica_home, open_private
 from agentica_cli.tools.mcp.keys import CONFIG_KEYS as MCP_CONFIG_KEYS
 from agentica_cli.tools.mcp.keys import TRANSPORTS as MCP_TRANSPORTS
+
+if TYPE_CHECKING:
+    from agentica_cli.cli.mcp_json import CommandLineMcp
 
 PERMISSION_MODES = ("default", "accept-edits", "auto", "plan")
 PROVIDERS = (
@@ -340,22 +346,11 @@ def merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
 # -- locating files --------------------------------------------------------------------
 
 
-def find_git_root(start: Path) -> Path | None:
-    for folder in (start, *start.parents):
-        if (folder / ".git").exists():
-            return folder
-    return None
-
-
 def project_config_path(work_dir: Path) -> Path | None:
     """The nearest `.agentica/config.toml` from the work dir up to the git root (or just
     the work dir outside git), never the user's own ~/.agentica."""
     home = agentica_home().resolve()
-    root = find_git_root(work_dir)
-    folders = [work_dir]
-    if root is not None:
-        folders = [work_dir, *(p for p in work_dir.parents if p == root or root in p.parents)]
-    for folder in folders:
+    for folder in project_folders(work_dir):
         candidate = folder / ".agentica" / "config.toml"
         if candidate.parent.resolve() == home:
             continue
@@ -374,6 +369,10 @@ class Settings:
     user_file: Path | None = None
     project_file: Path | None = None
     held_back: dict[str, Any] = field(default_factory=dict)  # untrusted project keys not applied
+    mcp_json_file: Path | None = None  # the project's .mcp.json (Claude Code's format), if any
+    mcp_json_held_back: dict[str, Any] = field(default_factory=dict)  # its servers, while untrusted
+    # Problems that do not stop agentica (a broken project .mcp.json): shown as warnings.
+    warnings: list[str] = field(default_factory=list)
     unsent_key: str | None = None  # why a configured api_key is not sent (set for another provider)
     # [permissions] allow/deny/ask of every layer (they add up; a later layer does not replace
     # an earlier one's rules): (kind, rule, where it came from)
@@ -467,9 +466,15 @@ def load_settings(
     *,
     trusted: bool,
     environ: dict[str, str] | os._Environ[str] | None = None,
+    mcp_flags: CommandLineMcp | None = None,
 ) -> Settings:
-    """Merge the four layers. `flags` maps dotted keys to values given on the command line."""
+    """Merge the four layers. `flags` maps dotted keys to values given on the command line;
+    `mcp_flags` the servers of `--mcp-config` (the top layer; `strict`: the only ones).
+
+    MCP servers, lowest to highest precedence (a server is defined whole by one layer):
+    user config < project .mcp.json < project .agentica/config.toml < --mcp-config."""
     environ = os.environ if environ is None else environ
+    strict_mcp = mcp_flags is not None and mcp_flags.strict
     data: dict[str, Any] = {}
     sources: dict[str, str] = {}
     user_file = agentica_home() / "config.toml"
@@ -477,14 +482,20 @@ def load_settings(
     key_for: str | None = None  # the provider a config file's api_key was set for
     if user_file.is_file():
         layer = load_toml(user_file)
+        if strict_mcp:
+            layer.pop("mcp_servers", None)
         settings.user_file = user_file
         _record_sources(layer, str(user_file), sources)
         _collect_rules(layer, str(user_file), settings.permission_rules)
         data = merge(data, layer)
         key_for = _key_provider(layer, data, key_for)
+    if not strict_mcp:
+        data = _merge_project_mcp_json(settings, work_dir, data, sources, trusted=trusted)
     project_file = project_config_path(work_dir)
     if project_file is not None:
         layer = load_toml(project_file)
+        if strict_mcp:
+            layer.pop("mcp_servers", None)
         settings.project_file = project_file
         if not trusted:
             settings.held_back = _held_back(layer)
@@ -505,10 +516,34 @@ def load_settings(
     _collect_rules(flag_layer, "command line", settings.permission_rules, from_flags=True)
     data = merge(data, flag_layer)
     key_for = None if get_key(flag_layer, "model.api_key") else key_for
+    if mcp_flags is not None and mcp_flags.servers:
+        data = merge(data, {"mcp_servers": validate({"mcp_servers": mcp_flags.servers}, "--mcp-config")["mcp_servers"]})
+        sources.update({f"mcp_servers.{name}": where for name, where in mcp_flags.sources.items()})
     settings.data = data
     settings.sources = sources
     settings.unsent_key = _keep_key_with_its_provider(data, sources, key_for)
     return settings
+
+
+def _merge_project_mcp_json(settings: Settings, work_dir: Path, data: dict[str, Any], sources: dict[str, str],
+                            *, trusted: bool) -> dict[str, Any]:
+    """The project's `.mcp.json` servers over `data`, or held back until the project is trusted.
+    A broken file or server is a warning, never an error: a cloned repository must not stop
+    agentica from starting."""
+    from agentica_cli.cli.mcp_json import project_file, read_project
+
+    path = project_file(work_dir)
+    if path is None:
+        return data
+    settings.mcp_json_file = path
+    found = read_project(path)
+    settings.warnings += [f"{problem}; going on without it" for problem in found.problems]
+    if not trusted:
+        settings.mcp_json_held_back = found.servers
+        return data
+    for name in found.servers:
+        sources[f"mcp_servers.{name}"] = str(path)
+    return merge(data, {"mcp_servers": found.servers})
 
 
 # -- which provider a key is for ----------------------------------------------------------

@@ -20,7 +20,8 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from agentica_cli.cli.config import agentica_home, find_git_root
+from agentica_cli.cli.config import agentica_home
+from agentica_cli.cli.project_paths import find_git_root
 from agentica_cli.cli.safe_text import safe_text
 
 FILE_NAME = "AGENTS.md"

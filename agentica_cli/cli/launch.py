@@ -20,9 +20,9 @@ def default_args() -> argparse.Namespace:
         prompt=[], print_mode=False, output_format="text", input_format="text", model=None, provider=None,
         base_url=None, api_key=None, api_key_file=None, request_timeout=None, permission_mode=None, yes=False,
         allowed_tools=[], disallowed_tools=[], sandbox=None, system_prompt=None, system_prompt_file=None,
-        append_system_prompt=None, append_system_prompt_file=None, trust=False, work_dir=None, add_dir=[],
-        continue_=False, resume=None, no_session=False, undo=False, force=False, tools=None, image=[], max_turns=None,
-        version=False,
+        append_system_prompt=None, append_system_prompt_file=None, trust=False, mcp_config=[],
+        strict_mcp_config=False, work_dir=None, add_dir=[], continue_=False, resume=None, no_session=False,
+        undo=False, force=False, tools=None, image=[], max_turns=None, version=False,
     )
 
 
@@ -96,10 +96,21 @@ def start(args: argparse.Namespace) -> int:
     from agentica_cli.cli.runtime import check_model_timeouts
     from agentica_cli.cli.trust import is_trusted, trust
 
+    args.mcp_flags = None  # --mcp-config / --strict-mcp-config, read once (the REPL reloads settings)
+    if args.mcp_config or args.strict_mcp_config:
+        from agentica_cli.cli.mcp_json import McpJsonError, command_line
+
+        try:
+            args.mcp_flags = command_line(args.mcp_config, strict=args.strict_mcp_config)
+        except McpJsonError as err:
+            from agentica_cli.cli.safe_text import safe_text
+
+            return fail(safe_text(str(err), keep_newlines=False))
     try:
         if args.trust:
             trust(work_dir)
-        settings = load_settings(work_dir, flag_settings(args), trusted=is_trusted(work_dir))
+        settings = load_settings(work_dir, flag_settings(args), trusted=is_trusted(work_dir),
+                                 mcp_flags=args.mcp_flags)
         check_mcp_servers(settings)
         from agentica_cli.cli.toolkit_setup import check_toolkits
 
@@ -113,6 +124,11 @@ def start(args: argparse.Namespace) -> int:
         sandbox = sandbox_for(settings, work_dir, args.add_dir)
     except ConfigError as err:
         return fail(f"config error: {err}")
+    if settings.warnings:  # a broken project .mcp.json: agentica goes on without it
+        from agentica_cli.cli.safe_text import safe_text
+
+        for problem in settings.warnings:
+            sys.stderr.write(f"agentica: warning: {safe_text(problem, keep_newlines=False)}\n")
     if key_in_argv:
         from agentica_cli.cli.api_key_input import ARGV_WARNING
 

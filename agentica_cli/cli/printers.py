@@ -142,6 +142,10 @@ def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prom
         sys.stderr.write(
             f"agentica: ignoring '{key}' from untrusted {settings.project_file} (run with --trust to use it)\n"
         )
+    if settings.mcp_json_held_back:
+        names = safe_text(", ".join(settings.mcp_json_held_back), keep_newlines=False)
+        sys.stderr.write(f"agentica: ignoring the MCP servers of untrusted {settings.mcp_json_file} ({names}) "
+                         "(run with --trust to use them)\n")
     from agentica_cli.cli.extension_setup import untrusted_project_extensions
 
     ignored = untrusted_project_extensions(work_dir)

@@ -152,11 +152,17 @@ class Repl:
         from agentica_cli.cli.extension_setup import untrusted_project_extensions
 
         files = untrusted_project_extensions(self.work_dir)
-        if not self.settings.held_back and not files:
+        mcp_json = self.settings.mcp_json_held_back
+        if not self.settings.held_back and not files and not mcp_json:
             return
         if self.settings.held_back:
             keys = ", ".join(sorted(self.settings.held_back))
             plain(f"{self.settings.project_file} sets {keys}.", "33")
+        if mcp_json:
+            from agentica_cli.cli.safe_text import safe_text
+
+            plain(safe_text(f"{self.settings.mcp_json_file} defines MCP servers: {', '.join(mcp_json)}.",
+                            keep_newlines=False), "33")
         if files:
             plain(f"This project has its own {', '.join(files)} (.agentica/ or .claude/).", "33")
         plain(
@@ -174,7 +180,8 @@ class Repl:
             from agentica_cli.cli.trust import trust
 
             trust(self.work_dir)
-            self.settings = load_settings(self.work_dir, flag_settings(self.args), trusted=True)
+            self.settings = load_settings(self.work_dir, flag_settings(self.args), trusted=True,
+                                          mcp_flags=getattr(self.args, "mcp_flags", None))
             # the project's [permissions] rules and mode apply from now on
             self.policy = policy_from_settings(
                 self.settings, self.work_dir, allowed_dirs=self.allowed_dirs, ask=self.ask_approval

@@ -370,10 +370,10 @@ class SlashCommands:
     async def cmd_mcp(self, rest: str) -> None:
         repl = self.repl
         if not repl.settings.mcp_servers:
-            if repl.settings.held_back.get("mcp_servers"):
+            if repl.settings.held_back.get("mcp_servers") or repl.settings.mcp_json_held_back:
                 plain("This project's MCP servers are off until you trust it (restart with --trust).", "33")
             else:
-                plain("No MCP servers configured ([mcp_servers.NAME] in config.toml).", "2")
+                plain("No MCP servers configured ([mcp_servers.NAME] in config.toml, or .mcp.json).", "2")
             return
         if repl.mcp is None:
             repl.start_mcp()

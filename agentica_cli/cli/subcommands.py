@@ -12,7 +12,16 @@ import typer
 from agentica_cli.cli import exitcodes
 
 MCP_HELP = """The MCP servers in your config (~/.agentica/config.toml; a project's own servers
-live in its .agentica/config.toml and are listed too). Changes apply to the next session."""
+live in its .agentica/config.toml or its .mcp.json and are listed too). Changes apply to the
+next session."""
+
+SCOPES = ("user", "project")
+
+
+def _scope(value: str) -> str:
+    if value not in SCOPES:
+        raise typer.BadParameter(f"invalid choice: {value!r} (choose from 'user', 'project')")
+    return value
 
 
 def _config_error(err: Exception) -> int:
@@ -52,16 +61,20 @@ def mcp_list(
         settings = load_settings(folder, {}, trusted=is_trusted(folder))
     except ConfigError as err:
         return _config_error(err)
+    for problem in settings.warnings:  # a broken .mcp.json
+        sys.stderr.write(f"agentica: warning: {safe_text(problem, keep_newlines=False)}\n")
     servers = settings.mcp_servers
-    held = settings.held_back.get("mcp_servers") or {}
+    held = [(name, table, settings.project_file) for name, table in
+            (settings.held_back.get("mcp_servers") or {}).items()]
+    held += [(name, table, settings.mcp_json_file) for name, table in settings.mcp_json_held_back.items()]
     if not servers and not held:
         print("no MCP servers configured (agentica mcp add NAME -- COMMAND ARGS... adds one)")
         return exitcodes.OK
     for name, table in servers.items():
         where = settings.sources.get(f"mcp_servers.{name}", "config")
         print(safe_text(f"{name}  {describe_server(table)}  [{where}]", keep_newlines=False))
-    for name, table in held.items():
-        print(safe_text(f"{name}  {describe_server(table)}  [project, not trusted: agentica --trust]",
+    for name, table, path in held:
+        print(safe_text(f"{name}  {describe_server(table)}  [{path}, not trusted: agentica --trust]",
                         keep_newlines=False))
     return exitcodes.OK
 
@@ -78,6 +91,10 @@ def mcp_add(
     header: Annotated[Optional[list[str]], typer.Option(
         "-H", "--header", metavar="KEY: VALUE", help="an HTTP header for a URL server (repeatable)")] = None,
     replace: Annotated[bool, typer.Option("--replace", help="overwrite a server of the same name")] = False,
+    scope: Annotated[str, typer.Option(
+        "-s", "--scope", parser=_scope, metavar="user|project",
+        help="user: ~/.agentica/config.toml (default); project: the project's .mcp.json (Claude Code's "
+        "format, shared with the team; used once the project is trusted)")] = "user",
     oauth: Annotated[bool, typer.Option(
         "--oauth", help="a URL server behind OAuth: log in through the browser")] = False,
     oauth_scope: Annotated[Optional[list[str]], typer.Option(
@@ -92,7 +109,8 @@ def mcp_add(
 ) -> int:
     """Add a server to the user config: `agentica mcp add files -- npx -y @scope/server /tmp`,
     `agentica mcp add docs --url https://host/mcp`, or behind OAuth:
-    `agentica mcp add tracker --url https://host/mcp --oauth`."""
+    `agentica mcp add tracker --url https://host/mcp --oauth`. With `--scope project` it goes
+    to the project's .mcp.json instead."""
     from agentica_cli.cli.config import ConfigError
     from agentica_cli.cli.mcp_config_edit import add_server, server_table
 
@@ -103,24 +121,45 @@ def mcp_add(
         table = server_table(command=command, url=url, env=env or [], headers=header or [], transport=transport,
                              oauth=oauth, oauth_scopes=oauth_scope or [], oauth_client_id=oauth_client_id,
                              oauth_client_secret=oauth_client_secret, oauth_callback_port=oauth_callback_port)
-        path = add_server(name, table, replace=replace)
-    except ConfigError as err:
+        if scope == "project":
+            from agentica_cli.cli import mcp_json
+            from agentica_cli.cli.config import Settings, check_mcp_servers
+
+            # the rules start-up applies (env only for a command, headers only for a URL, ...)
+            check_mcp_servers(Settings(data={"mcp_servers": {name: table}},
+                                       sources={f"mcp_servers.{name}": "the new server"}))
+            path = mcp_json.add_server(Path.cwd(), name, table, replace=replace)
+        else:
+            path = add_server(name, table, replace=replace)
+    except (ConfigError, ValueError) as err:  # mcp_json.McpJsonError is a ValueError
         return _config_error(err)
     print(f"added MCP server {name} to {path}")
+    if scope == "project":
+        print("agentica starts it in projects you trust (agentica --trust); Claude Code reads the same file")
     if table.get("oauth"):
         print(f"it logs in with OAuth when it first starts (or: /mcp login {name}); tokens go to "
               "~/.agentica/mcp-auth/")
     return exitcodes.OK
 
 
-def mcp_remove(name: Annotated[str, typer.Argument(help="the server's name")]) -> int:
-    """Remove a server from the user config."""
+def mcp_remove(
+    name: Annotated[str, typer.Argument(help="the server's name")],
+    scope: Annotated[str, typer.Option(
+        "-s", "--scope", parser=_scope, metavar="user|project",
+        help="user: ~/.agentica/config.toml (default); project: the project's .mcp.json")] = "user",
+) -> int:
+    """Remove a server from the user config (or, with --scope project, from the project's .mcp.json)."""
     from agentica_cli.cli.config import ConfigError
     from agentica_cli.cli.mcp_config_edit import remove_server
 
     try:
-        path = remove_server(name)
-    except ConfigError as err:
+        if scope == "project":
+            from agentica_cli.cli import mcp_json
+
+            path = mcp_json.remove_server(Path.cwd(), name)
+        else:
+            path = remove_server(name)
+    except (ConfigError, ValueError) as err:  # mcp_json.McpJsonError is a ValueError
         return _config_error(err)
     print(f"removed MCP server {name} from {path}")
     return exitcodes.OK

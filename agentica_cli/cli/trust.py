@@ -1,9 +1,9 @@
 """Which project folders the user trusts to start programs from their own config.
 
-A project's `.agentica/config.toml` may define MCP servers (programs agentica would start)
-or loosen permissions; a cloned repository must not do that behind the user's back. The
-user trusts a folder once (asked in the REPL, or `--trust`), and it is remembered in
-~/.agentica/trusted_projects.json.
+A project's `.agentica/config.toml` or `.mcp.json` may define MCP servers (programs agentica
+would start), and its config may loosen permissions; a cloned repository must not do that
+behind the user's back. The user trusts a folder once (asked in the REPL, or `--trust`), and
+it is remembered in ~/.agentica/trusted_projects.json.
 """
 
 from __future__ import annotations
@@ -11,12 +11,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentica_cli.cli.config import find_git_root
+from agentica_cli.cli.project_paths import project_root
 from agentica_cli.private_files import agentica_home, open_private
 
-
-def project_root(work_dir: Path) -> Path:
-    return find_git_root(work_dir) or work_dir
+__all__ = ["is_trusted", "project_root", "trust", "trusted_projects"]
 
 
 def _store() -> Path:

@@ -6,7 +6,8 @@ result rendering, errors, state kept by one session, a crash and a hang.
 
 Options (stdio): --fail-start MESSAGE  exit at once with MESSAGE on stderr;
                  --fail-start-if-exists PATH  the same ("PATH exists") while PATH exists;
-                 --slow-start SECONDS  sleep before serving (connect timeouts).
+                 --slow-start SECONDS  sleep before serving (connect timeouts);
+                 --started-marker PATH  write PATH at start (proof that the server was run).
 """
 
 from __future__ import annotations
@@ -141,6 +142,9 @@ def main(argv: list[str]) -> None:
     # The failure options act after the SDK import (module top), like a real server that
     # fails on its configuration: a failed start takes about as long as a good one, which
     # the CLI test of /mcp relies on (it lists a ready server once the failure is shown).
+    if "--started-marker" in argv:
+        with open(argv[argv.index("--started-marker") + 1], "a", encoding="utf-8") as marker:
+            marker.write(f"{os.getpid()}\n")
     if "--fail-start" in argv:
         print(argv[argv.index("--fail-start") + 1], file=sys.stderr, flush=True)
         sys.exit(2)

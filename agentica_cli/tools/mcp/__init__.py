@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["McpServerError", "McpTool", "McpToolError"]
-_SUBMODULES = {"tool", "connection", "process", "results", "servers", "keys"}
+_SUBMODULES = {"tool", "connection", "process", "results", "servers", "keys", "env_refs"}
 
 
 def __getattr__(name: str) -> Any:

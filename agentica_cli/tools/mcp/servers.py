@@ -27,9 +27,6 @@ from agentica_cli.tools.mcp.tool import DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TI
 
 ServerState = Literal["disabled", "idle", "starting", "ready", "failed", "closed"]
 
-_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
 class McpConfigError(ValueError):
     """A bad `[mcp_servers.NAME]` table; the message names the key."""
 
@@ -58,15 +55,13 @@ def _check(name: str, key: str, kind: str, value: Any) -> Any:
 
 
 def expand_env_references(value: str, where: str) -> str:
-    """`${VAR}` in env/header values -> our environment's VAR (secrets stay out of config files)."""
+    """`${VAR}` / `${VAR:-default}` -> our environment's VAR (secrets stay out of config files)."""
+    from agentica_cli.tools.mcp.env_refs import UnsetReference, expand
 
-    def replace(match: re.Match[str]) -> str:
-        var = match.group(1)
-        if var not in os.environ:
-            raise McpConfigError(f"{where} refers to ${{{var}}}, which is not set in the environment")
-        return os.environ[var]
-
-    return _ENV_REFERENCE.sub(replace, value)
+    try:
+        return expand(value, where)
+    except UnsetReference as err:
+        raise McpConfigError(str(err)) from None
 
 
 @dataclass
@@ -143,23 +138,27 @@ class McpServerConfig:
 
     def build_tool(self, *, base_dir: Path | None = None, log_dir: Path | None = None) -> McpTool:
         """The McpTool for this server (not connected). `cwd` is relative to `base_dir`."""
-        env = {k: expand_env_references(v, f"mcp_servers.{self.name}.env.{k}") for k, v in self.env.items()}
-        headers = {
-            k: expand_env_references(v, f"mcp_servers.{self.name}.headers.{k}") for k, v in self.headers.items()
-        }
+        where = f"mcp_servers.{self.name}"
+        env = {k: expand_env_references(v, f"{where}.env.{k}") for k, v in self.env.items()}
+        headers = {k: expand_env_references(v, f"{where}.headers.{k}") for k, v in self.headers.items()}
+        command = expand_env_references(self.command, f"{where}.command") if self.command is not None else None
+        args = [expand_env_references(a, f"{where}.args[{i}]") for i, a in enumerate(self.args)] \
+            if self.args is not None else None
+        url = expand_env_references(self.url, f"{where}.url") if self.url is not None else None
         cwd = None
         if self.cwd is not None:
             path = Path(self.cwd).expanduser()
             cwd = str(path if path.is_absolute() or base_dir is None else base_dir / path)
-        command, args, sandbox = self.command, self.args, None
-        if self.command is not None and self.sandbox != "off":
-            command, args, env, sandbox = self._sandboxed(Path(cwd) if cwd else base_dir or Path.cwd(), env)
+        sandbox = None
+        if command is not None and self.sandbox != "off":
+            command, args, env, sandbox = self._sandboxed(Path(cwd) if cwd else base_dir or Path.cwd(),
+                                                          [command, *(args or [])], env)
         tool = McpTool(
             command,
             args=args,
             env=env or None,
             cwd=cwd,
-            url=self.url,
+            url=url,
             transport=self.transport,
             headers=headers or None,
             name=self.name,
@@ -169,12 +168,12 @@ class McpServerConfig:
             timeout=self.timeout,
             log_file=(log_dir / f"{self.name}.log") if log_dir is not None else None,
             protocol=self.protocol,
-            oauth=self._oauth(),
+            oauth=self._oauth(url),
         )
         tool.sandbox = sandbox  # keeps its private temp folder alive as long as the tool
         return tool
 
-    def _oauth(self) -> Any:
+    def _oauth(self, url: str | None) -> Any:
         """True (the defaults), an McpOAuth with this table's client and scopes, or False."""
         if not self.oauth:
             return False
@@ -185,10 +184,11 @@ class McpServerConfig:
         secret = self.oauth_client_secret
         if secret is not None:
             secret = expand_env_references(secret, f"mcp_servers.{self.name}.oauth_client_secret")
-        return McpOAuth(self.name, self.url or "", scope=" ".join(self.oauth_scopes) if self.oauth_scopes else None,
+        return McpOAuth(self.name, url or "", scope=" ".join(self.oauth_scopes) if self.oauth_scopes else None,
                         client_id=self.oauth_client_id, client_secret=secret, callback_port=self.oauth_callback_port)
 
-    def _sandboxed(self, work_dir: Path, env: dict[str, str]) -> tuple[str, list[str], dict[str, str], Any]:
+    def _sandboxed(self, work_dir: Path, argv: list[str],
+                   env: dict[str, str]) -> tuple[str, list[str], dict[str, str], Any]:
         """The server's command line inside its sandbox; no backend here is an error (fail closed)."""
         from agentica_cli.sandbox import Sandbox, SandboxPolicy
 
@@ -197,7 +197,7 @@ class McpServerConfig:
             raise McpConfigError(f"mcp_servers.{self.name}.sandbox: no sandbox backend on this machine "
                                  "(install bubblewrap); set sandbox = \"off\" to run it unconfined")
         # die_with_parent: a server has no group watcher; it dies with the agent's event-loop thread
-        argv = sandbox.wrap([self.command or "", *(self.args or [])], work_dir, die_with_parent=True)
+        argv = sandbox.wrap(argv, work_dir, die_with_parent=True)
         return argv[0], argv[1:], sandbox.environment(env), sandbox
 
 
