@@ -495,6 +495,20 @@ def test_shell_escape_streams_its_output_and_ctrl_c_stops_it(start_repl) -> None
         assert repl.exit() == 0
 
 
+def test_ctrl_c_stops_a_shell_escape_that_ignores_sigint_and_sigterm(start_repl) -> None:
+    """A shell may swallow the SIGINT (dash -c catches it between two commands; here the
+    command ignores it, and SIGTERM too): what still runs is terminated, then killed."""
+    with ScriptedModelServer([]) as server:
+        repl = start_repl(server)
+        repl.send_line("!trap '' INT TERM; echo stubborn-$((2 + 2)); sleep 60; echo never")
+        repl.expect("stubborn-4")
+        repl.child.sendcontrol("c")
+        repl.expect(r"\(interrupted; the output goes with your next message\)", timeout=20)  # not after 60 s
+        repl.expect_prompt()
+        assert "never" not in repl.child.before
+        assert repl.exit() == 0
+
+
 def test_keys_typed_during_a_turn_are_not_echoed_but_wait_for_the_next_prompt(start_repl) -> None:
     answer = "Part one.\n\nPart two, " + "slowly " * 20 + "done."
     with ScriptedModelServer([turns.text(answer, chunk_delay=0.05), turns.text("Got the typed-ahead line.")]) as server:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import signal
 import sys
 import threading
@@ -29,6 +28,7 @@ from agentica_cli.cli.config import (
 from agentica_cli.cli.diff_preview import preview_edit
 from agentica_cli.cli.prompt_input import PastedTexts, attach_mentions, make_session
 from agentica_cli.cli.sessions import SessionStore
+from agentica_cli.cli.sigint_wakeup import SigintWakeup
 from agentica_cli.cli.slash import COMMANDS, SlashCommands
 from agentica_cli.cli.status_line import StatusLine
 from agentica_cli.cli.terminal import home_relative, plain
@@ -90,7 +90,8 @@ class Repl:
         self.mcp: Any = None
         self.mcp_error: str | None = None
         self.mode_prompt: Any = None  # runtime.PermissionModePrompt, once the agent exists
-        self.on_interrupt: Any = None  # what Ctrl-C (SIGINT) does right now
+        self._on_interrupt: Any = None
+        self.sigint_wakeup: SigintWakeup | None = None
         self.pending_interrupt = False
         self.turn_input: Any = None  # turn_input.TurnInput while a turn runs
         self.queued_messages: list[str] = []  # lines typed with Enter during a turn, sent next
@@ -569,56 +570,27 @@ class Repl:
         """`!cmd`: run it here, show its output as it comes, keep it for the next message."""
         if not command.strip():
             return
-        import codecs
+        from agentica_cli.cli.shell_escape import run_shell_escape
 
-        from agentica_cli.child_env import command_environment
-
-        proc = await asyncio.create_subprocess_shell(
-            command,
-            cwd=self.work_dir,
-            env=command_environment(),  # the user's environment, not a key agentica got elsewhere
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-        )
-        interrupted = False
-
-        def stop() -> None:
-            nonlocal interrupted
-            interrupted = True
-            try:
-                os.killpg(proc.pid, signal.SIGINT)
-            except ProcessLookupError:
-                pass
-
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        parts: list[str] = []
-        self.on_interrupt = stop
-        try:
-            assert proc.stdout is not None
-            while chunk := await proc.stdout.read(65536):  # streamed: a long `!pytest` shows progress
-                text = decoder.decode(chunk)
-                parts.append(text)
-                sys.stdout.write(text)
-                sys.stdout.flush()
-            await proc.wait()
-        finally:
-            self.on_interrupt = None
-        parts.append(decoder.decode(b"", final=True))
-        output = "".join(parts)
-        if output and not output.endswith("\n"):
-            sys.stdout.write("\n")
-        elif interrupted and sys.stdout.isatty():
-            sys.stdout.write("\r\x1b[K")  # over the terminal's own "^C" echo, alone on its line
-        code = proc.returncode
-        status = "interrupted" if interrupted else f"exit code {code}"
+        status, output = await run_shell_escape(command, self.work_dir,
+                                                lambda action: setattr(self, "on_interrupt", action))
         plain(f"({status}; the output goes with your next message)", "2")
         self.pending_context.append(
             f"I ran `{command}` in the shell ({status}). Output:\n<output>\n{output[-20000:]}\n</output>"
         )
 
     # -- the loop ---------------------------------------------------------------------------
+
+    @property
+    def on_interrupt(self) -> Any:
+        """What Ctrl-C (SIGINT) does right now; None: it counts at the next prompt."""
+        return self._on_interrupt
+
+    @on_interrupt.setter
+    def on_interrupt(self, action: Any) -> None:
+        self._on_interrupt = action
+        if action is not None and self.sigint_wakeup is not None:
+            self.sigint_wakeup.arm()  # a prompt since the last arming cleared it (sigint_wakeup.py)
 
     def install_sigint(self) -> None:
         """Ctrl-C outside the prompt (the terminal is in cooked mode then) arrives as SIGINT:
@@ -638,6 +610,8 @@ class Repl:
             self.pending_interrupt = True
 
         signal.signal(signal.SIGINT, lambda signum, frame: loop.call_soon_threadsafe(dispatch))
+        self.sigint_wakeup = SigintWakeup(loop)
+        self.sigint_wakeup.arm()
 
     async def read_message(self) -> str | None:
         """The next message; None to exit. Handles Ctrl-C / Ctrl-D at the prompt."""
@@ -724,6 +698,9 @@ class Repl:
         return True
 
     async def shutdown(self) -> None:
+        if self.sigint_wakeup is not None:
+            self.sigint_wakeup.close()
+            self.sigint_wakeup = None
         if self.agent is not None:
             await self.agent.end_session("prompt_input_exit")
         background = sys.modules.get("builtin_tools.background")  # loaded only once the agent started one
