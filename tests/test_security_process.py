@@ -5,6 +5,7 @@ command against the scripted model server."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -345,3 +346,93 @@ def _my_watchers() -> set[int]:
             except OSError:
                 continue
     return found
+
+
+# -- agentica's own child processes: the REPL's `!cmd`, hooks, the status line command ----------
+# Each writes its shell's pid (its pgid: it runs in a session of its own) to `started`, then
+# sleeps on, with a child in its group; agentica is SIGKILLed as soon as `started` is written.
+_STARTED_THEN_SLEEP = "echo $$ > {started}; (sleep 30; touch {late}_CHILD) & sleep 30; touch {late}"
+
+
+def _child_command(tmp_path: Path) -> str:
+    return _STARTED_THEN_SLEEP.format(started=tmp_path / "started", late=tmp_path / "LATE")
+
+
+def _assert_dies_with_agent(kill_agent, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Wait for the child's pgid in `started`, SIGKILL the agent, and wait for the group to go."""
+    started = tmp_path / "started"
+    _wait_for(lambda: started.exists() and started.read_text().strip() != "")
+    pgid = int(started.read_text())
+    assert group_members(pgid), "the child is not running"
+    kill_agent()
+    try:
+        # 30 s sleeps: a group nobody killed is still there when the wait gives up
+        _wait_for(lambda: not group_members(pgid), timeout=10)
+    finally:
+        _kill_group_left(pgid)
+    assert not (tmp_path / "LATE").exists()
+
+
+def _repl(home: Path, project: Path, server: ScriptedModelServer):  # type: ignore[no-untyped-def]
+    from screen_support import Repl, spawn_agentica
+
+    return Repl(spawn_agentica(home, project, model_args(server)))
+
+
+def _kill_repl(repl) -> None:  # type: ignore[no-untyped-def]
+    os.kill(repl.child.pid, signal.SIGKILL)
+    repl.child.wait()
+
+
+def test_a_sigkilled_repl_takes_its_shell_escape_with_it(home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    with ScriptedModelServer([]) as server:
+        repl = _repl(home, project, server)
+        try:
+            repl.expect_prompt()
+            repl.send_line("!" + _child_command(tmp_path))
+            _assert_dies_with_agent(lambda: _kill_repl(repl), tmp_path)
+        finally:
+            repl.child.terminate(force=True)
+
+
+def test_a_sigkilled_repl_takes_its_statusline_command_with_it(home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (home / "config.toml").write_text(f"[ui]\nstatusline = {json.dumps(_child_command(tmp_path))}\n")
+    with ScriptedModelServer([]) as server:
+        repl = _repl(home, project, server)
+        try:
+            # the command runs as the prompt is drawn; killed before its 2 s timeout would
+            _assert_dies_with_agent(lambda: _kill_repl(repl), tmp_path)
+        finally:
+            repl.child.terminate(force=True)
+
+
+@pytest.mark.parametrize("kind", ["lifecycle", "config"])
+def test_a_sigkilled_agent_takes_its_running_hook_with_it(home: Path, tmp_path: Path, kind: str) -> None:
+    """A lifecycle hook (settings.json, extensions/hooks.py) or a `[[hooks.before_tool_call]]`
+    one (cli/hooks.py) still running when the agent is SIGKILLed."""
+    project = tmp_path / "project"
+    project.mkdir()
+    command = _child_command(tmp_path)
+    if kind == "lifecycle":
+        hook = {"type": "command", "command": command, "timeout": 60}
+        (home / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": [hook]}]}}))
+    else:
+        (home / "config.toml").write_text(f"[[hooks.before_tool_call]]\ncommand = {json.dumps(command)}\n"
+                                          "timeout = 60\n")
+    script = [
+        turns.tool_calls(turns.call("read_file", {"file_path": "x.txt"}, id="call_1")),
+        turns.text("never reached"),
+    ]
+    with ScriptedModelServer(script) as server:
+        proc = subprocess.Popen([*AGENTICA, "-p", "go", "--yes", *model_args(server)], cwd=project,
+                                env=cli_env(home), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        try:
+            _assert_dies_with_agent(proc.kill, tmp_path)
+        finally:
+            proc.kill()
+            proc.communicate(timeout=10)

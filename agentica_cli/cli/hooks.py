@@ -35,17 +35,11 @@ class CommandHook:
     async def run(self, payload: dict[str, Any]) -> tuple[int, str]:
         """(exit code, output); a hook that times out counts as exit code 124."""
         env = command_environment(AGENTICA_TOOL_NAME=str(payload.get("tool", "")))
-        proc = await asyncio.create_subprocess_exec(
-            shutil.which("bash") or "/bin/sh",
-            "-c",
-            self.command,
-            cwd=self.work_dir,
-            env=env,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-        )
+        from builtin_tools.watched_process import start_watched_process
+
+        # watched: the hook's group dies with agentica, also when agentica is SIGKILLed
+        proc = await start_watched_process([shutil.which("bash") or "/bin/sh", "-c", self.command],
+                                           cwd=self.work_dir, env=env, stderr="stdout")
         data = json.dumps(payload, ensure_ascii=False, default=str).encode()
         try:
             out, _ = await asyncio.wait_for(proc.communicate(data), self.timeout)

@@ -6,6 +6,7 @@ it by accident), so Ctrl-C is passed on by hand: SIGINT to its process group, as
 would. That is not always enough: `sh -c 'a; b'` catches SIGINT, and one that arrives between
 two commands (after `a`, before `b` was started) is swallowed while `b` runs unsignalled. So
 what still runs after a grace period gets SIGTERM, then SIGKILL; a second Ctrl-C kills at once.
+Its group also dies with agentica, SIGKILL included (builtin_tools/watched_process.py).
 """
 
 from __future__ import annotations
@@ -30,15 +31,14 @@ async def run_shell_escape(command: str, work_dir: Path,
     "interrupted" or "exit code N". `set_interrupt` receives what Ctrl-C should do meanwhile
     (None once the command is over)."""
     from agentica_cli.child_env import command_environment
+    from builtin_tools.watched_process import start_watched_process
 
-    proc = await asyncio.create_subprocess_shell(
-        command,
+    proc = await start_watched_process(
+        ["/bin/sh", "-c", command],  # as create_subprocess_shell's
         cwd=work_dir,
         env=command_environment(),  # the user's environment, not a key agentica got elsewhere
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
+        stdin="devnull",
+        stderr="stdout",
     )
     loop = asyncio.get_running_loop()
     escalations: list[asyncio.TimerHandle] = []

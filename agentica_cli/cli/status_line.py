@@ -168,11 +168,11 @@ class CommandStatus:
     async def _run(self, command: str, cwd: str, stdin: bytes) -> None:
         try:
             from agentica_cli.child_env import command_environment
+            from builtin_tools.watched_process import start_watched_process
 
-            proc = await asyncio.create_subprocess_shell(
-                command, cwd=cwd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.DEVNULL, start_new_session=True, env=command_environment(),
-            )
+            # a shell as create_subprocess_shell's; watched: it dies with agentica, SIGKILL included
+            proc = await start_watched_process(["/bin/sh", "-c", command], cwd=cwd, env=command_environment(),
+                                               stderr="devnull")
         except OSError as err:
             self._show(f"statusline: {err.strerror or err}")
             return

@@ -102,11 +102,11 @@ class CommandHooks:
         project = str(self.work_dir)
         env = command_environment(CLAUDE_PROJECT_DIR=project, AGENTICA_PROJECT_DIR=project,
                                   AGENTICA_HOOK_EVENT=spec.event)
-        proc = await asyncio.create_subprocess_exec(
-            shutil.which("bash") or "/bin/sh", "-c", spec.command, cwd=self.work_dir, env=env,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-        )
+        from builtin_tools.watched_process import start_watched_process
+
+        # watched: the hook's group dies with agentica, also when agentica is SIGKILLed
+        proc = await start_watched_process([shutil.which("bash") or "/bin/sh", "-c", spec.command],
+                                           cwd=self.work_dir, env=env)
         data = json.dumps(payload, ensure_ascii=False, default=str).encode()
         try:
             out, err = await asyncio.wait_for(proc.communicate(data), spec.timeout)
