@@ -436,3 +436,16 @@ def test_a_sigkilled_agent_takes_its_running_hook_with_it(home: Path, tmp_path: 
         finally:
             proc.kill()
             proc.communicate(timeout=10)
+
+
+def test_a_config_hook_that_times_out_takes_what_it_started_with_it(tmp_path: Path) -> None:
+    """`[[hooks.before_tool_call]]` (cli/hooks.py): at its timeout the hook's whole group is
+    killed, not only its shell, so a `sleep` it started in the background does not linger."""
+    from agentica_cli.cli.hooks import CommandHook
+
+    pid_file = tmp_path / "child.pid"
+    hook = CommandHook(f"sleep 60 & echo $! > {pid_file}; wait", tools=None, timeout=1.0, work_dir=tmp_path)
+    code, output = asyncio.run(hook.run({"event": "before_tool_call", "tool": "execute"}))
+    assert (code, output) == (124, "timed out after 1 s")
+    child = int(pid_file.read_text())
+    _wait_for(lambda: not alive(child), timeout=10)

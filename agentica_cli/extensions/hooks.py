@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
-import signal
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +100,7 @@ class CommandHooks:
         project = str(self.work_dir)
         env = command_environment(CLAUDE_PROJECT_DIR=project, AGENTICA_PROJECT_DIR=project,
                                   AGENTICA_HOOK_EVENT=spec.event)
+        from builtin_tools.process_group import kill_group
         from builtin_tools.watched_process import start_watched_process
 
         # watched: the hook's group dies with agentica, also when agentica is SIGKILLed
@@ -111,17 +110,10 @@ class CommandHooks:
         try:
             out, err = await asyncio.wait_for(proc.communicate(data), spec.timeout)
         except (asyncio.TimeoutError, asyncio.CancelledError) as exc:
-            _kill_group(proc.pid)
+            kill_group(proc.pid)  # the hook and whatever it started (a `sleep` in a script)
             await proc.wait()
             if isinstance(exc, asyncio.CancelledError):
                 raise
             return None, "", ""
         return (proc.returncode or 0, out.decode("utf-8", "replace")[:MAX_OUTPUT],
                 err.decode("utf-8", "replace")[:MAX_OUTPUT])
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)  # the hook and whatever it started (a `sleep` in a script)
-    except (ProcessLookupError, PermissionError):
-        pass
