@@ -443,16 +443,23 @@ class PrintRun:
         last = next((t for t in turns if t.number == self.checkpoint_turn), None)
         return {"turn": last.number if last else None, "files_changed": list(last.files) if last else []}
 
-    def run(self, prompt: str) -> int:
+    def run_driver(self, driver: Coroutine[Any, Any, Any]) -> bool:
+        """Run `driver` under main(): an interruption or an unexpected failure is recorded (and
+        said on stderr) instead of raised. False when stdout was closed by its reader."""
         try:
-            asyncio.run(self.main(self.drive(prompt)))
+            asyncio.run(self.main(driver))
         except KeyboardInterrupt:
             self.interrupted = True
         except OutputClosed:
-            return self.output_closed()
+            return False
         except Exception as exc:  # a bug or an unexpected failure: say so, no traceback wall
             self.error = RunFailure(f"{type(exc).__name__}: {exc}")
             sys.stderr.write(f"agentica: error: {safe_text(self.error.message)}\n")
+        return True
+
+    def run(self, prompt: str) -> int:
+        if not self.run_driver(self.drive(prompt)):
+            return self.output_closed()
         code = self.exit_code()
         try:
             if self.format in ("json", "stream-json"):

@@ -9,14 +9,13 @@ stdin the session ends; the exit code is the last turn's (2 when stdin held no m
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from pathlib import Path
 from typing import Any
 
 from agentica_cli.cli import exitcodes
 from agentica_cli.cli.config import Settings
-from agentica_cli.cli.printers import OutputClosed, PrintRun, RunFailure, run_print
+from agentica_cli.cli.printers import OutputClosed, PrintRun, run_print
 from agentica_cli.cli.safe_text import safe_text
 from agentica_cli.cli.stream_input import InputError, StdinMessages, UserMessage
 
@@ -79,15 +78,8 @@ class StreamInputRun(PrintRun):
 
     def run(self, prompt: str = "") -> int:
         """The turns of stdin's messages (`prompt` is unused: launch refuses one)."""
-        try:
-            asyncio.run(self.main(self.drive_turns()))
-        except KeyboardInterrupt:
-            self.interrupted = True
-        except OutputClosed:
+        if not self.run_driver(self.drive_turns()):
             return self.output_closed()
-        except Exception as exc:  # a bug or an unexpected failure: say so, no traceback wall
-            self.error = RunFailure(f"{type(exc).__name__}: {exc}")
-            sys.stderr.write(f"agentica: error: {safe_text(self.error.message)}\n")
         try:
             if self.in_turn:  # the turn that an interruption or a failure ended still gets its result
                 self.emit_json(self.result_object())
