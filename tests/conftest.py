@@ -123,6 +123,15 @@ def home(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project folder with one small file, notes.txt (a test file may define its own)."""
+    path = tmp_path / "project"
+    path.mkdir()
+    (path / "notes.txt").write_text("hello from the notes\n")
+    return path
+
+
+@pytest.fixture
 def start_repl(home: Path, project: Path):
     """`start_repl(server, *flags)`: the REPL in a pseudo-terminal, in the test module's `project`,
     at its first prompt; ended after the test (tests/screen_support.py)."""

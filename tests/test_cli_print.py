@@ -14,14 +14,6 @@ from cli_support import AGENTICA, cli_env, last_user_message, model_args, run_cl
 from agentica_cli.testing import ScriptedModelServer, turns
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    (path / "notes.txt").write_text("hello from the notes\n")
-    return path
-
-
 def session_files(home: Path) -> list[Path]:
     folder = home / "sessions"
     return sorted(folder.glob("*.jsonl")) if folder.is_dir() else []

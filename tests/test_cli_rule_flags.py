@@ -13,14 +13,6 @@ from agentica_cli.cli.permission_rules import RuleError, split_rule_list
 from agentica_cli.testing import ScriptedModelServer, turns
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    (path / "notes.txt").write_text("hello from the notes\n")
-    return path
-
-
 def test_rule_lists_split_on_commas_and_spaces_outside_brackets() -> None:
     assert split_rule_list("Read, Bash(git diff:*)  execute(echo a, b),mcp__git__*") == [
         "Read", "Bash(git diff:*)", "execute(echo a, b)", "mcp__git__*"

@@ -24,14 +24,6 @@ from agentica_cli.testing import ScriptedModelServer, turns
 STREAM = ["-p", "--input-format", "stream-json", "--output-format", "stream-json"]
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    (path / "notes.txt").write_text("hello from the notes\n")
-    return path
-
-
 def user(content: Any) -> str:
     return json.dumps({"type": "user", "message": {"role": "user", "content": content}}) + "\n"
 
