@@ -12,6 +12,8 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -55,6 +57,23 @@ def _group_watcher_running(pgid: int) -> bool:
     return False
 
 
+@contextmanager
+def _agent_calling(home: Path, project: Path, name: str, arguments: dict[str, object],
+                   *flags: str) -> Iterator[tuple[subprocess.Popen[bytes], ScriptedModelServer]]:
+    """`agentica -p --yes FLAGS` in `project`, its model asking for one call of `name`;
+    SIGKILLed (if still running) and reaped at the end."""
+    script = [turns.tool_calls(turns.call(name, arguments, id="call_1")), turns.text("never reached")]
+    with ScriptedModelServer(script) as server:
+        proc = subprocess.Popen([*AGENTICA, "-p", "run it", "--yes", *flags, *model_args(server)], cwd=project,
+                                env=cli_env(home), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        try:
+            yield proc, server
+        finally:
+            proc.kill()
+            proc.communicate(timeout=10)
+
+
 def test_a_sigkilled_agent_takes_its_running_command_with_it(home: Path, tmp_path: Path) -> None:
     """Finding 11: the command (and its children) must not outlive a SIGKILLed agent and
     finish its effect later."""
@@ -62,29 +81,18 @@ def test_a_sigkilled_agent_takes_its_running_command_with_it(home: Path, tmp_pat
     project.mkdir()
     # 5 s: long enough that a busy machine still kills the agent before the command is done
     command = "echo $$ > started; (sleep 5; touch LATE_CHILD) & sleep 5; touch LATE"
-    script = [
-        turns.tool_calls(turns.call("execute", {"command": command}, id="call_1")),
-        turns.text("never reached"),
-    ]
-    with ScriptedModelServer(script) as server:
-        # --sandbox off: the unconfined path (test_sandbox_cli covers the sandboxed one, whose
-        # command sees only its own PID namespace)
-        proc = subprocess.Popen([*AGENTICA, "-p", "run it", "--yes", "--sandbox", "off", *model_args(server)],
-                                cwd=project, env=cli_env(home), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)
-        try:
-            started = project / "started"
-            _wait_for(lambda: started.exists() and started.read_text().strip() != "")
-            started_at = time.monotonic()
-            pgid = int(started.read_text())
-            assert group_members(pgid), "the command is not running"
-            # The normal case: the watcher knows the group (a kill before that: the next test)
-            _wait_for(lambda: _group_watcher_running(pgid))
-        finally:
-            proc.kill()
-            proc.communicate(timeout=10)
-        _wait_for(lambda: not group_members(pgid), timeout=5)
-        time.sleep(max(0.0, started_at + 6 - time.monotonic()))  # past when the command would touch its files
+    # --sandbox off: the unconfined path (test_sandbox_cli covers the sandboxed one, whose
+    # command sees only its own PID namespace)
+    with _agent_calling(home, project, "execute", {"command": command}, "--sandbox", "off"):
+        started = project / "started"
+        _wait_for(lambda: started.exists() and started.read_text().strip() != "")
+        started_at = time.monotonic()
+        pgid = int(started.read_text())
+        assert group_members(pgid), "the command is not running"
+        # The normal case: the watcher knows the group (a kill before that: the next test)
+        _wait_for(lambda: _group_watcher_running(pgid))
+    _wait_for(lambda: not group_members(pgid), timeout=5)
+    time.sleep(max(0.0, started_at + 6 - time.monotonic()))  # past when the command would touch its files
     assert not (project / "LATE").exists()
     assert not (project / "LATE_CHILD").exists()
     assert group_members(pgid) == []
@@ -118,20 +126,9 @@ def test_an_agent_sigkilled_the_moment_its_command_started_still_takes_it(home: 
     project = tmp_path / "project"
     project.mkdir()
     command = "(sleep 30; touch LATE_CHILD) & sleep 30; touch LATE"
-    script = [
-        turns.tool_calls(turns.call("execute", {"command": command}, id="call_1")),
-        turns.text("never reached"),
-    ]
-    with ScriptedModelServer(script) as server:
-        proc = subprocess.Popen([*AGENTICA, "-p", "run it", "--yes", "--sandbox", "off", *model_args(server)],
-                                cwd=project, env=cli_env(home), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)
-        try:
-            _wait_for(lambda: bool(server.requests))  # the tool call is on its way: look closely now
-            pgid = _kill_when_started(proc, b"touch LATE")
-        finally:
-            proc.kill()
-            proc.communicate(timeout=10)
+    with _agent_calling(home, project, "execute", {"command": command}, "--sandbox", "off") as (proc, server):
+        _wait_for(lambda: bool(server.requests))  # the tool call is on its way: look closely now
+        pgid = _kill_when_started(proc, b"touch LATE")
     try:
         # 30 s sleeps: a group nobody killed is still there when the wait gives up
         _wait_for(lambda: not group_members(pgid), timeout=10)
@@ -423,19 +420,8 @@ def test_a_sigkilled_agent_takes_its_running_hook_with_it(home: Path, tmp_path: 
     else:
         (home / "config.toml").write_text(f"[[hooks.before_tool_call]]\ncommand = {json.dumps(command)}\n"
                                           "timeout = 60\n")
-    script = [
-        turns.tool_calls(turns.call("read_file", {"file_path": "x.txt"}, id="call_1")),
-        turns.text("never reached"),
-    ]
-    with ScriptedModelServer(script) as server:
-        proc = subprocess.Popen([*AGENTICA, "-p", "go", "--yes", *model_args(server)], cwd=project,
-                                env=cli_env(home), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)
-        try:
-            _assert_dies_with_agent(proc.kill, tmp_path)
-        finally:
-            proc.kill()
-            proc.communicate(timeout=10)
+    with _agent_calling(home, project, "read_file", {"file_path": "x.txt"}) as (proc, _):
+        _assert_dies_with_agent(proc.kill, tmp_path)
 
 
 def test_a_config_hook_that_times_out_takes_what_it_started_with_it(tmp_path: Path) -> None:
