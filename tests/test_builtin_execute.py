@@ -111,40 +111,33 @@ def test_sleep_100_with_timeout_2(tool: BuiltinExecuteTool) -> None:
     assert out.startswith("[exit code 124: timed out after 2 s")
 
 
+async def _cancel_once_started(tool: BuiltinExecuteTool, marker: Path) -> int:
+    """Run `echo $$ > marker; sleep 100`, cancel the call once the shell wrote its pid; the pid
+    (its group's id too)."""
+    task = asyncio.create_task(tool.execute(f"echo $$ > {marker}; sleep 100"))
+    while not marker.exists() or not marker.read_text().strip():
+        await asyncio.sleep(0.02)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    return int(marker.read_text())
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc or uses setsid/prctl (Linux)")
 def test_cancelling_the_call_kills_the_group(tool: BuiltinExecuteTool, tmp_path: Path) -> None:
-    marker = tmp_path / "pgid"
-
-    async def scenario() -> None:
-        task = asyncio.create_task(tool.execute(f"echo $$ > {marker}; sleep 100"))
-        while not marker.exists() or not marker.read_text().strip():
-            await asyncio.sleep(0.02)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-
-    asyncio.run(scenario())
-    pgid = int(marker.read_text())
+    pgid = asyncio.run(_cancel_once_started(tool, tmp_path / "pgid"))
     deadline = time.monotonic() + 1
     while group_members(pgid) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert group_members(pgid) == []
 
 
-
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc (Linux)")
 def test_a_cancelled_command_is_reaped_not_left_a_zombie(tool: BuiltinExecuteTool, tmp_path: Path) -> None:
-    marker = tmp_path / "pgid"
-
     async def scenario() -> None:
-        task = asyncio.create_task(tool.execute(f"echo $$ > {marker}; sleep 100"))
-        while not marker.exists() or not marker.read_text().strip():
-            await asyncio.sleep(0.02)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
+        pid = await _cancel_once_started(tool, tmp_path / "pgid")
         # still inside the run: no later start of another process has reaped it by chance
-        assert not os.path.exists(f"/proc/{int(marker.read_text())}"), "the killed shell is a zombie"
+        assert not os.path.exists(f"/proc/{pid}"), "the killed shell is a zombie"
 
     asyncio.run(scenario())
 
