@@ -7,13 +7,12 @@ return, so the watcher could neither find the command by its pipes nor learn its
 Here the pipes are ours (their inode numbers go to the watcher before the command starts) and the
 command is a subprocess.Popen started by process_group.start_watched, which hands the watcher its
 pgid with no await in between. The watcher is told the command ended once `wait()` saw it end;
-the caller's timeout, kill and output handling stay what they were with asyncio's Process.
+the caller's timeout and output handling stay what they were with asyncio's Process.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import subprocess
 from typing import BinaryIO, Literal
@@ -26,7 +25,8 @@ StderrMode = Literal["pipe", "stdout", "devnull"]
 
 class WatchedProcess:
     """The parts of asyncio.subprocess.Process that agentica's callers use: pid, returncode,
-    stdin (StreamWriter), stdout/stderr (StreamReader), kill(), wait(), communicate()."""
+    stdin (StreamWriter), stdout/stderr (StreamReader), wait(), communicate(); and
+    kill_group(), where asyncio's kill() would reach the command alone."""
 
     def __init__(self, popen: subprocess.Popen[bytes], watcher: subprocess.Popen[bytes] | None):
         self._process = _StartedProcess(popen)
@@ -40,10 +40,9 @@ class WatchedProcess:
     def returncode(self) -> int | None:
         return self._process.returncode
 
-    def kill(self) -> None:
-        """SIGKILL the command itself (not its group), as asyncio's Process.kill."""
-        with contextlib.suppress(ProcessLookupError):
-            self._process.popen.kill()
+    def kill_group(self) -> None:
+        """SIGKILL the command and whatever it started in its group (its own session)."""
+        kill_group(self.pid)
 
     async def wait(self) -> int:
         """The exit code; once the command has ended, its watcher is told so and exits."""

@@ -35,7 +35,6 @@ class CommandHook:
     async def run(self, payload: dict[str, Any]) -> tuple[int, str]:
         """(exit code, output); a hook that times out counts as exit code 124."""
         env = command_environment(AGENTICA_TOOL_NAME=str(payload.get("tool", "")))
-        from builtin_tools.process_group import kill_group
         from builtin_tools.watched_process import start_watched_process
 
         # watched: the hook's group dies with agentica, also when agentica is SIGKILLed
@@ -45,11 +44,11 @@ class CommandHook:
         try:
             out, _ = await asyncio.wait_for(proc.communicate(data), self.timeout)
         except asyncio.TimeoutError:
-            kill_group(proc.pid)  # the hook and whatever it started: its own session and group
+            proc.kill_group()  # the hook and whatever it started
             await proc.wait()
             return 124, f"timed out after {self.timeout:g} s"
         except asyncio.CancelledError:
-            kill_group(proc.pid)
+            proc.kill_group()
             await proc.wait()
             raise
         return proc.returncode or 0, out.decode("utf-8", errors="replace").strip()

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
 import time
 from typing import Any
 
@@ -179,7 +177,7 @@ class CommandStatus:
         try:
             out, _ = await asyncio.wait_for(proc.communicate(stdin), COMMAND_TIMEOUT)
         except (asyncio.TimeoutError, asyncio.CancelledError):
-            _kill_group(proc.pid)
+            proc.kill_group()
             await proc.wait()
             self._show(self.output or f"statusline: no answer within {COMMAND_TIMEOUT:.0f}s")
             return
@@ -196,10 +194,3 @@ class CommandStatus:
         app = get_app_or_none()
         if app is not None and app.is_running:
             app.invalidate()
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass

@@ -100,7 +100,6 @@ class CommandHooks:
         project = str(self.work_dir)
         env = command_environment(CLAUDE_PROJECT_DIR=project, AGENTICA_PROJECT_DIR=project,
                                   AGENTICA_HOOK_EVENT=spec.event)
-        from builtin_tools.process_group import kill_group
         from builtin_tools.watched_process import start_watched_process
 
         # watched: the hook's group dies with agentica, also when agentica is SIGKILLed
@@ -110,7 +109,7 @@ class CommandHooks:
         try:
             out, err = await asyncio.wait_for(proc.communicate(data), spec.timeout)
         except (asyncio.TimeoutError, asyncio.CancelledError) as exc:
-            kill_group(proc.pid)  # the hook and whatever it started (a `sleep` in a script)
+            proc.kill_group()  # the hook and whatever it started (a `sleep` in a script)
             await proc.wait()
             if isinstance(exc, asyncio.CancelledError):
                 raise
