@@ -501,8 +501,13 @@ _OVERFLOW_WORDS = re.compile(
 
 
 def is_context_overflow(err: ModelError) -> bool:
-    """The provider refused the request for its size (OpenAI: 400 context_length_exceeded;
-    others: 413, or a 400 whose message says so)."""
+    """The provider refused the request for its size. OpenAIChat says so itself (kind
+    "context_length", from every provider's wording: agentica_cli/models/provider_errors.py);
+    for other Model classes: a 413, or a 400 whose message says so."""
+    if err.kind == "context_length":
+        return True
+    if err.kind in ("billing", "rate_limit", "connection", "auth"):  # Groq's per-minute 413 is not the context
+        return False
     if err.status_code == 413:
         return True
     return err.status_code == 400 and bool(_OVERFLOW_WORDS.search(err.message or ""))

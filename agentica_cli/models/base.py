@@ -101,7 +101,9 @@ class ModelError(Exception):
         super().__init__(message)
         self.message = message
         self.status_code = status_code
-        self.kind = kind  # "api", "auth", "connection", "timeout", "config"
+        # "api", "auth", "connection", "timeout", "config", "context_length" (too long for the
+        # context: the agent compacts and retries once), "billing", "rate_limit"
+        self.kind = kind
 
 
 class MissingApiKeyError(ModelError):

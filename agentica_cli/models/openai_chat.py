@@ -499,17 +499,9 @@ def _classify_failure(exc: Exception) -> Exception:
     if isinstance(exc, (_Retryable, ModelError, DeadlineExceeded)):
         return exc
     if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
-        detail = _error_detail(exc)
-        if status in RETRYABLE_STATUS:
-            return _Retryable(f"HTTP {status}: {detail}", parse_retry_after(exc.response.headers), status)
-        kind = "auth" if status in (401, 403) else "api"
-        hint = " (check the API key)" if kind == "auth" else ""
-        return ModelError(f"HTTP {status}: {detail}{hint}", status_code=status, kind=kind)
+        return _status_failure(exc)
     if isinstance(exc, (openai.APIConnectionError, openai.APITimeoutError)):
-        cause = exc.__cause__ or exc.__context__
-        reason = f"{exc}" + (f" ({type(cause).__name__}: {cause})" if cause else "")
-        return _Retryable(f"connection failed: {reason}")
+        return _connection_failure(exc)
     if type(exc).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "h11"):
         return _Retryable(f"connection failed: {type(exc).__name__}: {exc}")
     if isinstance(exc, openai.OpenAIError):
@@ -521,10 +513,86 @@ def _classify_failure(exc: Exception) -> Exception:
                       "check that the base URL points at an OpenAI-compatible API")
 
 
-def _error_detail(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])
-    return getattr(exc, "message", None) or str(exc)
+def _status_failure(exc: Any) -> Exception:
+    """An HTTP error status: what it is decides whether another attempt may help. A context
+    overflow (kind "context_length", which the agent answers by compacting), a billing problem
+    or a request larger than a per-minute limit fail at once, whatever their status (llama.cpp
+    says overflow with 500, OpenAI and Zhipu say billing with 429)."""
+    from agentica_cli.models import provider_errors as pe
+
+    status = exc.status_code
+    report = pe.read_error(getattr(exc, "body", None))
+    detail = _error_detail(exc, report)
+    url = _request_url(exc)
+    category = pe.failure_category(status, report)
+    if category == pe.OVERFLOW:
+        return ModelError(f"HTTP {status}: {detail}", status_code=status, kind=pe.OVERFLOW)
+    if category == pe.BILLING:
+        return ModelError(f"HTTP {status}: {detail} (a billing or quota error: {pe.billing_hint(url, report)})",
+                          status_code=status, kind=pe.BILLING)
+    if category == pe.RATE_LIMIT and status == 413:
+        return ModelError(f"HTTP {status}: {detail} (the request is larger than the plan's per-minute token limit: "
+                          "lower max_tokens, compact the conversation (/compact) or use a higher tier)",
+                          status_code=status, kind=pe.RATE_LIMIT)
+    if status in RETRYABLE_STATUS:
+        return _Retryable(f"HTTP {status}: {detail}", parse_retry_after(exc.response.headers), status)
+    kind = "auth" if status in (401, 403) else "api"
+    hint = f" ({pe.auth_hint(url)})" if kind == "auth" else ""
+    return ModelError(f"HTTP {status}: {detail}{hint}", status_code=status, kind=kind)
+
+
+def _connection_failure(exc: Any) -> Exception:
+    """No answer at all. The message names the URL tried; a refused connection to this machine
+    fails at once (a local server that is not running will not start within the retries)."""
+    from agentica_cli.models import provider_errors as pe
+
+    cause = exc.__cause__ or exc.__context__
+    url = _request_url(exc)
+    where = f" to {url}" if url else ""
+    if _refused(exc):
+        message = f"could not connect{where}: connection refused; {pe.refused_hint(url)}"
+        if pe.is_local(url):
+            return ModelError(message, kind="connection")
+        return _Retryable(message)
+    reason = f"{exc}" + (f" ({type(cause).__name__}: {cause})" if cause else "")
+    return _Retryable(f"connection{where} failed: {reason}")
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether the connection was refused (ECONNREFUSED somewhere in the exception's causes)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError) or "connection refused" in str(current).lower():
+            return True
+        if "errno 111" in str(current).lower() or "[winerror 10061]" in str(current).lower():
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _request_url(exc: Any) -> str:
+    try:
+        return str(exc.request.url)
+    except Exception:  # no request attached (a hand-made error)
+        return ""
+
+
+def _error_detail(exc: Any, report: Any = None) -> str:
+    """The reason to show: the provider's own message (from whatever shape its body has), a
+    proxy page's title, else the SDK's text without its "Error code: N - " prefix."""
+    from agentica_cli.models.provider_errors import read_error
+
+    report = report if report is not None else read_error(getattr(exc, "body", None))
+    if report.message:
+        return " ".join(report.message.split()) if len(report.message) < 2000 else report.message[:2000] + "…"
+    if report.web_page:
+        title = f": \"{report.page_title}\"" if report.page_title else ""
+        return f"the server (or a proxy in front of it) answered with a web page{title}, not an API error"
+    text = getattr(exc, "message", None) or str(exc)
+    status = getattr(exc, "status_code", None)
+    prefix = f"Error code: {status}"
+    if status is not None and text.startswith(prefix):
+        text = text[len(prefix):].lstrip(" -") or "no reason given"
+    return text

@@ -315,6 +315,11 @@ class _Handler(BaseHTTPRequestHandler):
         if turn["type"] == "error":
             record.status = int(turn["status"])
             headers = {"Retry-After": turn["retry_after"]} if turn.get("retry_after") else {}
+            if "body" in turn:  # a provider's own error shape, sent as it is
+                raw = turn["body"]
+                data = raw.encode() if isinstance(raw, str) else json.dumps(raw).encode()
+                self._send_bytes(record.status, data, turn["content_type"], headers)
+                return
             err = {"message": turn.get("message", ""), "type": "scripted_error", "code": record.status}
             self._send_json(record.status, {"error": err}, headers)
             return
@@ -399,9 +404,11 @@ class _Handler(BaseHTTPRequestHandler):
             pass
 
     def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode()
+        self._send_bytes(status, json.dumps(payload).encode(), "application/json", headers)
+
+    def _send_bytes(self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         for key, value in (headers or {}).items():
             self.send_header(key, value)

@@ -64,11 +64,17 @@ def tool_calls(*calls: dict[str, Any], content: str = "", reasoning: str | None 
     return turn | _extras(extra)
 
 
-def error(status: int, message: str = "", *, retry_after: float | str | None = None, **extra: Any) -> Turn:
-    """An HTTP error answer, e.g. `error(429, retry_after=0.2)` or `error(500)`."""
+def error(status: int, message: str = "", *, retry_after: float | str | None = None, body: Any = None,
+          content_type: str | None = None, **extra: Any) -> Turn:
+    """An HTTP error answer, e.g. `error(429, retry_after=0.2)` or `error(500)`. `body`, when
+    given, is sent instead of `{"error": {"message": ...}}`: a dict or list as JSON, a str as
+    it is (a provider's own error shape, a proxy's HTML page with `content_type="text/html"`)."""
     turn: Turn = {"type": "error", "status": status, "message": message or f"scripted error {status}"}
     if retry_after is not None:
         turn["retry_after"] = str(retry_after)
+    if body is not None:
+        turn["body"] = body
+        turn["content_type"] = content_type or ("text/plain" if isinstance(body, str) else "application/json")
     return turn | _extras(extra)
 
 
