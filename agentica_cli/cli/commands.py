@@ -21,7 +21,7 @@ import typer
 
 from agentica_cli.cli import exitcodes
 
-SUBCOMMANDS = ("acp", "mcp", "sessions")
+SUBCOMMANDS = ("acp", "mcp", "sessions", "models")
 
 DESCRIPTION = """\
 A terminal coding agent. PROMPT is the task (with -p), or a first message. Without -p, opens
@@ -44,6 +44,7 @@ commands (agentica COMMAND --help for each):
   agentica acp                              serve an editor over the Agent Client Protocol
   agentica mcp list|add|remove              the MCP servers in your config
   agentica sessions list|show|rm            saved conversations
+  agentica models                           the models the configured endpoint serves
   agentica --install-completion             shell completion (bash, zsh, fish, PowerShell)
 
 permission modes (--permission-mode, config permissions.mode, /permissions):
@@ -69,6 +70,7 @@ OUTPUT_FORMATS = ("text", "json", "stream-json")
 INPUT_FORMATS = ("text", "stream-json")
 PERMISSION_MODES = ("default", "accept-edits", "auto", "plan")
 SANDBOX_MODES = ("workspace-write", "read-only", "off")
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")  # config.REASONING_EFFORTS
 
 
 def _verbatim(text: str) -> str:
@@ -97,6 +99,16 @@ def _seconds(text: str) -> float:
         value = -1.0
     if not value >= 0 or value == float("inf"):  # also NaN
         raise typer.BadParameter(f"expected a number of seconds >= 0 (0: no limit), got {text!r}")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise typer.BadParameter(f"expected a whole number of tokens >= 1, got {text!r}")
     return value
 
 
@@ -140,10 +152,12 @@ def agentica(
         help="with -p --output-format stream-json: stream-json reads user messages from stdin, one JSON "
         "line each, each a turn of the same session, until stdin ends")] = "text",
     model: Annotated[Optional[str], typer.Option(
-        "-m", "--model", metavar="ID", help="model id, e.g. gpt-4o, glm-4.6, deepseek-chat")] = None,
+        "-m", "--model", metavar="ID", help="model id, e.g. gpt-4o, glm-5.1, deepseek-v4-flash (`agentica models` "
+        "lists them)")] = None,
     provider: Annotated[Optional[str], typer.Option(
         "--provider", metavar="NAME",
-        help="openai, zhipuai, deepseek, moonshot, qwen, openrouter, ollama, openai-like")] = None,
+        help="openai, deepseek, zhipuai (zai, zhipuai-coding, zai-coding), moonshot (moonshot-intl), qwen "
+        "(qwen-intl), openrouter, ollama, lmstudio, llamacpp, vllm, openai-like")] = None,
     base_url: Annotated[Optional[str], typer.Option(
         "--base-url", metavar="URL", help="an OpenAI-compatible endpoint")] = None,
     api_key: Annotated[Optional[str], typer.Option(
@@ -155,6 +169,14 @@ def agentica(
         "--request-timeout", parser=_seconds, metavar="SECONDS",
         help="give up on a model request that has no complete answer after SECONDS, retries included "
         "(config model.request_timeout; default 900; 0: no limit)")] = None,
+    max_tokens: Annotated[Optional[int], typer.Option(
+        "--max-tokens", parser=_positive, metavar="N",
+        help="the longest answer the model may write, in tokens (config model.max_tokens)")] = None,
+    reasoning_effort: Annotated[Optional[str], typer.Option(
+        "--reasoning-effort", parser=_choice(REASONING_EFFORTS), autocompletion=_complete(REASONING_EFFORTS),
+        metavar="LEVEL", help="how hard a reasoning model thinks: " + ", ".join(REASONING_EFFORTS)
+        + " (sent as reasoning_effort; which ones a model takes is the provider's; config model.reasoning_effort)"
+        )] = None,
     permission_mode: Annotated[Optional[str], typer.Option(
         "--permission-mode", parser=_choice(PERMISSION_MODES), autocompletion=_complete(PERMISSION_MODES),
         metavar="default|accept-edits|auto|plan", help="see below")] = None,

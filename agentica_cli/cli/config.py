@@ -26,16 +26,28 @@ if TYPE_CHECKING:
     from agentica_cli.cli.mcp_json import CommandLineMcp
 
 PERMISSION_MODES = ("default", "accept-edits", "auto", "plan")
-PROVIDERS = (
+PROVIDERS = (  # agentica_cli.models.presets.PROVIDERS (not imported: this module stays light)
     "openai",
     "zhipuai",
+    "zhipuai-coding",
+    "zai",
+    "zai-coding",
     "deepseek",
     "moonshot",
+    "moonshot-intl",
     "qwen",
+    "qwen-intl",
     "openrouter",
     "ollama",
+    "lmstudio",
+    "llamacpp",
+    "vllm",
     "openai-like",
 )
+# reasoning_effort values some provider accepts (OpenAI: minimal..high, xhigh; DeepSeek V4: high, max)
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+# agentica_cli.models.text_tool_calls.FORMATS
+TOOL_CALL_FORMATS = ("native", "hermes", "qwen3-coder", "mistral", "text")
 
 
 class ConfigError(Exception):
@@ -83,6 +95,11 @@ SCHEMA: dict[str, Any] = {
         "attempt_timeout": "float",
         "stall_timeout": "float",
         "vision": "bool",  # the model takes images (default: guessed from its name)
+        "max_tokens": "int",  # the answer's length limit, sent as max_tokens
+        "context_window": "int",  # tokens; default: the preset's, or what a local server reports
+        "reasoning_effort": REASONING_EFFORTS,  # sent as reasoning_effort
+        "extra_body": "table",  # merged into every request body: {thinking = {type = "disabled"}}, ...
+        "tool_call_format": TOOL_CALL_FORMATS,  # tool calls written as text (local servers): hermes, ...
     },
     "permissions": {
         "mode": PERMISSION_MODES,
@@ -146,6 +163,11 @@ UNTRUSTED_PROJECT_KEYS = (
     "model.request_timeout",  # 0 or days: a dead server holds the run forever
     "model.attempt_timeout",
     "model.stall_timeout",
+    "model.max_tokens",  # how much one answer may cost
+    "model.reasoning_effort",
+    "model.extra_body",  # anything in the request body (and what it costs)
+    "model.context_window",  # when the context is compacted (or overflows)
+    "model.tool_call_format",  # the model's text would run as tool calls
     "permissions.mode",  # stops agentica asking
     "permissions.allow",
     "permissions.deny",
@@ -249,6 +271,9 @@ def _check_leaf(kind: Any, value: Any, key: str, where: str) -> Any:
     elif kind == "list[str]":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise bad("an array of strings")
+    elif kind == "table":
+        if not isinstance(value, dict):
+            raise bad("a table (e.g. extra_body = {thinking = {type = \"disabled\"}})")
     elif kind == "dict[str,str]" and (
         not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values())
     ):

@@ -17,6 +17,8 @@ def flag_settings(args: Any) -> dict[str, object]:
         "model.base_url": args.base_url,
         "model.api_key": args.api_key,
         "model.request_timeout": args.request_timeout,
+        "model.max_tokens": getattr(args, "max_tokens", None),
+        "model.reasoning_effort": getattr(args, "reasoning_effort", None),
         "permissions.mode": mode,
         # --allowed-tools / --disallowed-tools: rules for this run, added to every config file's
         # (load_settings keeps them apart from the files' rules, with the flag as their source)

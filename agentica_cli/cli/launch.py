@@ -18,7 +18,8 @@ def default_args() -> argparse.Namespace:
     they equal what the typer command produces for no arguments."""
     return argparse.Namespace(
         prompt=[], print_mode=False, output_format="text", input_format="text", model=None, provider=None,
-        base_url=None, api_key=None, api_key_file=None, request_timeout=None, permission_mode=None, yes=False,
+        base_url=None, api_key=None, api_key_file=None, request_timeout=None, max_tokens=None, reasoning_effort=None,
+        permission_mode=None, yes=False,
         allowed_tools=[], disallowed_tools=[], sandbox=None, system_prompt=None, system_prompt_file=None,
         append_system_prompt=None, append_system_prompt_file=None, trust=False, mcp_config=[],
         strict_mcp_config=False, work_dir=None, add_dir=[], continue_=False, resume=None, no_session=False,
@@ -93,7 +94,7 @@ def start(args: argparse.Namespace) -> int:
             return fail(str(err))
 
     from agentica_cli.cli.config import ConfigError, check_mcp_servers, load_settings
-    from agentica_cli.cli.runtime import check_model_timeouts
+    from agentica_cli.cli.runtime import check_model_options, check_model_timeouts
     from agentica_cli.cli.trust import is_trusted, trust
 
     args.mcp_flags = None  # --mcp-config / --strict-mcp-config, read once (the REPL reloads settings)
@@ -116,6 +117,7 @@ def start(args: argparse.Namespace) -> int:
 
         check_toolkits(settings)
         check_model_timeouts(settings)
+        check_model_options(settings)
         from agentica_cli.cli.checkpoint_setup import checkpoint_options
 
         checkpoint_options(settings)

@@ -18,6 +18,11 @@ from agentica_cli.cli.config import ConfigError, Settings, agentica_home
 KEY_VARS = {
     "openai": "OPENAI_API_KEY",
     "zhipuai": "ZHIPUAI_API_KEY",
+    "zhipuai-coding": "ZHIPUAI_API_KEY",
+    "zai": "ZAI_API_KEY",
+    "zai-coding": "ZAI_API_KEY",
+    "moonshot-intl": "MOONSHOT_API_KEY",
+    "qwen-intl": "DASHSCOPE_API_KEY",
     "deepseek": "DEEPSEEK_API_KEY",
     "moonshot": "MOONSHOT_API_KEY",
     "qwen": "DASHSCOPE_API_KEY",
@@ -78,6 +83,23 @@ def check_model_timeouts(settings: Settings) -> None:
             raise ConfigError(f"{where}: 'model.{key}' must be a number of seconds >= 0 (0: no limit), got {value}")
 
 
+MODEL_OPTIONS = ("max_tokens", "context_window", "reasoning_effort", "extra_body", "tool_call_format")  # [model]
+
+
+def model_options(settings: Settings) -> dict[str, Any]:
+    """The request settings the config gives (max_tokens, extra_body, ...); the rest stay the model's."""
+    return {key: settings.get(f"model.{key}") for key in MODEL_OPTIONS if settings.get(f"model.{key}") is not None}
+
+
+def check_model_options(settings: Settings) -> None:
+    """A token count below 1 is a config error naming the key and where it was set."""
+    for key in ("max_tokens", "context_window"):
+        value = settings.get(f"model.{key}")
+        if value is not None and value < 1:
+            where = settings.sources.get(f"model.{key}", "config")
+            raise ConfigError(f"{where}: 'model.{key}' must be a number of tokens >= 1, got {value}")
+
+
 def build_model(settings: Settings) -> Any:
     """The model client for `settings`; raises MissingKey before any request is made."""
     from agentica_cli.models import MissingApiKeyError, create_model
@@ -86,7 +108,7 @@ def build_model(settings: Settings) -> Any:
     try:
         model = create_model(
             provider, model_id=settings.model_name, base_url=settings.base_url, api_key=settings.api_key,
-            **model_timeouts(settings),
+            **model_timeouts(settings), **model_options(settings),
         )
         resolve = getattr(model, "resolve_api_key", None)
         if callable(resolve):
@@ -99,7 +121,56 @@ def build_model(settings: Settings) -> Any:
     from agentica_cli.child_env import withhold
 
     withhold(settings.api_key)  # a key from a flag, a file or the config: not for hooks' environment
+    size_context_from_server(model, settings)
     return model
+
+
+_CONTEXT_TOLD: set[tuple[str, str]] = set()
+
+
+def size_context_from_server(model: Any, settings: Settings) -> None:
+    """For a server on this machine with no model.context_window configured: the context it
+    really runs the model with (Ollama's default is 4096 tokens whatever the model could take),
+    so compaction happens before the server cuts the prompt. What Ollama does is said once."""
+    model.context_source = "model.context_window" if settings.get("model.context_window") else "the preset"
+    if settings.get("model.context_window") is not None or not getattr(model, "local_server", False):
+        return
+    from agentica_cli.models.provider_errors import is_local
+
+    if not is_local(getattr(model, "base_url", None)):
+        return
+    from agentica_cli.models.discovery import served_context
+
+    found = served_context(model)
+    if found is None:
+        return
+    model.context_window = found.tokens
+    model.context_source = found.source
+    told = (str(model.base_url), str(model.id))
+    if found.notice and told not in _CONTEXT_TOLD:
+        import sys
+
+        _CONTEXT_TOLD.add(told)
+        sys.stderr.write(f"agentica: note: {found.notice}\n")
+
+
+def model_status_lines(model: Any) -> list[str]:
+    """/status: where requests go and what they carry."""
+    import json
+
+    lines = [f"endpoint: {getattr(model, 'base_url', None) or 'the provider default'}"
+             f" ({getattr(model, 'provider', '') or type(model).__name__})"]
+    window = getattr(model, "context_window", None)
+    if window:
+        lines.append(f"context window: {window:,} tokens (from {getattr(model, 'context_source', 'the preset')})")
+    for name in ("max_tokens", "reasoning_effort", "tool_call_format"):
+        value = getattr(model, name, None)
+        if value is not None:
+            lines.append(f"{name}: {value}")
+    extra = getattr(model, "extra_body", None)
+    if extra:
+        lines.append(f"extra_body: {json.dumps(extra, ensure_ascii=False)}")
+    return lines
 
 
 def model_label(model: Any) -> str:

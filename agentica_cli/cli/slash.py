@@ -19,7 +19,7 @@ COMMANDS: dict[str, str] = {
     "help": "show commands and keys",
     "clear": "start a new conversation",
     "compact": "summarise the conversation to free context",
-    "model": "show or switch the model: /model NAME",
+    "model": "list the endpoint's models and switch: /model, or /model NAME",
     "tools": "list the tools the agent can use",
     "todos": "show the agent's todo list",
     "expand": "show the whole output of the last tool call",
@@ -154,8 +154,11 @@ class SlashCommands:
         from agentica_cli.cli.runtime import MissingKey, build_model, model_label
 
         if not rest:
-            plain(f"model: {model_label(repl.model)} (provider {repl.settings.provider or 'openai'})")
-            return
+            from agentica_cli.cli.model_listing import pick_model
+
+            rest = await pick_model(repl) or ""
+            if not rest:
+                return
         repl.settings.data.setdefault("model", {})["name"] = rest
         try:
             model = build_model(repl.settings)
@@ -235,6 +238,10 @@ class SlashCommands:
 
         repl = self.repl
         plain(f"model: {safe_text(model_label(repl.model))}")
+        from agentica_cli.cli.runtime import model_status_lines
+
+        for line in model_status_lines(repl.model):
+            plain(f"  {safe_text(line)}", "2")
         folders = [home_relative(repl.work_dir), *(home_relative(Path(p)) for p in repl.allowed_dirs)]
         plain("folders: " + ", ".join(safe_text(str(f)) for f in folders))
         plain(f"permission mode: {repl.policy.mode}")

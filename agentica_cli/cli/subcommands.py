@@ -1,5 +1,5 @@
 """The subcommands on typer: `agentica acp`, `agentica mcp list|add|remove`,
-`agentica sessions list|show|rm`. Each imports what it needs when it runs."""
+`agentica sessions list|show|rm`, `agentica models`. Each imports what it needs when it runs."""
 
 from __future__ import annotations
 
@@ -193,6 +193,22 @@ def sessions_rm(session_id: Annotated[str, typer.Argument(metavar="ID", help="a 
     return remove_session(session_id)
 
 
+def models(
+    provider: Annotated[Optional[str], typer.Option(
+        "--provider", metavar="NAME", help="a provider preset (default: the configured one)")] = None,
+    base_url: Annotated[Optional[str], typer.Option(
+        "--base-url", metavar="URL", help="an OpenAI-compatible endpoint (default: the configured one)")] = None,
+    work_dir: Annotated[Optional[Path], typer.Option(
+        "-C", "--work-dir", help="the project whose config is read too (default: the current folder)")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="one JSON array: id, context_window, detail")] = False,
+) -> int:
+    """List the models the configured endpoint serves (GET /v1/models; Ollama: /api/tags); the
+    configured model is marked with *. Pick one with --model ID or /model in a session."""
+    from agentica_cli.cli.model_listing import run_models_command
+
+    return run_models_command(work_dir, provider, base_url, as_json)
+
+
 def register(app: typer.Typer) -> None:
     settings = {"help_option_names": ["-h", "--help"]}
     # --help goes to the ACP server's own parser, which lists its options
@@ -208,3 +224,4 @@ def register(app: typer.Typer) -> None:
     sessions.command("show")(sessions_show)
     sessions.command("rm")(sessions_rm)
     app.add_typer(sessions, name="sessions")
+    app.command("models", context_settings=settings)(models)

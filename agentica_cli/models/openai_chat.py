@@ -138,9 +138,11 @@ class OpenAIChat(Model):
     default_id = "gpt-4o"
     default_base_url: str | None = None
     api_key_env: str | None = "OPENAI_API_KEY"
+    api_key_env_aliases: tuple[str, ...] = ()  # read after api_key_env (Zhipu: ZAI_API_KEY too)
     base_url_env: str | None = "OPENAI_BASE_URL"
     requires_api_key = True
     default_context_window = 128_000
+    local_server = False  # a server on the user's machine (Ollama, vLLM, ...): its context can be asked
 
     def __init__(
         self,
@@ -163,6 +165,8 @@ class OpenAIChat(Model):
         attempt_timeout: float | None = DEFAULT_ATTEMPT_TIMEOUT,
         stall_timeout: float | None = DEFAULT_STALL_TIMEOUT,
         connect_timeout: float = 30.0,
+        reasoning_effort: str | None = None,
+        tool_call_format: str | None = None,
     ):
         self.id = id or self.default_id
         self.api_key = api_key
@@ -179,6 +183,10 @@ class OpenAIChat(Model):
         self.context_window = context_window or self.default_context_window
         self.extra_body = extra_body
         self.default_headers = default_headers
+        self.reasoning_effort = reasoning_effort  # sent as `reasoning_effort` (OpenAI o-series, gpt-5, Groq, ...)
+        # "hermes" (or "auto"): tool calls the model writes as text (<tool_call>{...}</tool_call>, Qwen3-Coder's
+        # <function=...>) become real calls; for local servers without a tool parser (models/text_tool_calls.py)
+        self.tool_call_format = tool_call_format
         self._client: Any = None
         self._client_loop: Any = None
 
@@ -186,7 +194,8 @@ class OpenAIChat(Model):
 
     def resolve_api_key(self) -> str:
         """The key to send; raises MissingApiKeyError when one is required and absent."""
-        key = self.api_key or (os.environ.get(self.api_key_env) if self.api_key_env else None)
+        key = self.api_key or next((os.environ[var] for var in (self.api_key_env, *self.api_key_env_aliases)
+                                    if var and os.environ.get(var)), None)
         if key:
             return key
         if self.requires_api_key:
@@ -230,6 +239,8 @@ class OpenAIChat(Model):
             params["temperature"] = self.temperature
         if self.max_tokens is not None:
             params["max_tokens"] = self.max_tokens
+        if self.reasoning_effort:
+            params["reasoning_effort"] = self.reasoning_effort
         if self.extra_body:
             params.update(self.extra_body)
         if self.stream:
@@ -240,7 +251,17 @@ class OpenAIChat(Model):
 
     # -- requests -----------------------------------------------------------------------
 
-    async def response_stream(
+    def response_stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+    ) -> AsyncIterator[ModelStreamEvent]:
+        events = self._provider_stream(messages, tools)
+        if self.tool_call_format and self.tool_call_format != "native":  # calls written as text
+            from agentica_cli.models.text_tool_calls import parse_stream
+
+            return parse_stream(events, self.tool_call_format, tools)
+        return events
+
+    async def _provider_stream(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
     ) -> AsyncIterator[ModelStreamEvent]:
         client = self.client()  # raises MissingApiKeyError before any request

@@ -91,8 +91,12 @@ class ScriptedModelServer:
         argument_chunks: int = 3,
         record: Callable[[RecordedRequest], None] | None = None,
         accepted_keys: Iterable[str] | None = None,
+        routes: dict[str, Any] | None = None,
     ):
         self._turns: list[TurnSource] = []
+        # Fixed answers besides the chat completions: {"GET /v1/models": {...}, "POST /api/show": {...}}
+        # (a JSON payload, or (status, payload)), e.g. a replay of what an Ollama server answers.
+        self.routes = dict(routes or {})
         # When given, GET /models answers 401 to any other key (for tests of a key check).
         self.accepted_keys = None if accepted_keys is None else set(accepted_keys)
         self._lock = threading.Lock()
@@ -259,7 +263,22 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
+    def _fixed_route(self, method: str) -> bool:
+        """Answer from `routes` if one matches this request (query string ignored)."""
+        route = self.scripted.routes.get(f"{method} {self.path.split('?')[0].rstrip('/')}")
+        if route is None:
+            return False
+        status, payload = route if isinstance(route, tuple) else (200, route)
+        if method == "POST":
+            length = int(self.headers.get("Content-Length") or 0)
+            if length:
+                self.rfile.read(length)
+        self._send_json(status, payload)
+        return True
+
     def do_GET(self) -> None:
+        if self._fixed_route("GET"):
+            return
         keys = self.scripted.accepted_keys
         if keys is not None and self.headers.get("Authorization", "").removeprefix("Bearer ") not in keys:
             self._send_json(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
@@ -270,6 +289,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
 
     def do_POST(self) -> None:
+        if self._fixed_route("POST"):
+            return
         server = self.scripted
         received = time.perf_counter()
         length = int(self.headers.get("Content-Length") or 0)
