@@ -462,6 +462,9 @@ def test_model_tools_and_clear_commands(start_repl) -> None:
         repl.expect_prompt()
         repl.send_line("/model")
         repl.expect(r"model: scripted-model \(provider openai\)")
+        repl.expect(r"1\. +scripted")  # the endpoint's own list (GET /v1/models)
+        repl.expect(r"Switch to \[1-1 or a name; Enter: keep scripted-model\]: ")
+        repl.send_line("")  # Enter keeps the model
         repl.expect_prompt()
         repl.send_line("/model other-model")
         repl.expect("Switched to other-model.")

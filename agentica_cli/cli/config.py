@@ -29,20 +29,21 @@ PERMISSION_MODES = ("default", "accept-edits", "auto", "plan")
 PROVIDERS = (  # agentica_cli.models.presets.PROVIDERS (not imported: this module stays light)
     "openai",
     "zhipuai",
-    "zhipuai-coding",
-    "zai",
-    "zai-coding",
     "deepseek",
     "moonshot",
-    "moonshot-intl",
     "qwen",
-    "qwen-intl",
     "openrouter",
     "ollama",
+    "openai-like",
+    # the same platforms' other endpoints, and local servers by name (their default ports)
+    "zai",
+    "zhipuai-coding",
+    "zai-coding",
+    "moonshot-intl",
+    "qwen-intl",
     "lmstudio",
     "llamacpp",
     "vllm",
-    "openai-like",
 )
 # reasoning_effort values some provider accepts (OpenAI: minimal..high, xhigh; DeepSeek V4: high, max)
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")

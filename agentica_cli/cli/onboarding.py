@@ -42,12 +42,18 @@ class KeyCheck:
     detail: str = ""
 
 
+# The list offered by number; every other preset (zai, moonshot-intl, lmstudio, ...) is taken by name.
+LISTED_PROVIDERS = ("openai", "zhipuai", "deepseek", "moonshot", "qwen", "openrouter", "ollama", "openai-like")
+
+
 def provider_choices() -> list[tuple[str, str]]:
-    """(provider name, where its key comes from) for every preset, openai first."""
+    """(provider name, where its key comes from) for the main presets, openai first."""
     from agentica_cli.models.presets import PROVIDERS
 
     out = []
     for name, cls in PROVIDERS.items():
+        if name not in LISTED_PROVIDERS:
+            continue
         if getattr(cls, "requires_api_key", True):
             out.append((name, f"key from {cls.api_key_env}" if cls.api_key_env else ""))
         else:
