@@ -208,7 +208,8 @@ def test_missing_key_names_the_variable_before_any_request(monkeypatch):
 
 
 def test_presets_defaults_and_env(monkeypatch):
-    for var in ("DASHSCOPE_API_KEY", "DASHSCOPE_BASE_URL", "OPENAI_BASE_URL", "ZHIPUAI_BASE_URL"):
+    for var in ("DASHSCOPE_API_KEY", "DASHSCOPE_BASE_URL", "OPENAI_BASE_URL", "ZHIPUAI_BASE_URL", "OLLAMA_HOST",
+                "OLLAMA_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("DASHSCOPE_API_KEY", "dash-key")
     qwen = create_model("dashscope")
@@ -223,7 +224,9 @@ def test_presets_defaults_and_env(monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
     assert OpenAIChat(api_key="k").base_url == "http://127.0.0.1:1/v1"
     assert set(PROVIDERS) == {"openai", "zhipuai", "deepseek", "moonshot", "qwen", "openrouter", "ollama",
-                              "openai-like"}
+                              "openai-like",  # issue 24: the platforms' other endpoints, local servers by name
+                              "zai", "zhipuai-coding", "zai-coding", "moonshot-intl", "qwen-intl", "lmstudio",
+                              "llamacpp", "vllm"}
     with pytest.raises(ValueError, match="unknown provider 'nope'"):
         create_model("nope")
 

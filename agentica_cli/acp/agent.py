@@ -113,13 +113,14 @@ class AgenticaAcpAgent:
 
     def settings_for(self, work_dir: Path) -> Any:
         from agentica_cli.cli.config import ConfigError, check_mcp_servers, load_settings
-        from agentica_cli.cli.runtime import check_model_timeouts
+        from agentica_cli.cli.runtime import check_model_options, check_model_timeouts
         from agentica_cli.cli.trust import is_trusted
 
         try:
             settings = load_settings(work_dir, self.flags, trusted=is_trusted(work_dir))
             check_mcp_servers(settings)
             check_model_timeouts(settings)
+            check_model_options(settings)
         except ConfigError as err:
             raise _error(RequestError.invalid_params, f"config error: {err}") from None
         for key in settings.held_back:

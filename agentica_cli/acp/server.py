@@ -26,7 +26,8 @@ stderr. Settings come from the same config files and environment as `agentica` (
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="agentica acp", description=DESCRIPTION)
     p.add_argument("-m", "--model", help="model id, e.g. gpt-4o, glm-4.6, deepseek-chat")
-    p.add_argument("--provider", help="openai, zhipuai, deepseek, moonshot, qwen, openrouter, ollama, openai-like")
+    p.add_argument("--provider", help="openai, zhipuai, deepseek, moonshot, qwen, openrouter, ollama, openai-like, "
+                   "zai, zhipuai-coding, zai-coding, moonshot-intl, qwen-intl, lmstudio, llamacpp, vllm")
     p.add_argument("--base-url", help="an OpenAI-compatible endpoint")
     p.add_argument("--api-key", help="the API key (visible in the process list: prefer --api-key-file, "
                    "the config file or AGENTICA_API_KEY)")

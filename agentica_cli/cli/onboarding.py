@@ -111,6 +111,9 @@ class Onboarding:
             except MissingKey:
                 pass
             else:
+                if getattr(model, "local_server", False):  # no key asked: say where requests will go
+                    plain(f"It connects to {safe_text(str(model.base_url))} (another address: base_url in the config, "
+                          "or --base-url).", "2")
                 if await self.yes(f"Save provider = \"{provider_name(self.settings)}\" to your user config? [Y/n] "):
                     path = save_user_setting("model", "provider", provider_name(self.settings))
                     plain(f"Saved to {home_relative(path)}.", "32")
