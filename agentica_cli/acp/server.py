@@ -25,7 +25,7 @@ stderr. Settings come from the same config files and environment as `agentica` (
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="agentica acp", description=DESCRIPTION)
-    p.add_argument("-m", "--model", help="model id, e.g. gpt-4o, glm-4.6, deepseek-chat")
+    p.add_argument("-m", "--model", help="model id, e.g. gpt-4o, glm-5.1, deepseek-v4-flash")
     p.add_argument("--provider", help="openai, zhipuai, deepseek, moonshot, qwen, openrouter, ollama, openai-like, "
                    "zai, zhipuai-coding, zai-coding, moonshot-intl, qwen-intl, lmstudio, llamacpp, vllm")
     p.add_argument("--base-url", help="an OpenAI-compatible endpoint")
