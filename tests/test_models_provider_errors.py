@@ -105,6 +105,21 @@ def test_the_gemini_list_and_openrouter_raw_bodies_show_the_real_reason() -> Non
     assert second.kind == "api"
 
 
+@pytest.mark.parametrize("requested,retried", [(342389, False), (2000, True)])
+def test_a_per_minute_limit_the_request_can_never_fit_is_not_retried(requested: int, retried: bool) -> None:
+    message = (f"Rate limit reached for gpt-4o in organization org-x on tokens per min (TPM): Limit 30000, Used "
+               f"29000, Requested {requested}. Please try again in 2ms." if retried else
+               f"Request too large for gpt-4o in organization org-x on tokens per min (TPM): Limit 30000, Requested "
+               f"{requested}. The input or output tokens must be reduced in order to run successfully.")
+    body = {"error": {"message": message, "type": "tokens", "code": "rate_limit_exceeded"}}
+    with ScriptedModelServer([turns.error(429, body=body), turns.text("fine")]) as server:
+        if retried:  # it fits once the minute has passed
+            assert ask(scripted_model(server))[-1].content == "fine"
+        else:
+            assert failure(server).kind == "rate_limit"
+        assert len(server.requests) == (2 if retried else 1)
+
+
 def test_groqs_413_per_minute_limit_is_not_an_overflow_and_says_what_it_is() -> None:
     body = {"error": {"message": "Request too large for model `llama-3.3-70b-versatile` in organization `org_01` "
                                  "service tier `on_demand` on tokens per minute (TPM): Limit 12000, Requested 14137, "

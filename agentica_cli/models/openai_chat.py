@@ -551,7 +551,7 @@ def _status_failure(exc: Any) -> Exception:
     if category == pe.BILLING:
         return ModelError(f"HTTP {status}: {detail} (a billing or quota error: {pe.billing_hint(url, report)})",
                           status_code=status, kind=pe.BILLING)
-    if category == pe.RATE_LIMIT and status == 413:
+    if category == pe.RATE_LIMIT:
         return ModelError(f"HTTP {status}: {detail} (the request is larger than the plan's per-minute token limit: "
                           "lower max_tokens, compact the conversation (/compact) or use a higher tier)",
                           status_code=status, kind=pe.RATE_LIMIT)

@@ -48,6 +48,8 @@ PROVIDER_ERRORS: dict[str, ProviderErrors] = {
         overflow_codes=("context_length_exceeded",),
         billing=(r"exceeded your current quota", r"check your plan and billing"),
         billing_codes=("insufficient_quota", "billing_hard_limit_reached"),
+        # 429 "Request too large for gpt-4o ... on tokens per min (TPM): Limit 30000, Requested 342389"
+        rate_limit=(r"tokens per min\b",),
     ),
     # 400 {"code": "1261", "message": "Prompt exceeds max length"}; 400 code 1210 "... input tokens
     # exceeds the model's maximum context length"; 429 code 1113 "余额不足或无可用资源包,请充值。"
@@ -228,12 +230,22 @@ def failure_category(status: int | None, report: ErrorReport) -> str | None:
     if status == 402:
         return BILLING
     if text and _RATE_LIMIT.search(text):  # before overflow: Groq's TPM 413 says "reduce your message size"
-        return RATE_LIMIT
+        # A request larger than the per-minute budget itself never fits (Groq answers 413, OpenAI
+        # 429 with "Limit 30000, Requested 342389"); any other per-minute limit passes: retried.
+        return RATE_LIMIT if status == 413 or _larger_than_limit(text) else None
     if codes & _OVERFLOW_CODES or (text and _OVERFLOW.search(text)):
         return OVERFLOW
     if status == 413 and "rate_limit_exceeded" not in codes:  # Payload Too Large: the request's size
         return OVERFLOW
     return None
+
+
+def _larger_than_limit(text: str) -> bool:
+    found = re.search(r"Limit:? ([\d,]+), Requested:? ([\d,]+)", text, re.IGNORECASE)
+    if not found:
+        return False
+    limit, requested = (int(g.replace(",", "")) for g in found.groups())
+    return requested > limit
 
 
 # -- hints: what to do about an error, by where the request went -------------------------------------
