@@ -178,6 +178,12 @@ def test_agentica_models_says_why_it_cannot_list(home: Path, project: Path) -> N
                            "Invalid API key\n")
 
 
+def test_agentica_models_without_the_providers_key_says_how_to_set_it(home: Path, project: Path) -> None:
+    proc = run_cli(["models", "--provider", "deepseek"], cwd=project, home=home)
+    assert proc.returncode == 2
+    assert "no API key configured for provider 'deepseek'" in proc.stderr and "DEEPSEEK_API_KEY" in proc.stderr
+
+
 def test_request_settings_from_config_and_flags_reach_the_request(home: Path, project: Path) -> None:
     (home / "config.toml").write_text('[model]\nmax_tokens = 2048\n'
                                       'extra_body = {thinking = {type = "enabled"}, tool_stream = true}\n')

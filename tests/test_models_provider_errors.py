@@ -263,3 +263,19 @@ def test_groqs_413_does_not_compact() -> None:
 
 async def _events(agent: Agent, prompt: str) -> list:
     return [e async for e in agent.run_stream(prompt)]
+
+
+def test_an_overflow_reported_inside_a_stream_is_an_overflow_too() -> None:
+    from agentica_cli.agent.agent import is_context_overflow
+
+    # A 200 stream whose chunk carries the error (OpenRouter, gateways): no status, the wording decides.
+    assert is_context_overflow(ModelError("APIError: This endpoint's maximum context length is 202752 tokens."))
+    assert is_context_overflow(ModelError("APIError: Prompt exceeds max length"))
+    assert not is_context_overflow(ModelError("APIError: Provider returned error"))
+    assert not is_context_overflow(ModelError("APIError: You exceeded your current quota", kind="billing"))
+
+
+def test_the_wordings_are_kept_per_provider_for_the_dialects() -> None:
+    assert "1261" in pe.errors_for("zai").overflow_codes and pe.errors_for("zai") is pe.errors_for("zhipuai")
+    assert pe.errors_for("qwen-intl").overflow == (r"range of input length should be",)
+    assert pe.errors_for("some-gateway") is pe.GENERIC

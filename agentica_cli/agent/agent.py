@@ -510,6 +510,10 @@ def is_context_overflow(err: ModelError) -> bool:
         return False
     if err.status_code == 413:
         return True
+    if err.status_code is None and err.message:  # an error inside a 200 stream (OpenRouter, a gateway)
+        from agentica_cli.models.provider_errors import OVERFLOW, ErrorReport, failure_category
+
+        return failure_category(None, ErrorReport(message=err.message)) == OVERFLOW
     return err.status_code == 400 and bool(_OVERFLOW_WORDS.search(err.message or ""))
 
 

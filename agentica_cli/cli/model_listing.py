@@ -42,8 +42,16 @@ def run_models_command(work_dir: Path | None, provider: str | None, base_url: st
     except ConfigError as err:
         sys.stderr.write(f"agentica: config error: {err}\n")
         return exitcodes.USAGE_ERROR
+    from agentica_cli.models import MissingApiKeyError
     from agentica_cli.models.discovery import DiscoveryError, list_models
 
+    try:
+        model.resolve_api_key()
+    except MissingApiKeyError:
+        from agentica_cli.cli.runtime import missing_key_message, provider_name
+
+        sys.stderr.write(f"agentica: {missing_key_message(provider_name(settings))}\n")
+        return exitcodes.USAGE_ERROR
     try:
         served = list_models(model)
     except DiscoveryError as err:

@@ -116,6 +116,17 @@ PROVIDER_ERRORS: dict[str, ProviderErrors] = {
     "mistral": ProviderErrors(overflow=(r"too large for model with \d+ maximum context length",)),
 }
 
+# Preset names (agentica_cli.models.presets.PROVIDERS) whose errors are another entry's.
+SAME_ERRORS_AS = {"zai": "zhipuai", "zhipuai-coding": "zhipuai", "zai-coding": "zhipuai",
+                  "moonshot-intl": "moonshot", "qwen-intl": "qwen"}
+
+
+def errors_for(name: str) -> ProviderErrors:
+    """One provider's wordings, by preset or dialect name (GENERIC for one not listed)."""
+    key = name.strip().lower()
+    return PROVIDER_ERRORS.get(SAME_ERRORS_AS.get(key, key), GENERIC)
+
+
 # Wordings no provider owns: generic phrases gateways and frameworks use.
 GENERIC = ProviderErrors(
     overflow=(r"context[ _-]?window[ _-]?exceeded", r"model_context_window_exceeded", r"prompt is too long",
