@@ -177,6 +177,21 @@ def test_a_401_on_a_split_platform_names_the_other_base_url() -> None:
     assert err.kind == "auth" and err.message == "HTTP 401: Invalid Authentication (check the API key)"
 
 
+def test_the_401_hint_follows_the_url_the_request_went_to() -> None:
+    import httpx2 as httpx
+    import openai
+
+    from agentica_cli.models.openai_chat import _classify
+
+    request = httpx.Request("POST", "https://api.moonshot.cn/v1/chat/completions")
+    body = {"error": {"message": "Invalid Authentication", "type": "invalid_authentication_error"}}
+    response = httpx.Response(401, json=body, request=request)
+    err = _classify(openai.AuthenticationError("Error code: 401", response=response, body=body))
+    assert isinstance(err, ModelError) and err.kind == "auth"
+    assert err.message == ("HTTP 401: Invalid Authentication (check the API key; a key from the international "
+                           "platform (platform.moonshot.ai) needs base_url https://api.moonshot.ai/v1)")
+
+
 def _closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
