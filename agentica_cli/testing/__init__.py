@@ -17,8 +17,9 @@ Turns (`agentica_cli.testing.turns`, each a plain dict, served one per request):
 - `text(content, reasoning=None)`: an assistant answer.
 - `tool_calls(call(name, args_dict_or_raw_string, id=None), ..., content="", reasoning=None)`:
   tool calls; a str is sent verbatim, so malformed JSON arguments can be scripted.
-- `error(status, message="", retry_after=None)`: an HTTP error (429, 500, 401, ...), with a
-  `Retry-After` header when given.
+- `error(status, message="", retry_after=None, body=None, content_type=None)`: an HTTP error
+  (429, 500, 401, ...), with a `Retry-After` header when given; `body` sends a provider's own
+  error shape instead (a dict or list as JSON, a str as it is, e.g. an HTML page).
 - `cut(turn, after=N)`: the stream closes after N SSE chunks (no `[DONE]`); a non-streamed
   request gets its connection closed without an answer.
 - `stall(turn, after=1, every=1.0, send="comment")`: the stream stops making progress after
@@ -37,6 +38,10 @@ chunk (id, name) followed by its arguments split over several chunks, a finish c
 usage chunk when `stream_options.include_usage` is set, then `data: [DONE]`. Non-streamed
 requests get one `chat.completion` JSON. When the script runs out the server answers 400
 with "no scripted turn left", so a test never hangs on an unexpected request.
+
+`ScriptedModelServer(routes={"GET /v1/models": {...}, "POST /api/show": {...}})` answers those
+paths with fixed JSON (or `(status, payload)`), e.g. a replay of an Ollama or vLLM server's
+model list; without a route, `GET .../models` lists one model, `scripted`.
 
 Recorded: `server.requests` (every request body, in order) and `server.request_log`
 (`RecordedRequest` with path, headers, body, `received_at` / `finished_at` perf-counter
