@@ -17,7 +17,7 @@ from agentica_cli.agent.run_state import RunState
 
 class LifecycleEvents:
     """Mixed into Agent: expects `hooks`, `messages`, `is_subagent`, `_session_started`,
-    `_session_source`, `_start_context` and `_append`."""
+    `_session_source`, `_start_context`, `instruction_texts`, `system_prompt` and `_append`."""
 
     hooks: list[Any]
     messages: list[dict[str, Any]]
@@ -25,7 +25,9 @@ class LifecycleEvents:
     _session_started: bool
     _session_source: str
     _start_context: list[str]
+    instruction_texts: list[str]
     _append: Callable[[dict[str, Any]], None]
+    system_prompt: Callable[[], str]
 
     async def fire_hooks(self, event: str, run: RunState | None = None, **fields: Any) -> HookOutcome:
         """Run the hooks' `hook_event` for `event`; what they say for the user becomes a Notice."""
@@ -83,6 +85,7 @@ class LifecycleEvents:
         if outcome.block or outcome.stop:
             return prompt, outcome  # SessionStart's context waits for a prompt that is sent
         context, self._start_context = [*self._start_context, *outcome.context], []
+        context = without_repeats(context, self.system_prompt(), self.instruction_texts)
         return with_context(prompt, context), outcome
 
     async def _stop_hooks_continue(self, run: RunState) -> bool:
@@ -104,6 +107,30 @@ def prompt_text(prompt: Any) -> str:
     if isinstance(prompt, list):
         return "\n".join(p.get("text", "") for p in prompt if isinstance(p, dict) and p.get("type") == "text")
     return str(prompt)
+
+
+def _normal(text: str) -> str:
+    return "\n".join(line.rstrip() for line in text.replace("\r\n", "\n").split("\n")).strip()
+
+
+REPEAT_NOTE = "[the text of an instruction file that is already in the system prompt]"
+
+
+def without_repeats(context: list[str], system_prompt: str, whole_texts: list[str]) -> list[str]:
+    """The hooks' context without what the model already has: a piece that is in the system
+    prompt as it is (a SessionStart hook that prints AGENTS.md) or given twice is dropped; a
+    whole instruction file (`whole_texts`) inside a longer piece is replaced by a short note."""
+    prompt = _normal(system_prompt)
+    kept: list[str] = []
+    for piece in context:
+        text = _normal(piece)
+        if not text or text in prompt or text in (_normal(k) for k in kept):
+            continue
+        for whole in sorted((_normal(w) for w in whole_texts), key=len, reverse=True):
+            if len(whole) >= 200 and whole in text:  # short texts may be in it by chance
+                text = text.replace(whole, REPEAT_NOTE)
+        kept.append(text if text != _normal(piece) else piece)
+    return kept
 
 
 def with_context(prompt: Any, context: list[str]) -> Any:
