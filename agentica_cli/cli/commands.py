@@ -21,7 +21,7 @@ import typer
 
 from agentica_cli.cli import exitcodes
 
-SUBCOMMANDS = ("acp", "mcp", "sessions")
+SUBCOMMANDS = ("acp", "mcp", "sessions", "doctor")
 
 DESCRIPTION = """\
 A terminal coding agent. PROMPT is the task (with -p), or a first message. Without -p, opens

@@ -225,7 +225,9 @@ class Repl:
             found = [f"{len(items)} {kind}{'s' if len(items) != 1 else ''}" for kind, items in (
                 ("command", self.extensions.commands), ("agent", self.extensions.agents),
                 ("skill", self.extensions.skills)) if items]
-            plain(f"Extensions: {', '.join(found)} (/help, /agents, /skills).", "2")
+            where = [c for c, items in (("/help", self.extensions.commands), ("/agents", self.extensions.agents),
+                                        ("/skills", self.extensions.skills)) if items]  # what lists them
+            plain(f"Extensions: {', '.join(found)} ({', '.join(where)}).", "2")
         self.show_start_problems()
         if self.resume_messages:
             plain(f"Resumed session {self.session.id} ({len(self.resume_messages)} messages).", "2")
@@ -240,7 +242,10 @@ class Repl:
 
         if self.instructions is not None and self.instructions.files:
             plain(f"Instructions: {loaded_summary(self.instructions, self.work_dir)}.", "2")
-        problems = [*(self.instructions.problems if self.instructions is not None else ()), *self.extensions.problems]
+        from agentica_cli.cli.extension_setup import listing_notices
+
+        problems = [*(self.instructions.problems if self.instructions is not None else ()), *self.extensions.problems,
+                    *listing_notices(self.extensions, getattr(self.model, "context_window", None))]
         for problem in problems:
             plain(safe_text(problem, keep_newlines=False), "33")
 
