@@ -113,21 +113,26 @@ def _normal(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.replace("\r\n", "\n").split("\n")).strip()
 
 
+MIN_REPEAT = 200  # characters: a shorter text may be in the prompt by chance
 REPEAT_NOTE = "[the text of an instruction file that is already in the system prompt]"
 
 
 def without_repeats(context: list[str], system_prompt: str, whole_texts: list[str]) -> list[str]:
-    """The hooks' context without what the model already has: a piece that is in the system
-    prompt as it is (a SessionStart hook that prints AGENTS.md) or given twice is dropped; a
-    whole instruction file (`whole_texts`) inside a longer piece is replaced by a short note."""
+    """The hooks' context without what the model already has: a piece that is a whole
+    instruction file (`whole_texts`: a SessionStart hook that prints AGENTS.md), a long piece
+    that is in the system prompt as it is, or one given twice is dropped; a whole instruction
+    file inside a longer piece is replaced by a short note. A short piece is kept even when the
+    prompt happens to contain it ("OK", "Branch: main")."""
     prompt = _normal(system_prompt)
+    wholes = sorted({_normal(w) for w in whole_texts if _normal(w)}, key=len, reverse=True)
     kept: list[str] = []
     for piece in context:
         text = _normal(piece)
-        if not text or text in prompt or text in (_normal(k) for k in kept):
+        if not text or text in wholes or (len(text) >= MIN_REPEAT and text in prompt) \
+                or text in (_normal(k) for k in kept):
             continue
-        for whole in sorted((_normal(w) for w in whole_texts), key=len, reverse=True):
-            if len(whole) >= 200 and whole in text:  # short texts may be in it by chance
+        for whole in wholes:
+            if len(whole) >= MIN_REPEAT and whole in text:  # a short text may be in it by chance
                 text = text.replace(whole, REPEAT_NOTE)
         kept.append(text if text != _normal(piece) else piece)
     return kept
