@@ -87,6 +87,27 @@ class BuiltinTaskTool(Tool):
                          "with words of what you need as the agent to get the matching names")
         prop["description"] = "Which sub-agent does the task:\n" + "\n".join(f"- {line}" for line in lines)
 
+    def unknown_agent(self, agent: str) -> str:
+        """The error for a name that is no agent: the names that match it (the whole list only
+        when it is short)."""
+        from agentica_cli.tools.listing import matching_names
+
+        if len(self.agents) <= 30:
+            known = ", ".join([GENERAL_AGENT, *sorted(self.agents)])
+            return f"Error: no sub-agent named {agent!r}. Choose one of: {known}."
+        found = matching_names(agent, ((n, s.description) for n, s in sorted(self.agents.items())))
+        hint = f"Sub-agents that match: {', '.join(found)}." if found else "No sub-agent name or description matches it."
+        return (f"Error: no sub-agent named {agent!r}. {hint} ({len(self.agents)} custom sub-agents; "
+                f"{GENERAL_AGENT} is always there.)")
+
+    def get_system_prompt(self) -> str:
+        text = ("task starts a sub-agent with a fresh context for a self-contained job (a wide search, "
+                "an investigation): give it complete instructions, it sees nothing of this conversation.")
+        if self.agents:
+            text += (" Specialised sub-agents (the agent argument) are listed in task's schema; pick one whose "
+                     "description fits. Independent tasks in one reply run in parallel.")
+        return text
+
     def sub_agent_tools(self, parent: Any, only: Iterable[str] | None = None) -> list[Any]:
         """Fresh builtin tools for the same folders, minus task, limited to what the parent has
         (and to `only`, a custom agent's allow-list, which may also name the parent's other

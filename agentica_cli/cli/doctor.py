@@ -67,7 +67,8 @@ def gather(work_dir: Path) -> dict[str, Any]:
     report["skipped"] = list(extensions.problems)
     report["listing_notices"] = listing_notices(extensions, None)
     report["mcp_servers"] = _mcp_servers(settings)
-    report["held_back"] = [] if trusted else _held_back(root)
+    report["held_back"], held_problems = ([], []) if trusted else _held_back(root)
+    report["skipped"] += held_problems
     report["warnings"] = list(settings.warnings)
     return report
 
@@ -107,8 +108,9 @@ def _mcp_servers(settings: Any) -> list[dict[str, Any]]:
     return servers
 
 
-def _held_back(root: Path) -> list[dict[str, Any]]:
-    """An untrusted project's own commands, agents, skills and hooks: read to be listed, not loaded."""
+def _held_back(root: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """An untrusted project's own commands, agents, skills and hooks (read to be listed, not
+    loaded), and the files among them that would be skipped once it is trusted."""
     from agentica_cli.extensions.agents import load_agents
     from agentica_cli.extensions.commands import load_commands
     from agentica_cli.extensions.hook_config import load_hook_specs
@@ -125,7 +127,7 @@ def _held_back(root: Path) -> list[dict[str, Any]]:
              for s in load_skills(places, problems).values() if s.scope == "project"]
     held += [{"kind": "hook", "name": h.event, "path": h.source} for h in load_hook_specs(places, problems)
              if h.source.startswith(str(root))]
-    return held
+    return held, problems
 
 
 class _Writer:
