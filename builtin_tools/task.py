@@ -96,7 +96,8 @@ class BuiltinTaskTool(Tool):
             known = ", ".join([GENERAL_AGENT, *sorted(self.agents)])
             return f"Error: no sub-agent named {agent!r}. Choose one of: {known}."
         found = matching_names(agent, ((n, s.description) for n, s in sorted(self.agents.items())))
-        hint = f"Sub-agents that match: {', '.join(found)}." if found else "No sub-agent name or description matches it."
+        hint = (f"Sub-agents that match: {', '.join(found)}." if found
+                else "No sub-agent name or description matches it.")
         return (f"Error: no sub-agent named {agent!r}. {hint} ({len(self.agents)} custom sub-agents; "
                 f"{GENERAL_AGENT} is always there.)")
 

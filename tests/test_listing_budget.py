@@ -14,8 +14,8 @@ from agentica_cli.testing import ScriptedModelServer, turns
 from agentica_cli.tools.listing import DESCRIPTION_CHARS, fit_listing, listing_budget, matching_names
 
 AGENTS, SKILLS = 409, 766  # the counts of two large public collections installed together
-WORDS = ("review test deploy kubernetes python rust frontend backend database security audit performance "
-         "docs api graphql terraform migration accessibility").split()
+WORDS = ["review", "test", "deploy", "kubernetes", "python", "rust", "frontend", "backend", "database", "security",
+         "audit", "performance", "docs", "api", "graphql", "terraform", "migration", "accessibility"]
 
 
 def agent_description(rng: random.Random, name: str) -> str:

@@ -37,7 +37,6 @@ def gather(work_dir: Path) -> dict[str, Any]:
     from agentica_cli.cli.extension_setup import listing_notices, load_extensions
     from agentica_cli.cli.instructions import read_instructions
     from agentica_cli.cli.trust import is_trusted, project_root
-    from agentica_cli.extensions.places import project_extensions
 
     trusted = is_trusted(work_dir)
     root = project_root(work_dir)
@@ -97,8 +96,8 @@ def _config_files(settings: Any, work_dir: Path) -> list[dict[str, Any]]:
 def _mcp_servers(settings: Any) -> list[dict[str, Any]]:
     from agentica_cli.cli.mcp_config_edit import describe_server
 
-    servers = [{"name": name, "how": describe_server(table), "source": settings.sources.get(f"mcp_servers.{name}",
-                                                                                           "config"), "state": "configured"}
+    servers = [{"name": name, "how": describe_server(table), "state": "configured",
+                "source": settings.sources.get(f"mcp_servers.{name}", "config")}
                for name, table in settings.mcp_servers.items()]
     held = [(name, table, settings.project_file) for name, table in
             (settings.held_back.get("mcp_servers") or {}).items()]

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentica_cli.cli.config import agentica_home
-from agentica_cli.cli.project_paths import find_git_root
 from agentica_cli.cli.instruction_imports import MAX_DEPTH
+from agentica_cli.cli.project_paths import find_git_root
 from agentica_cli.cli.safe_text import safe_text
 
 FILE_NAME = "AGENTS.md"
