@@ -168,3 +168,18 @@ def test_without_repeats_keeps_new_context_and_drops_what_the_prompt_has() -> No
     assert without_repeats([whole[:250]], prompt, [whole]) == []  # a long piece of the prompt
     assert without_repeats(["line 1", "You are a coding agent."], prompt, [whole]) == [  # short: by chance
         "line 1", "You are a coding agent."]
+
+
+def test_reading_them_stays_light_for_the_repls_first_paint(repo: Path, home: Path, user_home: Path) -> None:
+    """The REPL reads the instruction files before its prompt is painted: no builtin tools,
+    agent loop, pydantic, openai or rich then."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from pathlib import Path; from agentica_cli.cli.instructions import read_instructions; "
+            "print(len(read_instructions(Path(sys.argv[1])).files)); "
+            "print(sorted(m for m in ('openai', 'pydantic', 'agentica_cli.agent', 'builtin_tools', 'rich') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code, str(repo)], capture_output=True, text=True, check=True,
+                         env=cli_env(home, HOME=str(user_home))).stdout
+    assert out.split() == ["6", "[]"]  # AGENTS.md (= CLAUDE.md) and 3 imports, .claude/CLAUDE.md, CLAUDE.local.md

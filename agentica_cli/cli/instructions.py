@@ -12,7 +12,7 @@ provider. A clone with `AGENTS.md -> /proc/self/environ` or `-> ../../.ssh/id_rs
 CLAUDE.md that imports `@../../.ssh/id_rsa`) would send the user's keys along, so a project's
 file is read under the file tools' rule: its real path (after every symlink) must be inside the
 project, and it is opened beneath the project's folder descriptor following no symlink
-(builtin_tools.safe_open: a swap after the check is refused, not followed); only a regular file
+(one component at a time: a swap after the check is refused, not followed); only a regular file
 is read (not /proc, a device or a FIFO). A project file may also import a Markdown file of the
 user's own places (`@~/.claude/my-notes.md`, as Claude Code's docs suggest), nothing else
 outside the project; the user's own files may import from anywhere in their home folder. Like
@@ -23,6 +23,7 @@ in one line.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Callable
@@ -75,13 +76,19 @@ def _project_root(work_dir: Path) -> Path:
     return Path(os.path.realpath(find_git_root(work_dir) or work_dir))
 
 
+def inside(real: str, root: Path) -> bool:
+    """Is the resolved path `real` the real `root` or below it (whole components: /p-evil is
+    not inside /p)? The file tools' rule (builtin_tools.paths), without importing the builtin
+    tools: the REPL reads these files before its first paint."""
+    base = os.path.realpath(root)
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
+
+
 def _checked_real_path(path: Path, project_root: Path | None) -> str:
     """The real path to open; SkippedFile when it leads outside the project or to a pseudo-file."""
     real = os.path.realpath(path)
     if project_root is not None:
-        from builtin_tools.paths import PathSandbox  # the file tools' containment rule
-
-        if not PathSandbox(project_root).contains(real):
+        if not inside(real, project_root):
             raise SkippedFile(f"it leads outside the project (to {real})")
     if any(real == top or real.startswith(top + "/") for top in PSEUDO_FILE_ROOTS):
         raise SkippedFile(f"it leads to a system pseudo-file ({real})")
@@ -95,14 +102,15 @@ def _open_checked(real: str, project_root: Path | None) -> int:
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     if project_root is None:
         return os.open(real, flags)
-    from builtin_tools.safe_open import open_beneath, open_root
+    # places' light twin of builtin_tools.safe_open (no builtin tools before the first paint)
+    from agentica_cli.extensions.places import _open_beneath
 
-    root_fd = open_root(project_root)
     try:
-        parts = Path(real).relative_to(project_root).parts
-        return open_beneath(root_fd, parts, flags, real)
-    finally:
-        os.close(root_fd)
+        return _open_beneath(project_root, Path(real).relative_to(project_root).parts, flags)
+    except OSError as err:
+        if err.errno in (errno.ELOOP, errno.ENOTDIR):  # a folder or the file became a symlink
+            raise OSError(err.errno, "a symlink is in the way (the path changed after it was checked)") from None
+        raise
 
 
 def read_capped(real: str, limit: int, project_root: Path | None = None) -> tuple[bytes, int]:
@@ -217,15 +225,13 @@ class _Reader:
 
     def import_allowed(self, target: Path, personal: bool) -> tuple[bool, bool]:
         """(may it be read, is it read as the user's own file)."""
-        from builtin_tools.paths import PathSandbox
-
         real = os.path.realpath(target)
-        if not personal and PathSandbox(self.project_root).contains(real):
+        if not personal and inside(real, self.project_root):
             return True, False
-        own_places = PathSandbox(agentica_home(), [claude_home()])
-        if own_places.contains(real) and real.endswith(".md"):
+        own_places = inside(real, agentica_home()) or inside(real, claude_home())
+        if own_places and real.endswith(".md"):
             return True, True  # the user's own notes, which a project may point at (Claude Code's docs)
-        if personal and PathSandbox(Path.home()).contains(real):
+        if personal and inside(real, Path.home()):
             return True, True
         return False, False
 
