@@ -87,9 +87,8 @@ def inside(real: str, root: Path) -> bool:
 def _checked_real_path(path: Path, project_root: Path | None) -> str:
     """The real path to open; SkippedFile when it leads outside the project or to a pseudo-file."""
     real = os.path.realpath(path)
-    if project_root is not None:
-        if not inside(real, project_root):
-            raise SkippedFile(f"it leads outside the project (to {real})")
+    if project_root is not None and not inside(real, project_root):
+        raise SkippedFile(f"it leads outside the project (to {real})")
     if any(real == top or real.startswith(top + "/") for top in PSEUDO_FILE_ROOTS):
         raise SkippedFile(f"it leads to a system pseudo-file ({real})")
     return real
