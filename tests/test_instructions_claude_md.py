@@ -87,6 +87,19 @@ def test_claude_md_its_imports_and_the_users_own_reach_the_first_request(home: P
     assert "skipped" not in proc.stderr and "not imported" not in proc.stderr
 
 
+def test_stream_json_names_the_instruction_files_in_its_session_line(home: Path, repo: Path,
+                                                                     user_home: Path) -> None:
+    with ScriptedModelServer([turns.text("ok")]) as server:
+        proc = run_cli(["-p", "hi", "--output-format", "stream-json", *model_args(server)], cwd=repo, home=home,
+                       env=cli_env(home, HOME=str(user_home)))
+    assert proc.returncode == 0, proc.stderr
+    session = json.loads(proc.stdout.splitlines()[0])
+    assert session["type"] == "session"
+    assert session["instructions"] == [str(repo / name) for name in (
+        "AGENTS.md", "docs/architecture.md", "docs/naming.md", "CONTRIBUTING.md", ".claude/CLAUDE.md",
+        "CLAUDE.local.md")]
+
+
 def test_an_untrusted_clone_has_its_claude_md_read_but_no_import_leaves_the_project(
         home: Path, project: Path, user_home: Path, tmp_path: Path, monkeypatch) -> None:
     from agentica_cli.cli.instructions import read_instructions

@@ -229,6 +229,7 @@ def build_agent(
     }
     agent = DeepAgent(model, **kwargs)
     agent.instruction_texts = list(instructions.texts)
+    agent.instruction_files = [str(f.path) for f in instructions.files]  # for -p's stream-json session line
     from agentica_cli.cli.extension_setup import attach_extensions, load_extensions
 
     if extensions is None:
