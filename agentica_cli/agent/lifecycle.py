@@ -70,9 +70,10 @@ class LifecycleEvents:
         if self.is_subagent or not self.hooks:
             return
         outcome = await self.fire_hooks("SessionStart", run, source="compact")
+        context = without_repeats(outcome.context, self.system_prompt(), self.instruction_texts)
         first = self.messages[0] if self.messages else None
-        if outcome.context and first is not None and isinstance(first.get("content"), str):
-            self.messages[0] = {**first, "content": "\n\n".join([first["content"], *outcome.context])}
+        if context and first is not None and isinstance(first.get("content"), str):
+            self.messages[0] = {**first, "content": "\n\n".join([first["content"], *context])}
 
     async def _prompt_hooks(self, run: RunState, prompt: Any) -> tuple[Any, HookOutcome]:
         """SessionStart (when no UI started the session) and UserPromptSubmit: the prompt with
