@@ -69,12 +69,11 @@ class BuiltinTaskTool(Tool):
         to the model as the `agent` argument's choices. `budget`: characters the listing in the
         schema may take (tools/listing.py; None: the share of a 128k-token window). When they do
         not all fit, the ones left out are still accepted by name, and the listing says so."""
-        from agentica_cli.tools.listing import fit_listing, listing_budget
+        from agentica_cli.tools.listing import fit_listing, listing_budget, listing_order
 
         self.agents = dict(agents)
         prop = self.functions["task"].parameters["properties"]["agent"]
-        ordered = sorted(self.agents.items(), key=lambda item: (getattr(item[1], "scope", "") != "project", item[0]))
-        listing = fit_listing(((name, spec.description) for name, spec in ordered),
+        listing = fit_listing(((spec.name, spec.description) for spec in listing_order(self.agents.values())),
                               budget if budget is not None else listing_budget(None))
         self.left_out = listing.left_out
         if listing.complete:  # the schema names every choice, so a typo is caught before the call

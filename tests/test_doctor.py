@@ -70,6 +70,7 @@ def test_doctor_in_an_untrusted_clone_lists_what_is_held_back_and_starts_nothing
     assert "docs/testing.md: 15 bytes (project, imported by AGENTS.md)" in out
     assert f"{repo / '.claude/commands/leak.md'} skipped: it leads outside the project" in out
     assert "held back until the project is trusted" in out
+    assert ".claude/settings.json: held back until trusted (hooks)" in out
     for line in ("command review: .claude/commands/review.md", "agent scout: .claude/agents/scout.md",
                  "skill pdf: .claude/skills/pdf/SKILL.md", "hook PreToolUse: .claude/settings.json"):
         assert line in out
@@ -89,7 +90,7 @@ def test_doctor_in_a_trusted_project_names_each_file_and_why_one_was_skipped(
     assert "skills (1): pdf (project): Fill PDF forms" in out and "[31mnow" in out  # shown, not obeyed
     assert "PreToolUse [Bash] command: touch" in out and ".claude/settings.json" in out
     assert "MCP servers (not started) (1): files: stdio sh -c touch" in out and ".mcp.json, configured" in out
-    assert "held back" not in out
+    assert "held back" not in out and ".claude/settings.json: read (hooks)" in out
     assert f"skipped (1): {repo / '.claude/commands/leak.md'} skipped: it leads outside the project" in out
 
     data = json.loads(doctor(repo, home, user_home, "--json").stdout)

@@ -90,6 +90,15 @@ def _config_files(settings: Any, work_dir: Path) -> list[dict[str, Any]]:
     if settings.mcp_json_file is not None:
         state = "held back until trusted" if settings.mcp_json_held_back else "read"
         files.append({"path": str(settings.mcp_json_file), "scope": "project", "state": state})
+    from agentica_cli.cli.trust import is_trusted
+    from agentica_cli.extensions.hook_config import SETTINGS_FILES
+
+    hook_files = [(agentica_home() / "settings.json", "user", True)]
+    hook_files += [(project_root(work_dir) / name, "project", is_trusted(work_dir)) for name in SETTINGS_FILES]
+    for path, scope, used in hook_files:  # Claude Code's settings files: their hooks
+        if path.is_file():
+            files.append({"path": str(path), "scope": scope,
+                          "state": "read (hooks)" if used else "held back until trusted (hooks)"})
     return files
 
 

@@ -84,16 +84,15 @@ def attach_extensions(agent: Any, found: Extensions, work_dir: Path,
 
 def listing_notices(found: Extensions, context_window: int | None) -> list[str]:
     """What the model's listings of agents and skills leave out for want of room (tools/listing.py)."""
-    from agentica_cli.tools.listing import fit_listing, listing_budget
+    from agentica_cli.tools.listing import fit_listing, listing_budget, listing_order
 
     budget = listing_budget(context_window)
     notes = []
     for kind, items, command in (("sub-agents", found.agents, "/agents"), ("skills", found.skills, "/skills")):
-        ordered = sorted(items.values(), key=lambda x: (x.scope != "project", x.name))
-        left_out = fit_listing(((x.name, x.description) for x in ordered), budget).left_out
+        left_out = fit_listing(((x.name, x.description) for x in listing_order(items.values())), budget).left_out
         if left_out:
-            notes.append(f"{len(left_out)} of {len(items)} {kind} are not listed to the model (the list is held "
-                         f"to {budget:,} characters, 2% of the context window); it can still use them by name: "
+            notes.append(f"{len(left_out)} of {len(items)} {kind} are not listed to the model (the list's share "
+                         f"of the context window is {budget:,} characters); it can still use them by name: "
                          f"{command} or `agentica doctor` lists them all")
     return notes
 

@@ -6,7 +6,7 @@ from agentica_cli.extensions.frontmatter import FrontMatterError
 from agentica_cli.extensions.places import UnreadableFile
 from agentica_cli.extensions.skills import Skill
 from agentica_cli.tools.base import Tool
-from agentica_cli.tools.listing import fit_listing, listing_budget, matching_names
+from agentica_cli.tools.listing import fit_listing, listing_budget, listing_order, matching_names
 
 MAX_LISTED_FILES = 50
 
@@ -21,8 +21,7 @@ class SkillTool(Tool):
         super().__init__(name="skill")
         self.skills = dict(skills)
         self.register(self.skill, is_read_only=True, concurrency_safe=True)
-        ordered = sorted(self.skills.values(), key=lambda s: (s.scope != "project", s.name))
-        self.listing = fit_listing(((s.name, s.description) for s in ordered),
+        self.listing = fit_listing(((s.name, s.description) for s in listing_order(self.skills.values())),
                                    budget if budget is not None else listing_budget(None))
         names = sorted(self.skills)
         if names and self.listing.complete:  # the schema names the choices, so a typo is caught before the call

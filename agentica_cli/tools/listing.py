@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 DESCRIPTION_CHARS = 250  # one entry's description at most (Claude Code cuts skills' there too)
 LISTING_SHARE = 0.02  # of the context window, for one listing
@@ -39,6 +40,12 @@ class Listing:
     @property
     def complete(self) -> bool:
         return not self.left_out
+
+
+def listing_order(items: Iterable[Any]) -> list[Any]:
+    """Agents or skills in the order they are listed: a project's own first (the most specific
+    to the work at hand), then the user's, each by name."""
+    return sorted(items, key=lambda item: (getattr(item, "scope", "") != "project", item.name))
 
 
 def fit_listing(entries: Iterable[tuple[str, str]], budget: int) -> Listing:
