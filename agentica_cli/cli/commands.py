@@ -1,5 +1,5 @@
 """The command line on typer: `agentica [flags] [PROMPT]...` and its subcommands
-`agentica acp`, `agentica mcp list|add|remove`, `agentica sessions list|show|rm`.
+`agentica acp`, `agentica mcp list|add|remove`, `agentica sessions list|show|rm`, `agentica doctor`.
 
 The main command takes free words (the prompt), so it cannot also be a group whose first word
 names a subcommand; `run` picks one of two typer apps by the first word instead. The main
@@ -44,6 +44,7 @@ commands (agentica COMMAND --help for each):
   agentica acp                              serve an editor over the Agent Client Protocol
   agentica mcp list|add|remove              the MCP servers in your config
   agentica sessions list|show|rm            saved conversations
+  agentica doctor                           what is found, loaded and skipped here, and why
   agentica --install-completion             shell completion (bash, zsh, fish, PowerShell)
 
 permission modes (--permission-mode, config permissions.mode, /permissions):
