@@ -87,6 +87,40 @@ def test_claude_md_its_imports_and_the_users_own_reach_the_first_request(home: P
     assert "skipped" not in proc.stderr and "not imported" not in proc.stderr
 
 
+REAL = Path(__file__).with_name("instruction_files")  # real files, with MANIFEST.json
+
+
+def test_a_real_claude_md_and_the_readme_it_imports_reach_the_first_request(home: Path, project: Path,
+                                                                            user_home: Path) -> None:
+    manifest = json.loads((REAL / "MANIFEST.json").read_text())
+    (project / ".git").mkdir()
+    for entry in manifest["files"]:
+        if entry["repository"] == "ciffelia/sqlpt":
+            write(project / entry["path"], (REAL / entry["file"]).read_text())
+    with ScriptedModelServer([turns.text("ok")]) as server:
+        proc = run_cli(["-p", "hi", *model_args(server)], cwd=project, home=home,
+                       env=cli_env(home, HOME=str(user_home)))
+        prompt = system_prompt(server.requests[0])
+    assert proc.returncode == 0, proc.stderr
+    assert "always run `make check` to format code" in prompt
+    readme = prompt.index(f"Instructions from {project / 'README.md'} (imported by {project / 'CLAUDE.md'}):")
+    assert prompt.index("SQL parallel testing") > readme > prompt.index("always run `make check`")
+
+
+def test_the_usual_adapter_claude_md_that_imports_agents_md_sends_it_once(home: Path, project: Path,
+                                                                          user_home: Path, monkeypatch) -> None:
+    """`# CLAUDE.md\\n\\n@AGENTS.md\\n`: what harness and scaffolding tools write beside AGENTS.md."""
+    from agentica_cli.cli.instructions import read_instructions
+
+    monkeypatch.setenv("HOME", str(user_home))
+    monkeypatch.setenv("AGENTICA_HOME", str(home))
+    write(project / "AGENTS.md", "# AGENTS.md\n\nRun `make test` before every commit (MARKER-ONCE).\n")
+    write(project / "CLAUDE.md", "# CLAUDE.md\n\n@AGENTS.md\n")
+    found = read_instructions(project)
+    assert found.text.count("MARKER-ONCE") == 1
+    assert [(p.name, why) for p, why in found.repeats] == [("AGENTS.md", f"the same file as {project / 'AGENTS.md'}")]
+
+
 def test_stream_json_names_the_instruction_files_in_its_session_line(home: Path, repo: Path,
                                                                      user_home: Path) -> None:
     with ScriptedModelServer([turns.text("ok")]) as server:
