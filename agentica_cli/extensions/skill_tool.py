@@ -54,7 +54,7 @@ class SkillTool(Tool):
         """Load a skill: its instructions, its folder and the scripts and files in it.
 
         Args:
-            name: The skill's name, as listed in the system prompt.
+            name: The skill's name, as listed in the system prompt or as the user names it.
         """
         found = self.skills.get(name)
         if found is None:
