@@ -60,18 +60,45 @@ class BuiltinTaskTool(Tool):
         self.tool_options = dict(tool_options or {})
         self.max_result_chars = max_result_chars
         self.agents: dict[str, Any] = {}
+        self.left_out: list[str] = []  # agents the schema's listing has no room for (set_agents)
         # Sub-agents run side by side; each of their calls still goes through the approvals.
         self.register(self.task, is_read_only=read_only, concurrency_safe=True)
 
-    def set_agents(self, agents: dict[str, Any]) -> None:
+    def set_agents(self, agents: dict[str, Any], budget: int | None = None) -> None:
         """The custom sub-agents (objects with name, description, prompt, tools, model), offered
-        to the model as the `agent` argument's choices."""
+        to the model as the `agent` argument's choices. `budget`: characters the listing in the
+        schema may take (tools/listing.py; None: the share of a 128k-token window). When they do
+        not all fit, the ones left out are still accepted by name, and the listing says so."""
+        from agentica_cli.tools.listing import fit_listing, listing_budget, listing_order
+
         self.agents = dict(agents)
         prop = self.functions["task"].parameters["properties"]["agent"]
-        prop["enum"] = [GENERAL_AGENT, *sorted(self.agents)]
-        lines = [f"{GENERAL_AGENT}: a general sub-agent with the same tools as you (minus task)"]
-        lines += [f"{name}: {spec.description}" for name, spec in sorted(self.agents.items())]
+        listing = fit_listing(((spec.name, spec.description) for spec in listing_order(self.agents.values())),
+                              budget if budget is not None else listing_budget(None))
+        self.left_out = listing.left_out
+        if listing.complete:  # the schema names every choice, so a typo is caught before the call
+            prop["enum"] = [GENERAL_AGENT, *sorted(self.agents)]
+        else:
+            prop.pop("enum", None)
+        lines = [f"{GENERAL_AGENT}: a general sub-agent with the same tools as you (minus task)", *listing.lines]
+        if listing.left_out:
+            lines.append(f"{len(listing.left_out)} more not listed here: use one the user names, or call task "
+                         "with words of what you need as the agent to get the matching names")
         prop["description"] = "Which sub-agent does the task:\n" + "\n".join(f"- {line}" for line in lines)
+
+    def unknown_agent(self, agent: str) -> str:
+        """The error for a name that is no agent: the names that match it (the whole list only
+        when it is short)."""
+        from agentica_cli.tools.listing import matching_names
+
+        if len(self.agents) <= 30:
+            known = ", ".join([GENERAL_AGENT, *sorted(self.agents)])
+            return f"Error: no sub-agent named {agent!r}. Choose one of: {known}."
+        found = matching_names(agent, ((n, s.description) for n, s in sorted(self.agents.items())))
+        hint = (f"Sub-agents that match: {', '.join(found)}." if found
+                else "No sub-agent name or description matches it.")
+        return (f"Error: no sub-agent named {agent!r}. {hint} ({len(self.agents)} custom sub-agents; "
+                f"{GENERAL_AGENT} is always there.)")
 
     def get_system_prompt(self) -> str:
         text = ("task starts a sub-agent with a fresh context for a self-contained job (a wide search, "
@@ -125,8 +152,7 @@ class BuiltinTaskTool(Tool):
             raise SubAgentError("task can only run inside an agent (no parent agent in the tool context).")
         spec = self.agents.get(agent)
         if spec is None and agent != GENERAL_AGENT:
-            known = ", ".join([GENERAL_AGENT, *sorted(self.agents)])
-            return f"Error: no sub-agent named {agent!r}. Choose one of: {known}."
+            return self.unknown_agent(agent)
         from agentica_cli.agent.agent import Agent
         from agentica_cli.agent.events import Error, TurnFinished
 

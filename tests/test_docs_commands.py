@@ -25,7 +25,7 @@ else:
 BIN = Path(sys.executable).parent
 # Pages other branches add; links to them are checked once they exist.
 PENDING_PAGES = {"toolkits.md", "toolkits-code-media.md", "extensions.md", "editor.md"}
-SUBCOMMANDS = {"acp", "mcp", "sessions"}
+SUBCOMMANDS = {"acp", "mcp", "sessions", "doctor"}
 SHELL_OPERATORS = {"|", "||", "&&", ";", "&", "<", ">", "2>", ">>"}
 
 
@@ -83,7 +83,7 @@ def is_safe(args: list[str]) -> bool:
         return True
     if len(args) >= 2 and args[0] in SUBCOMMANDS and args[-1] in ("--help", "-h"):
         return all(not a.startswith("-") for a in args[:-1])
-    return args in (["mcp", "list"], ["sessions", "list"])
+    return args in (["mcp", "list"], ["sessions", "list"], ["doctor"])
 
 
 @pytest.mark.skipif(not (BIN / "agentica").exists(), reason="the agentica console script is not installed")

@@ -113,6 +113,9 @@ class Agent(LifecycleEvents):
         self._session_source = "resume" if self.messages else "startup"
         self._session_started = False
         self._start_context: list[str] = []  # SessionStart hooks' context, for the next prompt
+        # The instruction files' texts in `instructions` (the CLI sets them): a hook's context
+        # that repeats one whole is not sent twice (lifecycle.without_repeats).
+        self.instruction_texts: list[str] = []
         # Where oversized tool results are saved (result_budget); a temporary folder is made on first use.
         self.results_dir: Path | None = Path(self.tool_config.result_dir).expanduser() \
             if self.tool_config.result_dir else None

@@ -17,7 +17,7 @@ from agentica_cli.agent.run_state import RunState
 
 class LifecycleEvents:
     """Mixed into Agent: expects `hooks`, `messages`, `is_subagent`, `_session_started`,
-    `_session_source`, `_start_context` and `_append`."""
+    `_session_source`, `_start_context`, `instruction_texts`, `system_prompt` and `_append`."""
 
     hooks: list[Any]
     messages: list[dict[str, Any]]
@@ -25,7 +25,9 @@ class LifecycleEvents:
     _session_started: bool
     _session_source: str
     _start_context: list[str]
+    instruction_texts: list[str]
     _append: Callable[[dict[str, Any]], None]
+    system_prompt: Callable[[], str]
 
     async def fire_hooks(self, event: str, run: RunState | None = None, **fields: Any) -> HookOutcome:
         """Run the hooks' `hook_event` for `event`; what they say for the user becomes a Notice."""
@@ -68,9 +70,10 @@ class LifecycleEvents:
         if self.is_subagent or not self.hooks:
             return
         outcome = await self.fire_hooks("SessionStart", run, source="compact")
+        context = without_repeats(outcome.context, self.system_prompt(), self.instruction_texts)
         first = self.messages[0] if self.messages else None
-        if outcome.context and first is not None and isinstance(first.get("content"), str):
-            self.messages[0] = {**first, "content": "\n\n".join([first["content"], *outcome.context])}
+        if context and first is not None and isinstance(first.get("content"), str):
+            self.messages[0] = {**first, "content": "\n\n".join([first["content"], *context])}
 
     async def _prompt_hooks(self, run: RunState, prompt: Any) -> tuple[Any, HookOutcome]:
         """SessionStart (when no UI started the session) and UserPromptSubmit: the prompt with
@@ -83,6 +86,7 @@ class LifecycleEvents:
         if outcome.block or outcome.stop:
             return prompt, outcome  # SessionStart's context waits for a prompt that is sent
         context, self._start_context = [*self._start_context, *outcome.context], []
+        context = without_repeats(context, self.system_prompt(), self.instruction_texts)
         return with_context(prompt, context), outcome
 
     async def _stop_hooks_continue(self, run: RunState) -> bool:
@@ -104,6 +108,35 @@ def prompt_text(prompt: Any) -> str:
     if isinstance(prompt, list):
         return "\n".join(p.get("text", "") for p in prompt if isinstance(p, dict) and p.get("type") == "text")
     return str(prompt)
+
+
+def _normal(text: str) -> str:
+    return "\n".join(line.rstrip() for line in text.replace("\r\n", "\n").split("\n")).strip()
+
+
+MIN_REPEAT = 200  # characters: a shorter text may be in the prompt by chance
+REPEAT_NOTE = "[the text of an instruction file that is already in the system prompt]"
+
+
+def without_repeats(context: list[str], system_prompt: str, whole_texts: list[str]) -> list[str]:
+    """The hooks' context without what the model already has: a piece that is a whole
+    instruction file (`whole_texts`: a SessionStart hook that prints AGENTS.md), a long piece
+    that is in the system prompt as it is, or one given twice is dropped; a whole instruction
+    file inside a longer piece is replaced by a short note. A short piece is kept even when the
+    prompt happens to contain it ("OK", "Branch: main")."""
+    prompt = _normal(system_prompt)
+    wholes = sorted({_normal(w) for w in whole_texts if _normal(w)}, key=len, reverse=True)
+    kept: list[str] = []
+    for piece in context:
+        text = _normal(piece)
+        if not text or text in wholes or (len(text) >= MIN_REPEAT and text in prompt) \
+                or text in (_normal(k) for k in kept):
+            continue
+        for whole in wholes:
+            if len(whole) >= MIN_REPEAT and whole in text:  # a short text may be in it by chance
+                text = text.replace(whole, REPEAT_NOTE)
+        kept.append(text if text != _normal(piece) else piece)
+    return kept
 
 
 def with_context(prompt: Any, context: list[str]) -> Any:

@@ -1,5 +1,6 @@
 """The command line on typer: `agentica [flags] [PROMPT]...` and its subcommands
-`agentica acp`, `agentica mcp list|add|remove`, `agentica sessions list|show|rm`.
+`agentica acp`, `agentica mcp list|add|remove`, `agentica sessions list|show|rm`, `agentica models`,
+`agentica doctor`.
 
 The main command takes free words (the prompt), so it cannot also be a group whose first word
 names a subcommand; `run` picks one of two typer apps by the first word instead. The main
@@ -21,7 +22,7 @@ import typer
 
 from agentica_cli.cli import exitcodes
 
-SUBCOMMANDS = ("acp", "mcp", "sessions", "models")
+SUBCOMMANDS = ("acp", "mcp", "sessions", "models", "doctor")
 
 DESCRIPTION = """\
 A terminal coding agent. PROMPT is the task (with -p), or a first message. Without -p, opens
@@ -45,6 +46,7 @@ commands (agentica COMMAND --help for each):
   agentica mcp list|add|remove              the MCP servers in your config
   agentica sessions list|show|rm            saved conversations
   agentica models                           the models the configured endpoint serves
+  agentica doctor                           what is found, loaded and skipped here, and why
   agentica --install-completion             shell completion (bash, zsh, fish, PowerShell)
 
 permission modes (--permission-mode, config permissions.mode, /permissions):

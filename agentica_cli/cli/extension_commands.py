@@ -1,4 +1,4 @@
-"""The REPL side of the user's extensions: /NAME custom commands, /agents, the /help section."""
+"""The REPL side of the user's extensions: /NAME custom commands, /agents, /skills, the /help section."""
 
 from __future__ import annotations
 
@@ -58,3 +58,14 @@ def show_agents(repl: Repl) -> None:
               f"{spec.scope}: {safe_text(where)}", "2")
     if not agents:
         plain("  Define more in .agentica/agents/NAME.md (or .claude/agents, ~/.agentica/agents).", "2")
+
+
+def show_skills(repl: Repl) -> None:
+    skills = repl.extensions.skills
+    plain("skills (the model loads one with the skill tool when a request matches):", "1")
+    for name, skill in sorted(skills.items()):
+        where = home_relative(skill.folder / "SKILL.md")
+        plain(f"  {safe_text(name, keep_newlines=False):<12} {safe_text(skill.description, keep_newlines=False)[:90]}")
+        plain(f"  {'':<12} {skill.scope}: {safe_text(where, keep_newlines=False)}", "2")
+    if not skills:
+        plain("  None. Add one as .agentica/skills/NAME/SKILL.md (or .claude/skills, ~/.agentica/skills).", "2")

@@ -58,16 +58,19 @@ def load_extensions(settings: Settings, work_dir: Path) -> Extensions:
 
 def attach_extensions(agent: Any, found: Extensions, work_dir: Path,
                       report: Callable[[str], None] | None = None) -> None:
-    """Sub-agents into the task tool, the skill tool, the command hooks; problems reported."""
+    """Sub-agents into the task tool, the skill tool, the command hooks; problems reported
+    (with what the listings leave out: listing_notices)."""
+    from agentica_cli.tools.listing import listing_budget
     from builtin_tools.task import BuiltinTaskTool
 
+    budget = listing_budget(getattr(agent, "context_window", None))
     for tool in agent.tools:
         if isinstance(tool, BuiltinTaskTool) and found.agents:
-            tool.set_agents(found.agents)
+            tool.set_agents(found.agents, budget)
     if found.skills:
         from agentica_cli.extensions.skill_tool import SkillTool
 
-        agent.tools.append(SkillTool(found.skills))
+        agent.tools.append(SkillTool(found.skills, budget))
     if found.hooks:
         from agentica_cli.extensions.hooks import CommandHooks
 
@@ -75,8 +78,23 @@ def attach_extensions(agent: Any, found: Extensions, work_dir: Path,
     if report is not None:
         from agentica_cli.cli.safe_text import safe_text
 
-        for problem in found.problems:
+        for problem in [*found.problems, *listing_notices(found, getattr(agent, "context_window", None))]:
             report(safe_text(problem, keep_newlines=False))
+
+
+def listing_notices(found: Extensions, context_window: int | None) -> list[str]:
+    """What the model's listings of agents and skills leave out for want of room (tools/listing.py)."""
+    from agentica_cli.tools.listing import fit_listing, listing_budget, listing_order
+
+    budget = listing_budget(context_window)
+    notes = []
+    for kind, items, command in (("sub-agents", found.agents, "/agents"), ("skills", found.skills, "/skills")):
+        left_out = fit_listing(((x.name, x.description) for x in listing_order(items.values())), budget).left_out
+        if left_out:
+            notes.append(f"{len(left_out)} of {len(items)} {kind} are not listed to the model (the list's share "
+                         f"of the context window is {budget:,} characters); it can still use them by name: "
+                         f"{command} or `agentica doctor` lists them all")
+    return notes
 
 
 def bind_session(agent: Any, session: Any) -> None:

@@ -338,12 +338,16 @@ class PrintRun:
 
     async def stream(self, agent: Any, prompt: str) -> None:
         if self.format == "stream-json":
-            self.emit_session_line()
+            self.emit_session_line(agent)
         await self.stream_turn(agent, prompt, getattr(self.args, "image", None) or ())
         await agent.end_session("other")  # SessionEnd hooks: this run's session is over
 
-    def emit_session_line(self) -> None:
-        self.emit_json({"type": "session", "session_id": self.session_id, "model": self.model_label})
+    def emit_session_line(self, agent: Any = None) -> None:
+        """The stream's first line; `instructions`: the instruction files in the system prompt."""
+        line = {"type": "session", "session_id": self.session_id, "model": self.model_label}
+        if agent is not None:
+            line["instructions"] = list(getattr(agent, "instruction_files", ()))
+        self.emit_json(line)
 
     async def stream_turn(self, agent: Any, prompt: str, images: Any) -> None:
         from contextlib import aclosing

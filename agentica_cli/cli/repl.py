@@ -82,6 +82,7 @@ class Repl:
         from agentica_cli.cli.extension_setup import Extensions
 
         self.extensions = Extensions()  # found after the trust question (load_extensions)
+        self.instructions: Any = None  # AGENTS.md, CLAUDE.md... read after the trust question
         self.command_help = dict(COMMANDS)  # what Tab completes: built-in and custom commands
         self.prompt = make_session(history, self.command_help, work_dir, status=self.status, pastes=self.pastes,
                                    on_shift_tab=self.status.cycle_mode, on_expand=self.expand_last_output)
@@ -145,6 +146,9 @@ class Repl:
         from agentica_cli.cli.extension_setup import load_extensions
 
         self.extensions = load_extensions(self.settings, self.work_dir)
+        from agentica_cli.cli.instructions import read_instructions
+
+        self.instructions = read_instructions(self.work_dir)
         self.command_help.clear()
         self.command_help.update(completion_entries(self.extensions.commands))
         self.command_help.update(COMMANDS)  # a built-in command wins a name clash
@@ -221,11 +225,29 @@ class Repl:
             found = [f"{len(items)} {kind}{'s' if len(items) != 1 else ''}" for kind, items in (
                 ("command", self.extensions.commands), ("agent", self.extensions.agents),
                 ("skill", self.extensions.skills)) if items]
-            plain(f"Extensions: {', '.join(found)} (/help, /agents).", "2")
+            where = [c for c, items in (("/help", self.extensions.commands), ("/agents", self.extensions.agents),
+                                        ("/skills", self.extensions.skills)) if items]  # what lists them
+            plain(f"Extensions: {', '.join(found)} ({', '.join(where)}).", "2")
+        self.show_start_problems()
         if self.resume_messages:
             plain(f"Resumed session {self.session.id} ({len(self.resume_messages)} messages).", "2")
             self.show_transcript(self.resume_messages)
         plain("Type a message, /help for commands, Ctrl-D to exit.", "2")
+
+    def show_start_problems(self) -> None:
+        """Which instruction files are in the prompt, and every file left out and why, before
+        the first message (not at the first turn, when the agent is built)."""
+        from agentica_cli.cli.instructions import loaded_summary
+        from agentica_cli.cli.safe_text import safe_text
+
+        if self.instructions is not None and self.instructions.files:
+            plain(f"Instructions: {loaded_summary(self.instructions, self.work_dir)}.", "2")
+        from agentica_cli.cli.extension_setup import listing_notices
+
+        problems = [*(self.instructions.problems if self.instructions is not None else ()), *self.extensions.problems,
+                    *listing_notices(self.extensions, getattr(self.model, "context_window", None))]
+        for problem in problems:
+            plain(safe_text(problem, keep_newlines=False), "33")
 
     @staticmethod
     def show_transcript(messages: list[dict[str, Any]]) -> None:
@@ -324,6 +346,8 @@ class Repl:
                 extra_tools=extra_tools,
                 report=lambda text: plain(text, "33"),
                 result_dir=self.session.path.with_suffix("") / "tool-results" if self.session is not None else None,
+                instructions=self.instructions,  # told at start (show_start_problems)
+                extensions=self.extensions,
                 **system_prompt_options(self.args),
             )
             self.mode_prompt = PermissionModePrompt(self.agent)

@@ -216,13 +216,25 @@ class PermissionModePrompt:
 
 
 def build_instructions(
-    settings: Settings, work_dir: Path, report: Callable[[str], None] | None = None
+    settings: Settings, work_dir: Path, report: Callable[[str], None] | None = None, found: Any = None
 ) -> str | None:
-    from agentica_cli.cli.instructions import load_project_instructions
-
-    parts = [settings.get("instructions") or "", load_project_instructions(work_dir, report)]
+    """[instructions] from the config, then the instruction files: `found` when the caller read
+    them already (and told their problems), else read now with problems to `report`."""
+    if found is None:
+        found = read_instruction_files(work_dir, report)
+    parts = [settings.get("instructions") or "", found.text]
     text = "\n\n".join(p for p in parts if p.strip())
     return text or None
+
+
+def read_instruction_files(work_dir: Path, report: Callable[[str], None] | None = None) -> Any:
+    """AGENTS.md, CLAUDE.md and their imports (cli/instructions.py), problems to `report`."""
+    from agentica_cli.cli.instructions import read_instructions
+
+    found = read_instructions(work_dir)
+    for problem in found.problems if report is not None else ():
+        report(problem)
+    return found
 
 
 def build_agent(
@@ -240,9 +252,13 @@ def build_agent(
     result_dir: Path | None = None,
     base_prompt: str | None = None,
     appended_prompt: str | None = None,
+    instructions: Any = None,
+    extensions: Any = None,
 ) -> Any:
     """The session's DeepAgent. `base_prompt` / `appended_prompt`: --system-prompt and
-    --append-system-prompt (cli/system_prompt_flags.py)."""
+    --append-system-prompt (cli/system_prompt_flags.py). `instructions` / `extensions`: the
+    instruction files and extensions the caller read already and whose problems it told (the
+    REPL does at start); else they are read here and their problems go to `report`."""
     from agentica_cli.cli.hooks import ConfigHooks
     from agentica_cli.cli.sandbox_settings import sandbox_for
     from agentica_cli.cli.toolkit_setup import build_enabled_toolkits
@@ -253,6 +269,8 @@ def build_agent(
                                                                  allowed_dirs=allowed_dirs, sandbox=sandbox,
                                                                  model=model)]
     config = tool_config(settings)
+    if instructions is None:
+        instructions = read_instruction_files(work_dir, report)
     if result_dir is not None:  # oversized tool results go beside the session
         config.result_dir = str(result_dir)
 
@@ -260,7 +278,7 @@ def build_agent(
         "work_dir": str(work_dir),
         "allowed_dirs": tuple(str(p) for p in allowed_dirs),
         "tools": extra_tools or None,
-        "instructions": build_instructions(settings, work_dir, report),
+        "instructions": build_instructions(settings, work_dir, report, instructions),
         "tool_config": config,
         "approve": approve,
         "messages": messages,
@@ -281,7 +299,12 @@ def build_agent(
         "keep_env": tuple(settings.get("sandbox.env_allow") or ()),
     }
     agent = DeepAgent(model, **kwargs)
+    agent.instruction_texts = list(instructions.texts)
+    agent.instruction_files = [str(f.path) for f in instructions.files]  # for -p's stream-json session line
     from agentica_cli.cli.extension_setup import attach_extensions, load_extensions
 
-    attach_extensions(agent, load_extensions(settings, work_dir), work_dir, report)
+    if extensions is None:
+        attach_extensions(agent, load_extensions(settings, work_dir), work_dir, report)
+    else:
+        attach_extensions(agent, extensions, work_dir, None)
     return agent

@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "permissions": "mode, rules and grants: /permissions MODE | revoke N|all",
     "mcp": "MCP servers, their state and tools; /mcp restart|login|logout NAME",
     "agents": "the sub-agents the task tool can start",
+    "skills": "the skills the model can load: name, description, where from",
     "init": "explore the repository and write or improve AGENTS.md (asks before writing)",
     "ps": "background processes: id, state, uptime, last lines",
     "kill": "stop a background process: /kill ID | all",
@@ -104,6 +105,11 @@ class SlashCommands:
         from agentica_cli.cli.extension_commands import show_agents
 
         show_agents(self.repl)
+
+    async def cmd_skills(self, rest: str) -> None:
+        from agentica_cli.cli.extension_commands import show_skills
+
+        show_skills(self.repl)
 
     async def cmd_init(self, rest: str) -> None:
         from agentica_cli.cli.init_command import run_init

@@ -37,7 +37,7 @@ class StreamInputRun(PrintRun):
             agent = self.build_agent(await self.start_mcp())
             for message in (await agent.start_session()).messages:  # SessionStart hooks, before the first turn
                 self.progress.line(f"agentica: {safe_text(message)}")
-            self.emit_session_line()  # ready: a driver may wait for this line
+            self.emit_session_line(agent)  # ready: a driver may wait for this line
             from agentica_cli.cli.extension_setup import load_extensions
 
             extensions = load_extensions(self.settings, self.work_dir)

@@ -1,5 +1,6 @@
 """The subcommands on typer: `agentica acp`, `agentica mcp list|add|remove`,
-`agentica sessions list|show|rm`, `agentica models`. Each imports what it needs when it runs."""
+`agentica sessions list|show|rm`, `agentica models`, `agentica doctor`. Each imports what it needs
+when it runs."""
 
 from __future__ import annotations
 
@@ -209,6 +210,19 @@ def models(
     return run_models_command(work_dir, provider, base_url, as_json)
 
 
+def doctor(
+    work_dir: Annotated[Optional[Path], typer.Option(
+        "-C", "--work-dir", help="the project to look at (default: the current folder)")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="the same as one JSON object")] = False,
+) -> int:
+    """List what a session here finds, loads and skips, and why: config files, instructions
+    (AGENTS.md, CLAUDE.md and their imports), commands, agents, skills, hooks, MCP servers
+    (not started) and trust."""
+    from agentica_cli.cli.doctor import run_doctor
+
+    return run_doctor(work_dir, as_json)
+
+
 def register(app: typer.Typer) -> None:
     settings = {"help_option_names": ["-h", "--help"]}
     # --help goes to the ACP server's own parser, which lists its options
@@ -225,3 +239,4 @@ def register(app: typer.Typer) -> None:
     sessions.command("rm")(sessions_rm)
     app.add_typer(sessions, name="sessions")
     app.command("models", context_settings=settings)(models)
+    app.command("doctor", context_settings=settings)(doctor)
