@@ -14,6 +14,7 @@ class ZhipuAI(OpenAIChat):
     default_base_url = "https://open.bigmodel.cn/api/paas/v4"
     api_key_env = "ZHIPUAI_API_KEY"
     base_url_env = "ZHIPUAI_BASE_URL"
+    preset_dialect = "zhipu"
 
 
 class DeepSeek(OpenAIChat):
@@ -22,6 +23,7 @@ class DeepSeek(OpenAIChat):
     default_base_url = "https://api.deepseek.com/v1"
     api_key_env = "DEEPSEEK_API_KEY"
     base_url_env = "DEEPSEEK_BASE_URL"
+    preset_dialect = "deepseek"
 
 
 class Moonshot(OpenAIChat):
@@ -30,6 +32,7 @@ class Moonshot(OpenAIChat):
     default_base_url = "https://api.moonshot.cn/v1"
     api_key_env = "MOONSHOT_API_KEY"
     base_url_env = "MOONSHOT_BASE_URL"
+    preset_dialect = "kimi"
 
 
 class Qwen(OpenAIChat):
@@ -38,6 +41,7 @@ class Qwen(OpenAIChat):
     default_base_url = "https://dashscope.aliyuncs.com/compatible-mode/v1"
     api_key_env = "DASHSCOPE_API_KEY"
     base_url_env = "DASHSCOPE_BASE_URL"
+    preset_dialect = "qwen"
 
 
 class OpenRouter(OpenAIChat):
@@ -46,6 +50,7 @@ class OpenRouter(OpenAIChat):
     default_base_url = "https://openrouter.ai/api/v1"
     api_key_env = "OPENROUTER_API_KEY"
     base_url_env = "OPENROUTER_BASE_URL"
+    preset_dialect = "openrouter"
 
 
 class Ollama(OpenAIChat):
@@ -56,6 +61,7 @@ class Ollama(OpenAIChat):
     default_base_url = "http://localhost:11434/v1"
     api_key_env = "OLLAMA_API_KEY"
     base_url_env = "OLLAMA_BASE_URL"
+    preset_dialect = "ollama"
     requires_api_key = False
     default_context_window = 32_768
 
