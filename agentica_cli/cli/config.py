@@ -83,6 +83,7 @@ SCHEMA: dict[str, Any] = {
         "attempt_timeout": "float",
         "stall_timeout": "float",
         "vision": "bool",  # the model takes images (default: guessed from its name)
+        "dialect": "str",  # what the provider wants sent back (models/dialects.py); default: from provider/URL
     },
     "permissions": {
         "mode": PERMISSION_MODES,

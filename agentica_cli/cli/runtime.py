@@ -86,7 +86,8 @@ def build_model(settings: Settings) -> Any:
     try:
         model = create_model(
             provider, model_id=settings.model_name, base_url=settings.base_url, api_key=settings.api_key,
-            **model_timeouts(settings),
+            **model_timeouts(settings), **({"dialect": settings.get("model.dialect")} if settings.get("model.dialect")
+                                           else {}),
         )
         resolve = getattr(model, "resolve_api_key", None)
         if callable(resolve):

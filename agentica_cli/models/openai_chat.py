@@ -438,11 +438,10 @@ class OpenAIChat(Model):
         finally:
             if response is not None:
                 await response.aclose()
-        if acc.finish_reason is None:
-            if not (done and (acc.content or acc.calls or acc.reasoning or acc.refusal)):
-                # The connection ended cleanly but the answer did not: a proxy cut it short.
-                raise _Retryable("the response stream ended before the answer was complete")
-            # `[DONE]` after an answer but no finish_reason (some local servers): it is complete.
+        # `[DONE]` after an answer but no finish_reason (some local servers): it is complete.
+        if acc.finish_reason is None and not (done and (acc.content or acc.calls or acc.reasoning or acc.refusal)):
+            # The connection ended cleanly but the answer did not: a proxy cut it short.
+            raise _Retryable("the response stream ended before the answer was complete")
         yield _checked(acc.response())
 
     async def _plain_attempt(self, client: Any, params: dict[str, Any], clock: AttemptClock) -> ModelResponse:
@@ -539,6 +538,8 @@ def _chunk_events(chunk: Any, clock: AttemptClock, acc: ResponseAccumulator) -> 
         if finish == "error":  # OpenRouter: the upstream provider failed mid-answer
             raise _stream_error(choice.get("error") or "the provider ended the answer with an error")
         acc.finish_reason = finish
+        if acc.usage is None and chunk.get("x_groq"):  # Groq's usage, when stream_options did not ask for it
+            acc.usage = _usage(chunk["x_groq"].get("usage"))
     return events
 
 
