@@ -42,6 +42,7 @@ BENCHES = {
     "toolkits": "bench_toolkits.py",
     "headless": "bench_headless.py",
     "acp": "bench_acp.py",
+    "chunks": "bench_chunks.py",
 }
 
 
@@ -118,6 +119,10 @@ TARGETS = [
            lambda v: v < 15, " ms"),
     Target("sandbox: Landlock added per command (p50)", "sandbox", _get("landlock_added_ms"), "< 3 ms",
            lambda v: v < 3, " ms"),
+    Target("stream parsing per text chunk (best of 15)", "chunks", _get("text_us_per_chunk_best"), "< 10 us",
+           lambda v: v < 10, " us"),
+    Target("stream parsing per tool-argument chunk (best of 15)", "chunks", _get("arguments_us_per_chunk_best"),
+           "< 12 us", lambda v: v < 12, " us"),
     Target("acp: first prompt to first update, over the model", "acp", _get("first_prompt_ms"), "< 50 ms",
            lambda v: v < 50, " ms"),
     Target("acp: later prompts to first update, over the model (median)", "acp", _get("warm_median_ms"),

@@ -350,6 +350,9 @@ def test_two_prompts_with_a_tool_call_in_print_mode_and_continue(tmp_path, rules
     assert second.returncode == 0, second.stderr
     assert second.stdout.strip() == "You're welcome."
     assert server.refusals == []
+    saved = "".join(path.read_text() for path in home.rglob("*.jsonl"))
+    kept = {"deepseek": '"reasoning_content"', "gemini": '"thought_signature"', "ollama": '"reasoning_content"'}
+    assert kept[rules] in saved  # the session file keeps what the provider wants back
 
 
 def test_print_mode_exits_non_zero_with_a_notice_when_the_answer_was_cut(tmp_path):

@@ -465,21 +465,6 @@ def _attempts(count: int) -> str:
     return f"{count} attempt" + ("s" if count != 1 else "")
 
 
-def _is_progress(chunk: dict[str, Any]) -> bool:
-    """Whether a chunk moves the answer on: text, reasoning, a tool call, or its end."""
-    for choice in chunk.get("choices") or ():
-        if choice.get("finish_reason"):
-            return True
-        delta = choice.get("delta") or {}
-        if delta.get("content") or _reasoning_of(delta) or delta.get("reasoning_details") or delta.get("refusal"):
-            return True
-        for tc in delta.get("tool_calls") or ():
-            fn = tc.get("function") or {}
-            if fn.get("name") or fn.get("arguments"):
-                return True
-    return False
-
-
 def _stream_error(error: Any) -> Exception:
     """A provider's failure reported inside a 200 stream (OpenRouter's mid-stream errors,
     the SDK's APIError): retried as the same failure over HTTP would be."""
@@ -494,30 +479,39 @@ def _stream_error(error: Any) -> Exception:
 
 
 def _chunk_events(chunk: Any, clock: AttemptClock, acc: ResponseAccumulator) -> list[ModelStreamEvent]:
-    """Take one streamed chunk into `acc`; the deltas to show now."""
+    """Take one streamed chunk into `acc`; the deltas to show now. A chunk that moves the
+    answer on (text, reasoning, a tool call's name or arguments, its end) is progress for
+    the stall clock; keep-alive and empty chunks are not. One pass: this runs per chunk."""
     if type(chunk) is not dict:  # Gemini reports errors as a list (anything else fails at .get below)
         failure = _error_body(chunk)
         if failure is not None:
             raise failure
     if chunk.get("error"):
         raise _stream_error(chunk["error"])
-    if _is_progress(chunk):
-        clock.progress()
-    if chunk.get("usage"):
-        acc.usage = _usage(chunk["usage"])
-    if not chunk.get("choices"):
+    usage = chunk.get("usage")
+    if usage:
+        acc.usage = _usage(usage)
+    choices = chunk.get("choices")
+    if not choices:
         return []
     events: list[ModelStreamEvent] = []
-    choice = chunk["choices"][0]
+    progress = False
+    choice = choices[0]
     delta = choice.get("delta")
     if delta:
-        reasoning = _reasoning_of(delta)
-        if delta.get("reasoning_details"):
-            acc.add_reasoning_details(delta["reasoning_details"])
+        # DeepSeek, Kimi and older vLLM say `reasoning_content`; Ollama, Groq, OpenRouter and
+        # newer vLLM `reasoning`; OpenRouter adds `reasoning_details` (kept to send back).
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning") or ""
+        if type(reasoning) is not str:
+            reasoning = ""
+        details = delta.get("reasoning_details")
+        if details:
+            progress = True
+            acc.add_reasoning_details(details)
             if not reasoning and not delta.get("reasoning"):
-                reasoning = _details_text(delta["reasoning_details"])
+                reasoning = _details_text(details)
         content = delta.get("content")
-        if content and not isinstance(content, str):  # a list of parts (Mistral)
+        if content and type(content) is not str:  # a list of parts (Mistral): never a non-str text delta
             content, thought = _text_parts(content)
             reasoning += thought
         if reasoning:
@@ -526,20 +520,27 @@ def _chunk_events(chunk: Any, clock: AttemptClock, acc: ResponseAccumulator) -> 
         if content:
             acc.content.append(content)
             events.append(ModelTextDelta(content))
-        if delta.get("refusal") and isinstance(delta["refusal"], str):
-            acc.refusal.append(delta["refusal"])
-            events.append(ModelTextDelta(delta["refusal"]))
-        for tc in delta.get("tool_calls") or ():
-            acc.add_tool_delta(tc)
-    if choice.get("usage") and acc.usage is None:  # Kimi puts usage in the choice
-        acc.usage = _usage(choice["usage"])
+        refusal = delta.get("refusal")
+        if refusal and type(refusal) is str:  # OpenAI's refusal: shown as the answer
+            acc.refusal.append(refusal)
+            events.append(ModelTextDelta(refusal))
+        calls = delta.get("tool_calls")
+        if calls:
+            for tc in calls:
+                fn = tc.get("function")
+                if fn and (fn.get("name") or fn.get("arguments")):
+                    progress = True
+                acc.add_tool_delta(tc)
     finish = choice.get("finish_reason")
     if finish:
+        progress = True
         if finish == "error":  # OpenRouter: the upstream provider failed mid-answer
             raise _stream_error(choice.get("error") or "the provider ended the answer with an error")
         acc.finish_reason = finish
-        if acc.usage is None and chunk.get("x_groq"):  # Groq's usage, when stream_options did not ask for it
-            acc.usage = _usage(chunk["x_groq"].get("usage"))
+        if acc.usage is None:  # Kimi puts usage in the choice; Groq in x_groq when not asked for it
+            acc.usage = _usage(choice.get("usage")) or _usage((chunk.get("x_groq") or {}).get("usage"))
+    if progress or events:
+        clock.progress()
     return events
 
 
