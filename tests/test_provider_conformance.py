@@ -98,6 +98,33 @@ def test_a_two_prompt_session_with_a_tool_call_is_accepted_by_the_provider(name)
     assert len({c.call_id for c in calls}) == len(calls)
 
 
+@pytest.mark.parametrize("name", ["deepseek-v4-thinking", "kimi-k2.6-thinking", "gemini-3"])
+def test_the_same_session_not_streamed(name):
+    # The whole-completion bodies carry the same fields (message.reasoning_content, extra_content).
+    rules, cls, model_id, options, folder = SESSIONS[name]
+    recordings = [Recording.load(path) for path in sorted((REPLAYS / folder / "json").glob("*.json"))]
+    with ProviderReplayServer(rules, recordings) as server:
+        first, second = run_session(Agent(model_for(server, cls, model_id, stream=False, **options),
+                                          tools=[read_file]))
+    assert server.refusals == [], server.refusals[0][1].body
+    assert [e.content for e in first + second if e.type == "turn_finished"] == ["It says hello.", "You're welcome."]
+    assert all(not e.estimated for e in first + second if e.type == "usage")
+
+
+def test_a_model_switch_mid_session_sends_the_new_provider_only_what_it_accepts():
+    # /model from DeepSeek (reasoning on every message) to Groq (refuses the field) and to Kimi.
+    with ProviderReplayServer("deepseek", session_recordings("deepseek")[:2]) as deepseek:
+        agent = Agent(model_for(deepseek, DeepSeek, "deepseek-v4-flash"), tools=[read_file])
+        agent.run_sync("Read my notes")
+    with ProviderReplayServer("groq", [rec("groq", "03-answer.sse")]) as groq:
+        agent.model = model_for(groq, OpenAILike, "openai/gpt-oss-120b", dialect="groq")
+        assert agent.run_sync("Thanks!").content == "You're welcome."
+    with ProviderReplayServer("kimi", [rec("kimi", "03-answer.sse")]) as kimi:
+        agent.model = model_for(kimi, Moonshot, "kimi-k2.6")
+        assert agent.run_sync("Thanks again!").content == "You're welcome."
+    assert deepseek.refusals == groq.refusals == kimi.refusals == []
+
+
 def test_deepseek_gets_reasoning_content_on_every_message_of_a_tool_turn_and_none_elsewhere():
     # 1. The final answer of the tool turn carries it too; the later plain turn does not need it.
     recordings = [*session_recordings("deepseek"), rec("deepseek", "03-answer.sse")]
