@@ -266,6 +266,24 @@ def test_an_answer_that_did_not_end_normally_is_a_notice_and_its_own_stop_reason
     assert (finished.type, finished.stop_reason) == ("turn_finished", stop_reason)
 
 
+def test_the_repl_shows_the_notice_of_a_cut_answer():
+    # 9. The interactive session's renderer gets the loop's events: the warning is on screen.
+    import io
+
+    from rich.console import Console
+
+    from agentica_cli.cli.render import EventRenderer
+
+    with ProviderReplayServer("openai", [rec("openai", "azure-content-filter.sse")]) as server:
+        events = asyncio.run(events_of(Agent(model_for(server, OpenAILike, "gpt-4o")), "hi"))
+    out = io.StringIO()
+    renderer = EventRenderer(Console(file=out, width=200, force_terminal=False), Path("."), markdown=False)
+    for event in events:
+        renderer.handle(event)
+    screen = out.getvalue()
+    assert "Here is" in screen and "note: The provider's content filter stopped the answer" in screen
+
+
 def test_a_refusal_is_shown_as_the_answer():
     # 10. OpenAI's `refusal` text, not an empty answer.
     with ProviderReplayServer("openai", [rec("openai", "refusal.sse")]) as server:
@@ -289,6 +307,21 @@ def test_a_context_window_finish_reason_is_an_overflow():
         events = asyncio.run(events_of(Agent(model_for(server, ZhipuAI, "glm-4.6")), "hi"))
     errors = [e for e in events if e.type == "error"]
     assert [e.kind for e in errors] == ["context_length"] and events[-1].stop_reason == "error"
+
+
+def test_a_context_window_finish_reason_compacts_and_sends_again():
+    # 9. With older turns to summarise: compacted once, then the request is sent again.
+    history = []
+    for n in range(4):
+        history += [{"role": "user", "content": f"question {n} " + "x" * 200},
+                    {"role": "assistant", "content": f"answer {n} " + "y" * 200}]
+    recordings = [rec("zai", "context-window-exceeded.sse"), rec("glm", "02-answer.sse"), rec("glm", "03-answer.sse")]
+    with ProviderReplayServer("zai", recordings) as server:
+        agent = Agent(model_for(server, ZhipuAI, "glm-4.6"), messages=history)
+        events = asyncio.run(events_of(agent, "and now?"))
+    assert [e.kind for e in events if e.type == "notice"] == ["compaction"]
+    assert events[-1].content == "You're welcome." and len(server.requests) == 3
+    assert len(server.requests[2]["messages"]) < len(server.requests[0]["messages"])
 
 
 # -- 11-14: streams and bodies ----------------------------------------------------------------
@@ -397,3 +430,15 @@ def test_print_mode_exits_non_zero_with_a_notice_when_the_answer_was_cut(tmp_pat
     assert any(line["type"] == "notice" and "output token limit" in line["message"] for line in lines)
     result = json.loads(whole.stdout)
     assert result["stop_reason"] == "truncated" and result["is_error"] and "output token limit" in result["error"]
+
+
+def test_a_fresh_id_on_an_arguments_piece_does_not_start_a_new_call():
+    # 7. Only a call's head (with a function name) under another id starts another call.
+    from agentica_cli.models.openai_chat import ResponseAccumulator
+
+    acc = ResponseAccumulator()
+    acc.add_tool_delta({"index": 0, "id": "a", "function": {"name": "read_file", "arguments": '{"file_'}})
+    acc.add_tool_delta({"index": 0, "id": "b", "function": {"arguments": 'path": "x"}'}})
+    acc.add_tool_delta({"index": 0, "id": "c", "function": {"name": "read_file", "arguments": '{"file_path": "y"}'}})
+    calls = acc.response().tool_calls
+    assert [(c.id, c.arguments) for c in calls] == [("a", '{"file_path": "x"}'), ("c", '{"file_path": "y"}')]

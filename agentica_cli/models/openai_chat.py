@@ -91,10 +91,15 @@ class ResponseAccumulator:
 
     @staticmethod
     def _starts_another(slot: dict[str, Any], call_id: str | None, fn: dict[str, Any] | None) -> bool:
+        """A call's head (it names the function) with another id, or another name, than the
+        call on this index. A piece of arguments is always the call's own, whatever id it
+        carries (some proxies stamp a fresh id on every chunk)."""
+        name = fn.get("name") if fn else None
+        if not name or not slot["name"]:
+            return False
         if call_id and slot["id"]:
             return call_id != slot["id"]
-        name = fn.get("name") if fn else None
-        return bool(name and slot["name"] and name != slot["name"])
+        return name != slot["name"]
 
     def _unindexed(self, tc: dict[str, Any]) -> int:
         """The slot for a delta without `index` (some local servers): a delta with a new id or
