@@ -393,6 +393,7 @@ def _project(tmp_path: Path) -> Path:
     ("deepseek", "deepseek", "deepseek-v4-flash", None, "deepseek"),
     ("gemini", "openai-like", "gemini-3-pro-preview", "gemini", "gemini"),
     ("ollama", "ollama", "qwen3:8b", None, "ollama"),
+    ("kimi", "moonshot", "kimi-k2.6", None, "kimi"),
 ])
 def test_two_prompts_with_a_tool_call_in_print_mode_and_continue(tmp_path, rules, provider, model_id, dialect, folder):
     # The session file keeps what the provider needs back: `--continue` is accepted.
@@ -411,7 +412,8 @@ def test_two_prompts_with_a_tool_call_in_print_mode_and_continue(tmp_path, rules
     assert second.stdout.strip() == "You're welcome."
     assert server.refusals == []
     saved = "".join(path.read_text() for path in home.rglob("*.jsonl"))
-    kept = {"deepseek": '"reasoning_content"', "gemini": '"thought_signature"', "ollama": '"reasoning_content"'}
+    kept = {"deepseek": '"reasoning_content"', "gemini": '"thought_signature"', "ollama": '"reasoning_content"',
+            "kimi": '"reasoning_content"'}
     assert kept[rules] in saved  # the session file keeps what the provider wants back
 
 
