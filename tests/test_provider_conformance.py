@@ -444,3 +444,13 @@ def test_a_fresh_id_on_an_arguments_piece_does_not_start_a_new_call():
     acc.add_tool_delta({"index": 0, "id": "c", "function": {"name": "read_file", "arguments": '{"file_path": "y"}'}})
     calls = acc.response().tool_calls
     assert [(c.id, c.arguments) for c in calls] == [("a", '{"file_path": "x"}'), ("c", '{"file_path": "y"}')]
+
+
+def test_two_heads_of_one_function_without_ids_on_one_index_are_two_calls():
+    # 7. Ollama builds without ids: the second head comes after whole arguments.
+    from agentica_cli.models.openai_chat import ResponseAccumulator
+
+    acc = ResponseAccumulator()
+    acc.add_tool_delta({"index": 0, "function": {"name": "read_file", "arguments": '{"file_path": "x"}'}})
+    acc.add_tool_delta({"index": 0, "function": {"name": "read_file", "arguments": '{"file_path": "y"}'}})
+    assert [c.arguments for c in acc.response().tool_calls] == ['{"file_path": "x"}', '{"file_path": "y"}']

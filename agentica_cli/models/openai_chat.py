@@ -99,7 +99,7 @@ class ResponseAccumulator:
             return False
         if call_id and slot["id"]:
             return call_id != slot["id"]
-        return name != slot["name"]
+        return name != slot["name"] or _complete_json("".join(slot["arguments"]))
 
     def _unindexed(self, tc: dict[str, Any]) -> int:
         """The slot for a delta without `index` (some local servers): a delta with a new id or
@@ -154,6 +154,17 @@ class ResponseAccumulator:
             reasoning_details=self.reasoning_details,
             refusal=refusal,
         ), self.finish_reason)
+
+
+def _complete_json(text: str) -> bool:
+    """Whether a call's arguments so far are a whole JSON object (a second head of the same
+    function, without ids, then starts another call)."""
+    if not text.rstrip().endswith("}"):
+        return False
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
 
 
 def _finished(response: ModelResponse, raw: str | None) -> ModelResponse:
