@@ -91,25 +91,44 @@ class Dialect:
         return messages if out is None else out
 
     def _message(self, message: dict[str, Any], in_tool_turn: bool) -> dict[str, Any]:
+        """The message as this provider wants it; the same object when it already is (the
+        common case, checked without copying: this runs for every message of every request)."""
         calls = message.get("tool_calls")
-        reasoning = message.get("reasoning_content") or message.get("reasoning") or ""
-        if not isinstance(reasoning, str):
-            reasoning = ""
-        send_reasoning = self.reasoning_field is not None and (
-            in_tool_turn if self.reasoning_on == "tool_turns" else bool(calls))
-        if send_reasoning and not reasoning and self.reasoning_required and calls:
-            reasoning = KIMI_PLACEHOLDER_REASONING
+        if "reasoning_content" not in message and "reasoning" not in message and "reasoning_details" not in message:
+            # Nothing stored to drop or rename: only something to add can change it.
+            if not calls:
+                if not self.no_empty_answers or message.get("content"):
+                    return message
+            elif self.reasoning_on != "tool_turns" and not self.reasoning_required and not self.thought_signatures \
+                    and not any("extra_content" in call for call in calls):
+                return message
+        target: str | None = None  # the reasoning to send under reasoning_field; None: none
+        if self.reasoning_field is not None and (in_tool_turn if self.reasoning_on == "tool_turns" else calls):
+            reasoning = message.get("reasoning_content") or message.get("reasoning") or ""
+            if isinstance(reasoning, str) and reasoning:
+                target = reasoning
+            elif calls and self.reasoning_required:
+                target = KIMI_PLACEHOLDER_REASONING
+            elif self.reasoning_on == "tool_turns":
+                target = ""
+        keep_details = self.reasoning_details and isinstance(message.get("reasoning_details"), list)
+        stored = [key for key in REASONING_KEYS if key in message]
+        wanted_keys = ([self.reasoning_field] if target is not None else []) + (
+            ["reasoning_details"] if keep_details else [])
+        sent_calls = self._calls(calls) if calls else calls
+        empty_answer = self.no_empty_answers and not calls and not message.get("content")
+        if (stored == wanted_keys or sorted(stored) == sorted(wanted_keys)) and sent_calls is calls \
+                and not empty_answer and (target is None or message.get(self.reasoning_field) == target):
+            return message
         wanted: dict[str, Any] = {k: v for k, v in message.items() if k not in REASONING_KEYS}
-        if send_reasoning and (reasoning or self.reasoning_on == "tool_turns"):
-            wanted[self.reasoning_field] = reasoning  # type: ignore[index]
-        if self.reasoning_details and isinstance(message.get("reasoning_details"), list):
+        if target is not None:
+            wanted[self.reasoning_field] = target  # type: ignore[index]
+        if keep_details:
             wanted["reasoning_details"] = message["reasoning_details"]
         if calls:
-            wanted["tool_calls"] = self._calls(calls)
-        elif self.no_empty_answers and not message.get("content"):
+            wanted["tool_calls"] = sent_calls
+        if empty_answer:
             wanted["content"] = KIMI_PLACEHOLDER_ANSWER
-        if wanted == message:
-            return message
         return wanted
 
     def _calls(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
