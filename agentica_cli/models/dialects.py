@@ -79,10 +79,25 @@ class Dialect:
     def prepare(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """`messages` as this provider accepts them; the same list when nothing changes."""
         tool_turns = self._tool_turns(messages) if self.reasoning_on == "tool_turns" else None
+        # Whether a message with nothing stored to drop can only stay as it is (most dialects):
+        # checked inline, as this runs for every message of every request.
+        adds_nothing = tool_turns is None and not self.reasoning_required and not self.thought_signatures
+        no_empty = self.no_empty_answers
         out: list[dict[str, Any]] | None = None
         for position, message in enumerate(messages):
             if message.get("role") != "assistant":
                 continue
+            if adds_nothing and "reasoning_content" not in message and "reasoning_details" not in message \
+                    and "reasoning" not in message:
+                calls = message.get("tool_calls")
+                if calls:
+                    for call in calls:
+                        if "extra_content" in call:
+                            break
+                    else:
+                        continue
+                elif not no_empty or message.get("content"):
+                    continue
             wanted = self._message(message, tool_turns is not None and position in tool_turns)
             if wanted is not message:
                 if out is None:
