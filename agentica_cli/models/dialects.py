@@ -109,14 +109,6 @@ class Dialect:
         """The message as this provider wants it; the same object when it already is (the
         common case, checked without copying: this runs for every message of every request)."""
         calls = message.get("tool_calls")
-        if "reasoning_content" not in message and "reasoning" not in message and "reasoning_details" not in message:
-            # Nothing stored to drop or rename: only something to add can change it.
-            if not calls:
-                if not self.no_empty_answers or message.get("content"):
-                    return message
-            elif self.reasoning_on != "tool_turns" and not self.reasoning_required and not self.thought_signatures \
-                    and not any("extra_content" in call for call in calls):
-                return message
         target: str | None = None  # the reasoning to send under reasoning_field; None: none
         if self.reasoning_field is not None and (in_tool_turn if self.reasoning_on == "tool_turns" else calls):
             reasoning = message.get("reasoning_content") or message.get("reasoning") or ""
