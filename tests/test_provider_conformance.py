@@ -454,3 +454,24 @@ def test_two_heads_of_one_function_without_ids_on_one_index_are_two_calls():
     acc.add_tool_delta({"index": 0, "function": {"name": "read_file", "arguments": '{"file_path": "x"}'}})
     acc.add_tool_delta({"index": 0, "function": {"name": "read_file", "arguments": '{"file_path": "y"}'}})
     assert [c.arguments for c in acc.response().tool_calls] == ['{"file_path": "x"}', '{"file_path": "y"}']
+
+
+@pytest.mark.parametrize(("provider", "name", "answer", "reasoning", "stop_reason"), [
+    ("openai", "refusal.json", "I'm sorry, I can't help with that.", "", "filtered"),  # 10
+    ("mistral", "content-parts.json", "Hello there.", "Simple greeting.", "completed"),  # 11
+])
+def test_refusals_and_content_parts_in_whole_completions(provider, name, answer, reasoning, stop_reason):
+    with ProviderReplayServer(provider, [rec(provider, name)]) as server:
+        events = asyncio.run(events_of(Agent(model_for(server, OpenAILike, "m", stream=False)), "hi"))
+    assert "".join(e.text for e in events if e.type == "text_delta") == answer
+    assert "".join(e.text for e in events if e.type == "reasoning_delta") == reasoning
+    assert (events[-1].content, events[-1].stop_reason) == (answer, stop_reason)
+
+
+def test_a_history_that_needs_nothing_changed_is_sent_as_it_is():
+    # The dialect runs before every request: an unchanged history is not copied.
+    from agentica_cli.models.dialects import DIALECTS
+
+    history = [dict(m) for m in FOREIGN_HISTORY[:3]] + [{"role": "assistant", "content": "done"}]
+    for name in ("generic", "openai", "groq", "openrouter", "ollama", "zhipu", "qwen"):
+        assert DIALECTS[name].prepare(history) is history, name
