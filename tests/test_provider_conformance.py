@@ -475,3 +475,13 @@ def test_a_history_that_needs_nothing_changed_is_sent_as_it_is():
     history = [dict(m) for m in FOREIGN_HISTORY[:3]] + [{"role": "assistant", "content": "done"}]
     for name in ("generic", "openai", "groq", "openrouter", "ollama", "zhipu", "qwen"):
         assert DIALECTS[name].prepare(history) is history, name
+
+
+def test_the_stand_in_reasoning_is_not_empty_and_not_the_same_on_every_message():
+    # 1, 2. DeepSeek V4 refuses "", and one text repeated everywhere degrades its answers.
+    from agentica_cli.models.dialects import DIALECTS
+
+    sent = DIALECTS["deepseek"].prepare(FOREIGN_HISTORY)
+    texts = [m["reasoning_content"] for m in sent if m["role"] == "assistant"]
+    assert len(texts) == 2 and all(texts) and len(set(texts)) == 2
+    assert "read_file" in texts[0]

@@ -11,8 +11,9 @@ its provider accepts, so a session started on one provider goes on with another 
 |------------|-----------------------------------------------------------------------------------|
 | openai     | nothing beyond the standard fields (OpenAI refuses unknown ones)                  |
 | generic    | `reasoning_content` on tool-call messages (vLLM, llama.cpp, LM Studio, gateways)  |
-| deepseek   | `reasoning_content` on every assistant message of a turn that used a tool, the     |
-|            | final answer included; none in turns without tools (deepseek-reasoner refused it) |
+| deepseek   | `reasoning_content` (non-empty) on every assistant message of a turn that used a  |
+|            | tool, the final answer included; none in turns without tools (deepseek-reasoner   |
+|            | refused it)                                                                       |
 | kimi       | a non-empty `reasoning_content` on every tool-call message; no empty answers      |
 | zhipu/qwen | as generic                                                                        |
 | groq       | no reasoning field at all ("property 'reasoning_content' is unsupported")         |
@@ -34,9 +35,19 @@ from urllib.parse import urlsplit
 # Gemini's documented value for a function call whose signature is unknown (a history made
 # by another model, or one saved before signatures were kept): it skips the check.
 GEMINI_PLACEHOLDER_SIGNATURE = "skip_thought_signature_validator"
-# Kimi refuses an empty or missing reasoning_content on a tool-call message in thinking mode.
-KIMI_PLACEHOLDER_REASONING = "(reasoning not recorded)"
-KIMI_PLACEHOLDER_ANSWER = "(no answer)"
+# Kimi refuses an empty or missing reasoning_content on a tool-call message in thinking mode,
+# DeepSeek V4 an empty one on any message of a tool turn. For a history made by another model
+# each message gets its own short stand-in: one text repeated on every message is reported to
+# make DeepSeek start answering with it (empty replies).
+PLACEHOLDER_ANSWER = "(no answer)"
+
+
+def placeholder_reasoning(message: dict[str, Any]) -> str:
+    names = [str((call.get("function") or {}).get("name", "")) for call in message.get("tool_calls") or ()]
+    ids = [str(call.get("id", "")) for call in message.get("tool_calls") or ()]
+    if names:
+        return f"(reasoning not recorded; this step called {', '.join(names)}: {', '.join(ids)})"
+    return "(reasoning not recorded for this answer)"
 
 # The keys of an assistant message we keep for some provider; the standard ones are
 # role, content, tool_calls, name, refusal.
@@ -114,10 +125,8 @@ class Dialect:
             reasoning = message.get("reasoning_content") or message.get("reasoning") or ""
             if isinstance(reasoning, str) and reasoning:
                 target = reasoning
-            elif calls and self.reasoning_required:
-                target = KIMI_PLACEHOLDER_REASONING
-            elif self.reasoning_on == "tool_turns":
-                target = ""
+            elif self.reasoning_required or self.reasoning_on == "tool_turns":
+                target = placeholder_reasoning(message)
         keep_details = self.reasoning_details and isinstance(message.get("reasoning_details"), list)
         stored = [key for key in REASONING_KEYS if key in message]
         wanted_keys = ([self.reasoning_field] if target is not None else []) + (
@@ -135,7 +144,7 @@ class Dialect:
         if calls:
             wanted["tool_calls"] = sent_calls
         if empty_answer:
-            wanted["content"] = KIMI_PLACEHOLDER_ANSWER
+            wanted["content"] = PLACEHOLDER_ANSWER
         return wanted
 
     def _calls(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -94,11 +94,13 @@ def openai_rule(body: dict[str, Any]) -> Refusal | None:
 
 def deepseek_v4_rule(body: dict[str, Any]) -> Refusal | None:
     """DeepSeek's thinking mode: in a turn that called a tool, every assistant message must
-    carry its reasoning_content in all later requests (api-docs.deepseek.com, thinking mode)."""
+    carry its reasoning_content in all later requests (DeepSeek's thinking-mode guide); V4 Pro
+    refuses an empty one too (NousResearch/hermes-agent PR #17341)."""
     messages = body.get("messages") or []
     for turn in _turns(messages):
         used_tool = any(messages[p].get("tool_calls") for p in turn)
-        if used_tool and any(not isinstance(messages[p].get("reasoning_content"), str) for p in turn):
+        if used_tool and any(not isinstance(messages[p].get("reasoning_content"), str)
+                             or not messages[p]["reasoning_content"] for p in turn):
             return Refusal(400, _openai_error(
                 "The `reasoning_content` in the thinking mode must be passed back to the API.",
                 code="invalid_request_error"))
