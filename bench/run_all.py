@@ -42,6 +42,7 @@ BENCHES = {
     "toolkits": "bench_toolkits.py",
     "headless": "bench_headless.py",
     "acp": "bench_acp.py",
+    "chunks": "bench_chunks.py",
 }
 
 
@@ -118,6 +119,12 @@ TARGETS = [
            lambda v: v < 15, " ms"),
     Target("sandbox: Landlock added per command (p50)", "sandbox", _get("landlock_added_ms"), "< 3 ms",
            lambda v: v < 3, " ms"),
+    Target("stream chunk: accumulator per text chunk (best)", "chunks", _get("text_accumulator_us_best"),
+           "< 1 us (0.94 before the dialects)", lambda v: v < 1, " us"),
+    Target("stream chunk: accumulator per tool-argument chunk (best)", "chunks",
+           _get("arguments_accumulator_us_best"), "< 1.3 us (1.25 before)", lambda v: v < 1.3, " us"),
+    Target("stream chunk: SSE + JSON + accumulator per text chunk (best)", "chunks", _get("text_us_per_chunk_best"),
+           "", None, " us"),
     Target("acp: first prompt to first update, over the model", "acp", _get("first_prompt_ms"), "< 50 ms",
            lambda v: v < 50, " ms"),
     Target("acp: later prompts to first update, over the model (median)", "acp", _get("warm_median_ms"),

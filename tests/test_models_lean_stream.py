@@ -144,7 +144,10 @@ def test_a_provider_without_usage_gives_none_and_the_connection_is_reused():
 
 
 def test_an_error_inside_the_stream_is_a_model_error_and_not_retried():
-    frames = _frames(_chunk({"content": "par"}), {"error": {"message": "the model is overloaded", "type": "server"}})
+    # A client error (code 400) reported inside the stream: asking again would get the same.
+    # (An error chunk without a code, or with a 5xx, is retried: test_provider_conformance.)
+    frames = _frames(_chunk({"content": "par"}), {"error": {"message": "the model is overloaded", "type": "server",
+                                                            "code": 400}})
     with _StreamServer(frames) as server:
         with pytest.raises(ModelError) as err:
             _collect(_model(server))

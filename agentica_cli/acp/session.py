@@ -30,7 +30,8 @@ from agentica_cli.acp.prompt_blocks import content_text
 from agentica_cli.cli.approvals import Answer, call_args, edit_path, policy_from_settings
 from agentica_cli.cli.safe_text import safe_text
 
-STOP_REASONS = {"max_turns": "max_turn_requests", "cancelled": "cancelled"}  # the rest: end_turn
+STOP_REASONS = {"max_turns": "max_turn_requests", "cancelled": "cancelled", "truncated": "max_tokens",
+                "filtered": "refusal"}  # the rest: end_turn
 PREVIEW_LIMIT = 2_000_000  # characters of a file an edit preview reads
 OUTPUT_TAIL = 8_000  # characters of a running command's output shown live
 

@@ -284,7 +284,12 @@ class Agent(LifecycleEvents):
             self._append(response.to_message())
             self.context.observe(_request_size(response), len(self.messages))
             content = response.content
+            ended = response.notice()  # cut, filtered, refused or empty: the user is told
+            if ended:
+                run.emit(Notice(ended, kind="warning"))
             if not response.tool_calls:
+                if ended:
+                    return self._finish(run, content, _ENDED_AS.get(response.finish_reason, "empty"), ended)
                 if not exhausted and await self._stop_hooks_continue(run):
                     continue
                 return self._finish(run, content, "tool_call_limit" if exhausted else "completed")
@@ -496,6 +501,9 @@ def _connection_state(tool: Any) -> bool | None:
     state = getattr(tool, "status", None) or getattr(tool, "state", None)  # McpTool: "ready" when connected
     return None if state is None else state == "ready"
 
+
+# How an answer that did not end normally ends the run (ModelResponse.finish_reason -> stop reason).
+_ENDED_AS: dict[str, StopReason] = {"length": "truncated", "content_filter": "filtered", "refusal": "filtered"}
 
 _OVERFLOW_WORDS = re.compile(
     r"context[ _-]?(length|window)|maximum context|too many tokens|prompt is too long|too long for|"

@@ -18,6 +18,9 @@ StopReason = Literal[
     "cancelled",  # the caller cancelled the run (Ctrl-C)
     "error",  # the model/API failed for good
     "blocked",  # a UserPromptSubmit hook refused the prompt, or a hook said `continue: false`
+    "truncated",  # the answer was cut at the output token limit (finish_reason length)
+    "filtered",  # a content filter stopped the answer, or the model refused
+    "empty",  # the model returned no answer at all
 ]
 
 

@@ -101,6 +101,7 @@ SCHEMA: dict[str, Any] = {
         "reasoning_effort": REASONING_EFFORTS,  # sent as reasoning_effort
         "extra_body": "table",  # merged into every request body: {thinking = {type = "disabled"}}, ...
         "tool_call_format": TOOL_CALL_FORMATS,  # tool calls written as text (local servers): hermes, ...
+        "dialect": "str",  # what the provider wants sent back (models/dialects.py); default: from provider/URL
     },
     "permissions": {
         "mode": PERMISSION_MODES,

@@ -405,7 +405,7 @@ class PrintRun:
             return exitcodes.MODEL_ERROR
         if reason == "cancelled":
             return exitcodes.INTERRUPTED
-        if reason == "max_turns":
+        if reason in ("max_turns", "truncated", "filtered", "empty"):  # the answer is not a whole one
             return exitcodes.INCOMPLETE
         if reason == "blocked":
             return exitcodes.BLOCKED
@@ -416,6 +416,12 @@ class PrintRun:
         if self.final is None or self.final.stop_reason != "blocked" or self.interrupted:
             return None
         return f"the prompt was blocked by a hook: {self.final.reason or 'no reason given'}"
+
+    def ended_message(self) -> str | None:
+        """How the answer ended when it was cut, filtered or empty (the run's warning notice)."""
+        if self.final is None or self.final.stop_reason not in ("truncated", "filtered", "empty"):
+            return None
+        return self.final.reason or self.final.stop_reason
 
     def say_blocked(self) -> None:
         blocked = self.blocked_message()
@@ -430,7 +436,7 @@ class PrintRun:
             "is_error": code != exitcodes.OK,
             "exit_code": code,
             "stop_reason": "cancelled" if self.interrupted else (self.final.stop_reason if self.final else "error"),
-            "error": self.error.message if self.error is not None else self.blocked_message(),
+            "error": self.error.message if self.error is not None else self.blocked_message() or self.ended_message(),
             "session_id": self.session_id,
             "model": self.model_label,
             "usage": dict(self.usage),
@@ -479,6 +485,8 @@ class PrintRun:
         if self.format == "text":
             if self.interrupted:
                 sys.stderr.write("agentica: interrupted\n")
+            elif code == exitcodes.INCOMPLETE and self.ended_message():
+                sys.stderr.write("agentica: the answer is incomplete (said above); exit code 3\n")
             elif code == exitcodes.INCOMPLETE:
                 sys.stderr.write("agentica: stopped at the max-turns limit before the task was finished\n")
         if self.checkpoints is not None:

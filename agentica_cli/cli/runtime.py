@@ -83,7 +83,8 @@ def check_model_timeouts(settings: Settings) -> None:
             raise ConfigError(f"{where}: 'model.{key}' must be a number of seconds >= 0 (0: no limit), got {value}")
 
 
-MODEL_OPTIONS = ("max_tokens", "context_window", "reasoning_effort", "extra_body", "tool_call_format")  # [model]
+# [model] settings passed to the model client as they are
+MODEL_OPTIONS = ("max_tokens", "context_window", "reasoning_effort", "extra_body", "tool_call_format", "dialect")
 
 
 def model_options(settings: Settings) -> dict[str, Any]:

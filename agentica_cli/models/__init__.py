@@ -1,5 +1,8 @@
 """LLM clients: OpenAIChat and OpenAI-compatible presets. `openai` is imported on first request.
 
+What each provider sends back and wants back (reasoning, thought signatures, finish
+reasons) is its dialect: agentica_cli/models/dialects.py, chosen per class, base URL and id.
+
 | class        | key variable        | default base URL (override variable)                      | default model |
 |--------------|---------------------|-----------------------------------------------------------|---------------|
 | OpenAIChat   | OPENAI_API_KEY      | SDK default (OPENAI_BASE_URL)                             | gpt-4o        |

@@ -28,34 +28,69 @@ class ToolCallRequest:
     id: str
     name: str
     arguments: str
+    # What the provider attached to this call and wants back with it: Gemini's
+    # `{"google": {"thought_signature": ...}}`. Kept in the history; the dialect decides.
+    extra_content: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+        call = {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+        if self.extra_content:
+            call["extra_content"] = self.extra_content
+        return call
+
+
+FINISH_NOTICES = {
+    "length": "The answer was cut off at the output token limit (finish_reason {raw}).",
+    "content_filter": "The provider's content filter stopped the answer (finish_reason {raw}).",
+    "refusal": "The model refused to answer.",
+    "empty": "The model returned an empty answer (finish_reason {raw}); some servers do that when the "
+             "prompt does not fit their context.",
+}
 
 
 @dataclass
 class ModelResponse:
-    """One complete answer of the model (the successful attempt only)."""
+    """One complete answer of the model (the successful attempt only).
+
+    `finish_reason` is ours, the same for every provider: "stop", "tool_calls", "length",
+    "content_filter" or "refusal" (agentica_cli.models.dialects.normalize_finish);
+    `raw_finish_reason` what the provider said. `reasoning_details` (OpenRouter) and each
+    call's `extra_content` (Gemini) are kept to be sent back as they came.
+    """
 
     content: str = ""
     reasoning: str = ""
     tool_calls: list[ToolCallRequest] = field(default_factory=list)
     usage: TokenUsage | None = None
     finish_reason: str = "stop"
+    raw_finish_reason: str = ""
+    reasoning_details: list[dict[str, Any]] | None = None
+    refusal: str = ""
 
     def to_message(self) -> dict[str, Any]:
-        """The assistant message for the history, in chat completions format."""
+        """The assistant message for the history, in chat completions format, with what any
+        provider may want back (the model's dialect picks what is sent: models/dialects.py)."""
         # null content is only valid beside tool calls; an empty answer (a reasoning-only
         # turn, an answer cut at max_tokens) is "" or the next request is rejected.
         message: dict[str, Any] = {"role": "assistant", "content": self.content or (None if self.tool_calls else "")}
         if self.tool_calls:
             message["tool_calls"] = [tc.to_dict() for tc in self.tool_calls]
-            if self.reasoning:
-                # Thinking models that call tools (DeepSeek, Kimi) want the reasoning of a
-                # tool-call turn back in later requests, and answer 400 without it. Only
-                # servers that sent reasoning get it back; answers without tool calls never.
-                message["reasoning_content"] = self.reasoning
+        if self.reasoning:
+            # Thinking models (DeepSeek, Kimi) want reasoning back in later requests, and
+            # answer 400 without it; which messages and under which name is the dialect's.
+            message["reasoning_content"] = self.reasoning
+        if self.reasoning_details:
+            message["reasoning_details"] = self.reasoning_details
         return message
+
+    def notice(self) -> str | None:
+        """What the user should be told about how this answer ended; None when it ended normally."""
+        raw = self.raw_finish_reason or self.finish_reason
+        if self.finish_reason in FINISH_NOTICES:
+            return FINISH_NOTICES[self.finish_reason].format(raw=raw)
+        if not self.content and not self.tool_calls:
+            return FINISH_NOTICES["empty"].format(raw=raw)
+        return None
 
 
 @dataclass

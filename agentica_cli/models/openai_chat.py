@@ -50,28 +50,56 @@ class _Retryable(Exception):
 
 
 class ResponseAccumulator:
-    """Builds one ModelResponse from streamed chunks; tool-call deltas are joined by index."""
+    """Builds one ModelResponse from streamed chunks; tool-call deltas are joined by index.
+
+    Slots are numbered in the order calls start; `_slot_of` maps the provider's index to the
+    slot of the call being sent under it, since Ollama sends `index: 0` for every parallel
+    call: a new id or another name on a taken index starts a new call.
+    """
 
     def __init__(self) -> None:
         self.content: list[str] = []
         self.reasoning: list[str] = []
+        self.refusal: list[str] = []
         self.calls: dict[int, dict[str, Any]] = {}
+        self._slot_of: dict[int, int] = {}
+        self.reasoning_details: list[dict[str, Any]] | None = None
         self.usage: TokenUsage | None = None
         self.finish_reason: str | None = None
 
     def add_tool_delta(self, tc: dict[str, Any]) -> None:
         index = tc.get("index")
+        fn = tc.get("function")
         if index is None:
-            index = self._unindexed(tc)
-        slot = self.calls.setdefault(index, {"id": "", "name": "", "arguments": []})
+            key = self._unindexed(tc)
+        else:
+            key = self._slot_of.get(index, -1)
+            if key < 0 or self._starts_another(self.calls[key], tc.get("id"), fn):
+                key = self._slot_of[index] = len(self.calls)
+        slot = self.calls.get(key)
+        if slot is None:
+            slot = self.calls[key] = {"id": "", "name": "", "arguments": [], "extra": None}
         if tc.get("id") and not slot["id"]:
             slot["id"] = tc["id"]
-        fn = tc.get("function")
+        if tc.get("extra_content"):  # Gemini's thought signature rides on the call
+            slot["extra"] = tc["extra_content"]
         if fn:
             if fn.get("name") and not slot["name"]:
                 slot["name"] = fn["name"]
             if fn.get("arguments"):
                 slot["arguments"].append(_arguments_text(fn["arguments"]))
+
+    @staticmethod
+    def _starts_another(slot: dict[str, Any], call_id: str | None, fn: dict[str, Any] | None) -> bool:
+        """A call's head (it names the function) with another id, or another name, than the
+        call on this index. A piece of arguments is always the call's own, whatever id it
+        carries (some proxies stamp a fresh id on every chunk)."""
+        name = fn.get("name") if fn else None
+        if not name or not slot["name"]:
+            return False
+        if call_id and slot["id"]:
+            return call_id != slot["id"]
+        return name != slot["name"] or _complete_json("".join(slot["arguments"]))
 
     def _unindexed(self, tc: dict[str, Any]) -> int:
         """The slot for a delta without `index` (some local servers): a delta with a new id or
@@ -85,22 +113,72 @@ class ResponseAccumulator:
             return max(self.calls)
         return max(self.calls, default=-1) + 1
 
+    def add_reasoning_details(self, details: Any) -> None:
+        """OpenRouter's reasoning_details: streamed as pieces of entries (the same `index`
+        continues an entry: its text and signature come in separate chunks)."""
+        if not isinstance(details, list):
+            return
+        kept = self.reasoning_details if self.reasoning_details is not None else []
+        for entry in details:
+            if not isinstance(entry, dict):
+                continue
+            last = kept[-1] if kept else None
+            if last is not None and "index" in entry and last.get("index") == entry["index"] \
+                    and last.get("type") == entry.get("type"):
+                for key, value in entry.items():
+                    if key in ("text", "summary", "data") and isinstance(value, str) and isinstance(last.get(key), str):
+                        last[key] += value
+                    elif value is not None:
+                        last[key] = value
+            else:
+                kept.append(dict(entry))
+        self.reasoning_details = kept
+
     def response(self) -> ModelResponse:
         calls = [
             ToolCallRequest(
                 id=slot["id"] or f"call_{uuid.uuid4().hex[:12]}",  # some local servers send no id
                 name=slot["name"],
                 arguments="".join(slot["arguments"]),
+                extra_content=slot["extra"],
             )
             for _, slot in sorted(self.calls.items())
         ]
-        return ModelResponse(
-            content="".join(self.content),
+        content = "".join(self.content)
+        refusal = "".join(self.refusal)
+        return _finished(ModelResponse(
+            content=content or refusal,
             reasoning="".join(self.reasoning),
             tool_calls=calls,
             usage=self.usage,
-            finish_reason=self.finish_reason or "stop",
-        )
+            reasoning_details=self.reasoning_details,
+            refusal=refusal,
+        ), self.finish_reason)
+
+
+def _complete_json(text: str) -> bool:
+    """Whether a call's arguments so far are a whole JSON object (a second head of the same
+    function, without ids, then starts another call)."""
+    if not text.rstrip().endswith("}"):
+        return False
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
+def _finished(response: ModelResponse, raw: str | None) -> ModelResponse:
+    """Set our finish reason from the provider's (and from a refusal it sent)."""
+    from agentica_cli.models.dialects import normalize_finish
+
+    response.raw_finish_reason = raw or ""
+    finish = normalize_finish(raw)
+    if response.refusal and not response.tool_calls and finish == "stop":
+        finish = "refusal"
+    if finish == "stop" and response.tool_calls:
+        finish = "tool_calls"  # Ollama and others say "stop" after tool calls
+    response.finish_reason = finish
+    return response
 
 
 def _arguments_text(value: Any) -> str:
@@ -109,7 +187,7 @@ def _arguments_text(value: Any) -> str:
 
 
 def _usage(raw: dict[str, Any] | None) -> TokenUsage | None:
-    if not raw:
+    if not raw or not isinstance(raw, dict):
         return None
     prompt = raw.get("prompt_tokens") or 0
     completion = raw.get("completion_tokens") or 0
@@ -117,9 +195,40 @@ def _usage(raw: dict[str, Any] | None) -> TokenUsage | None:
 
 
 def _reasoning_of(obj: dict[str, Any]) -> str:
-    # DeepSeek and vLLM say `reasoning_content`, OpenRouter says `reasoning`.
+    # DeepSeek, Kimi and older vLLM say `reasoning_content`; Ollama, Groq, OpenRouter and
+    # newer vLLM say `reasoning`.
     value = obj.get("reasoning_content") or obj.get("reasoning") or ""
     return value if isinstance(value, str) else ""
+
+
+def _text_parts(content: Any) -> tuple[str, str]:
+    """(text, reasoning) of a `content` that is a list of parts (Mistral's magistral sends
+    `{"type": "thinking", "thinking": [...]}` and `{"type": "text", "text": ...}` parts)."""
+    if isinstance(content, str):
+        return content, ""
+    text: list[str] = []
+    thought: list[str] = []
+    for part in content if isinstance(content, list) else ():
+        if isinstance(part, str):
+            text.append(part)
+        elif isinstance(part, dict):
+            if part.get("type") == "thinking":
+                inner, _ = _text_parts(part.get("thinking"))
+                thought.append(inner)
+            elif isinstance(part.get("text"), str):
+                text.append(part["text"])
+    return "".join(text), "".join(thought)
+
+
+def _details_text(details: Any) -> str:
+    """The readable text of OpenRouter's reasoning_details (when `reasoning` did not come)."""
+    out = []
+    for entry in details if isinstance(details, list) else ():
+        if isinstance(entry, dict):
+            value = entry.get("text") or entry.get("summary")
+            if isinstance(value, str):
+                out.append(value)
+    return "".join(out)
 
 
 class OpenAIChat(Model):
@@ -143,6 +252,7 @@ class OpenAIChat(Model):
     requires_api_key = True
     default_context_window = 128_000
     local_server = False  # a server on the user's machine (Ollama, vLLM, ...): its context can be asked
+    preset_dialect: str | None = None  # a preset's provider dialect (models/dialects.py); None: guessed
 
     def __init__(
         self,
@@ -167,6 +277,7 @@ class OpenAIChat(Model):
         connect_timeout: float = 30.0,
         reasoning_effort: str | None = None,
         tool_call_format: str | None = None,
+        dialect: str | None = None,
     ):
         self.id = id or self.default_id
         self.api_key = api_key
@@ -189,8 +300,23 @@ class OpenAIChat(Model):
         self.tool_call_format = tool_call_format
         self._client: Any = None
         self._client_loop: Any = None
+        if dialect:
+            from agentica_cli.models.dialects import dialect_named
 
-    # -- configuration ------------------------------------------------------------------
+            dialect_named(dialect)  # an unknown name fails now, not at the first request
+        self.dialect_name = dialect
+
+    # -- configuration
+
+    @property
+    def dialect(self) -> Any:
+        """What this provider sends and wants back (agentica_cli.models.dialects): the
+        `dialect` option, else the preset's, else a guess from the base URL and model id."""
+        from agentica_cli.models.dialects import resolve_dialect
+
+        return resolve_dialect(self.dialect_name, type(self).preset_dialect, self.base_url, self.id)
+
+    # -- credentials -------------------------------------------------------------------
 
     def resolve_api_key(self) -> str:
         """The key to send; raises MissingApiKeyError when one is required and absent."""
@@ -228,10 +354,9 @@ class OpenAIChat(Model):
         return self._client
 
     def request_params(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
-        if self.base_url is None and any("reasoning_content" in m for m in messages):
-            # A history from a thinking model (DeepSeek, Kimi: see ModelResponse.to_message)
-            # resumed on OpenAI's own API, which rejects fields it does not know.
-            messages = [{k: v for k, v in m.items() if k != "reasoning_content"} for m in messages]
+        # The stored history keeps what any provider may want back (reasoning, signatures);
+        # this one gets what it accepts (OpenAI's own API rejects fields it does not know).
+        messages = self.dialect.prepare(messages)
         params: dict[str, Any] = {"model": self.id, "messages": messages}
         if tools:
             params["tools"] = tools
@@ -314,9 +439,9 @@ class OpenAIChat(Model):
             response = await clock.wait(_post_stream(client, params))
             clock.responded()
             content_type = response.headers.get("content-type", "")
-            if "json" in content_type:  # the server ignored stream=true and sent one completion
+            if "json" in content_type:  # the server ignored stream=true and sent one completion (or an error)
                 body = await clock.wait(response.aread())
-                for event in _whole_answer_events(_completion_of(json.loads(body))):
+                for event in _whole_answer_events(_checked(_completion_of(json.loads(body)))):
                     yield event
                 return
             if "html" in content_type:
@@ -350,10 +475,11 @@ class OpenAIChat(Model):
         finally:
             if response is not None:
                 await response.aclose()
-        if acc.finish_reason is None:
+        # `[DONE]` after an answer but no finish_reason (some local servers): it is complete.
+        if acc.finish_reason is None and not (done and (acc.content or acc.calls or acc.reasoning or acc.refusal)):
             # The connection ended cleanly but the answer did not: a proxy cut it short.
             raise _Retryable("the response stream ended before the answer was complete")
-        yield acc.response()
+        yield _checked(acc.response())
 
     async def _plain_attempt(self, client: Any, params: dict[str, Any], clock: AttemptClock) -> ModelResponse:
         try:
@@ -361,7 +487,7 @@ class OpenAIChat(Model):
         except Exception as exc:
             raise _classify(exc, getattr(client, "api_key", None)) from exc
         try:
-            return _completion_of(completion)
+            return _checked(_completion_of(completion))
         except Exception as exc:
             raise _classify(exc, getattr(client, "api_key", None)) from exc
 
@@ -376,51 +502,82 @@ def _attempts(count: int) -> str:
     return f"{count} attempt" + ("s" if count != 1 else "")
 
 
-def _is_progress(chunk: dict[str, Any]) -> bool:
-    """Whether a chunk moves the answer on: text, reasoning, a tool call, or its end."""
-    for choice in chunk.get("choices") or ():
-        if choice.get("finish_reason"):
-            return True
-        delta = choice.get("delta") or {}
-        if delta.get("content") or _reasoning_of(delta):
-            return True
-        for tc in delta.get("tool_calls") or ():
-            fn = tc.get("function") or {}
-            if fn.get("name") or fn.get("arguments"):
-                return True
-    return False
+def _stream_error(error: Any) -> Exception:
+    """A provider's failure reported inside a 200 stream (OpenRouter's mid-stream errors,
+    the SDK's APIError): retried as the same failure over HTTP would be."""
+    message = error.get("message") if isinstance(error, dict) else error if isinstance(error, str) else None
+    if not isinstance(message, str) or not message:
+        message = "An error occurred during streaming"
+    code = error.get("code") if isinstance(error, dict) else None
+    status = code if isinstance(code, int) and 400 <= code < 600 else None
+    if status is None or status in RETRYABLE_STATUS:
+        return _Retryable(f"the stream reported an error: {message}", status_code=status or 502)
+    return ModelError(f"APIError: {message}", status_code=status)
 
 
 def _chunk_events(chunk: Any, clock: AttemptClock, acc: ResponseAccumulator) -> list[ModelStreamEvent]:
-    """Take one streamed chunk into `acc`; the deltas to show now."""
-    # (A chunk that is not an object fails at .get(): _classify makes that a clear ModelError.)
-    if chunk.get("error"):  # a provider's failure reported inside the stream (the SDK's APIError)
-        error = chunk["error"]
-        message = error.get("message") if isinstance(error, dict) else None
-        if not isinstance(message, str) or not message:
-            message = "An error occurred during streaming"
-        raise ModelError(f"APIError: {message}")
-    if _is_progress(chunk):
-        clock.progress()
-    if chunk.get("usage"):
-        acc.usage = _usage(chunk["usage"])
-    if not chunk.get("choices"):
+    """Take one streamed chunk into `acc`; the deltas to show now. A chunk that moves the
+    answer on (text, reasoning, a tool call's name or arguments, its end) is progress for
+    the stall clock; keep-alive and empty chunks are not. One pass: this runs per chunk."""
+    if type(chunk) is not dict:  # Gemini reports errors as a list (anything else fails at .get below)
+        failure = _error_body(chunk)
+        if failure is not None:
+            raise failure
+    if chunk.get("error"):
+        raise _stream_error(chunk["error"])
+    usage = chunk.get("usage")
+    if usage:
+        acc.usage = _usage(usage)
+    choices = chunk.get("choices")
+    if not choices:
         return []
     events: list[ModelStreamEvent] = []
-    choice = chunk["choices"][0]
+    progress = False
+    choice = choices[0]
     delta = choice.get("delta")
     if delta:
-        reasoning = _reasoning_of(delta)
+        # DeepSeek, Kimi and older vLLM say `reasoning_content`; Ollama, Groq, OpenRouter and
+        # newer vLLM `reasoning`; OpenRouter adds `reasoning_details` (kept to send back).
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning") or ""
+        if type(reasoning) is not str:
+            reasoning = ""
+        details = delta.get("reasoning_details")
+        if details:
+            progress = True
+            acc.add_reasoning_details(details)
+            if not reasoning and not delta.get("reasoning"):
+                reasoning = _details_text(details)
+        content = delta.get("content")
+        if content and type(content) is not str:  # a list of parts (Mistral): never a non-str text delta
+            content, thought = _text_parts(content)
+            reasoning += thought
         if reasoning:
             acc.reasoning.append(reasoning)
             events.append(ModelReasoningDelta(reasoning))
-        if delta.get("content"):
-            acc.content.append(delta["content"])
-            events.append(ModelTextDelta(delta["content"]))
-        for tc in delta.get("tool_calls") or ():
-            acc.add_tool_delta(tc)
-    if choice.get("finish_reason"):
-        acc.finish_reason = choice["finish_reason"]
+        if content:
+            acc.content.append(content)
+            events.append(ModelTextDelta(content))
+        refusal = delta.get("refusal")
+        if refusal and type(refusal) is str:  # OpenAI's refusal: shown as the answer
+            acc.refusal.append(refusal)
+            events.append(ModelTextDelta(refusal))
+        calls = delta.get("tool_calls")
+        if calls:
+            for tc in calls:
+                fn = tc.get("function")
+                if fn and (fn.get("name") or fn.get("arguments")):
+                    progress = True
+                acc.add_tool_delta(tc)
+    finish = choice.get("finish_reason")
+    if finish:
+        progress = True
+        if finish == "error":  # OpenRouter: the upstream provider failed mid-answer
+            raise _stream_error(choice.get("error") or "the provider ended the answer with an error")
+        acc.finish_reason = finish
+        if acc.usage is None:  # Kimi puts usage in the choice; Groq in x_groq when not asked for it
+            acc.usage = _usage(choice.get("usage")) or _usage((chunk.get("x_groq") or {}).get("usage"))
+    if progress or events:
+        clock.progress()
     return events
 
 
@@ -443,6 +600,15 @@ async def _drain(pieces: AsyncIterator[bytes], limit: float = 0.1) -> None:
         pass
 
 
+def _checked(response: ModelResponse) -> ModelResponse:
+    """An answer that ended because the prompt filled the model's context (z.ai's
+    finish_reason `model_context_window_exceeded`) is that failure: the loop compacts."""
+    if response.finish_reason == "context_overflow" and not response.tool_calls:
+        raise ModelError(f"the prompt exceeds the model's context window (finish_reason "
+                         f"{response.raw_finish_reason})", status_code=400, kind="context_length")
+    return response
+
+
 def _whole_answer_events(response: ModelResponse) -> list[ModelStreamEvent]:
     """One delta each, then the answer: a UI that renders deltas shows unstreamed answers too."""
     events: list[ModelStreamEvent] = []
@@ -455,22 +621,47 @@ def _whole_answer_events(response: ModelResponse) -> list[ModelStreamEvent]:
 
 def _completion_of(completion: Any) -> ModelResponse:
     """A ModelResponse from a whole `chat.completion` object."""
+    failure = _error_body(completion)
+    if failure is not None:  # a 200 whose body is an error (older llama.cpp): the server's own words, at once
+        raise failure
     if not isinstance(completion, dict) or not completion.get("choices"):
         raise _Retryable("the response had no choices")
     choice = completion["choices"][0]
     message = choice.get("message") or {}
     calls = [
         ToolCallRequest(tc.get("id") or f"call_{uuid.uuid4().hex[:12]}", (tc.get("function") or {}).get("name", ""),
-                        _arguments_text((tc.get("function") or {}).get("arguments") or ""))
+                        _arguments_text((tc.get("function") or {}).get("arguments") or ""),
+                        tc.get("extra_content") or None)
         for tc in message.get("tool_calls") or ()
     ]
-    return ModelResponse(
-        content=message.get("content") or "",
-        reasoning=_reasoning_of(message),
+    content, thought = _text_parts(message.get("content") or "")
+    details = message.get("reasoning_details") if isinstance(message.get("reasoning_details"), list) else None
+    reasoning = _reasoning_of(message) or thought or _details_text(details)
+    refusal = message.get("refusal") if isinstance(message.get("refusal"), str) else ""
+    if choice.get("finish_reason") == "error":
+        raise _stream_error(choice.get("error") or "the provider ended the answer with an error")
+    return _finished(ModelResponse(
+        content=content or refusal,
+        reasoning=reasoning,
         tool_calls=calls,
-        usage=_usage(completion.get("usage")),
-        finish_reason=choice.get("finish_reason") or "stop",
-    )
+        usage=_usage(completion.get("usage")) or _usage(choice.get("usage")),
+        reasoning_details=details,
+        refusal=refusal,
+    ), choice.get("finish_reason"))
+
+
+def _error_body(body: Any) -> Exception | None:
+    """The failure a 200 body reports instead of a completion (`{"error": ...}`, or Gemini's
+    list of them), or None."""
+    if isinstance(body, list):
+        body = next((item for item in body if isinstance(item, dict) and item.get("error")), None)
+    if not isinstance(body, dict) or body.get("choices") or not body.get("error"):
+        return None
+    error = body["error"]
+    message = error.get("message") if isinstance(error, dict) else error
+    code = error.get("code") if isinstance(error, dict) else None
+    status = code if isinstance(code, int) and 400 <= code < 600 else None
+    return ModelError(f"the server answered with an error: {message or error}", status_code=status)
 
 
 async def _post(client: Any, params: dict[str, Any]) -> Any:

@@ -19,6 +19,7 @@ class ZhipuAI(OpenAIChat):
     api_key_env = "ZHIPUAI_API_KEY"
     api_key_env_aliases = ("ZAI_API_KEY",)
     base_url_env = "ZHIPUAI_BASE_URL"
+    preset_dialect = "zhipu"
     default_context_window = 200_000
 
 
@@ -53,6 +54,7 @@ class DeepSeek(OpenAIChat):
     default_base_url = "https://api.deepseek.com"
     api_key_env = "DEEPSEEK_API_KEY"
     base_url_env = "DEEPSEEK_BASE_URL"
+    preset_dialect = "deepseek"
     default_context_window = 1_000_000
 
 
@@ -64,6 +66,7 @@ class Moonshot(OpenAIChat):
     default_base_url = "https://api.moonshot.cn/v1"
     api_key_env = "MOONSHOT_API_KEY"
     base_url_env = "MOONSHOT_BASE_URL"
+    preset_dialect = "kimi"
     default_context_window = 262_144
 
 
@@ -80,6 +83,7 @@ class Qwen(OpenAIChat):
     default_base_url = "https://dashscope.aliyuncs.com/compatible-mode/v1"
     api_key_env = "DASHSCOPE_API_KEY"
     base_url_env = "DASHSCOPE_BASE_URL"
+    preset_dialect = "qwen"
     default_context_window = 131_072
 
 
@@ -94,6 +98,7 @@ class OpenRouter(OpenAIChat):
     default_base_url = "https://openrouter.ai/api/v1"
     api_key_env = "OPENROUTER_API_KEY"
     base_url_env = "OPENROUTER_BASE_URL"
+    preset_dialect = "openrouter"
 
 
 class Ollama(OpenAIChat):
@@ -107,6 +112,7 @@ class Ollama(OpenAIChat):
     default_base_url = "http://localhost:11434/v1"
     api_key_env = "OLLAMA_API_KEY"
     base_url_env = "OLLAMA_BASE_URL"
+    preset_dialect = "ollama"
     requires_api_key = False
     default_context_window = 4096  # the server's default; agentica asks the server (models/discovery.py)
     local_server = True
