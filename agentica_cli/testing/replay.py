@@ -291,6 +291,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            # Another endpoint (Ollama's /api/show, asked for the served context) is not a
+            # chat request: it must not use up a recording. Answer as a server without it.
+            self.rfile.read(length)
+            self._send(404, "application/json", json.dumps(_openai_error(f"replay: no route {self.path}")).encode())
+            return
         try:
             body = json.loads(self.rfile.read(length) or b"{}")
         except ValueError:
