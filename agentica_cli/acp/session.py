@@ -441,6 +441,8 @@ class AcpSession:
                 pass
         if self.stored is not None:
             self.stored.close()
+            if getattr(self.stored, "save_error", ""):
+                log(self.stored.save_error)
 
 
 def _text(text: str) -> Any:

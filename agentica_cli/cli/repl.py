@@ -717,7 +717,11 @@ class Repl:
                 pass
         if self.session is not None:
             self.session.close()
-            if self.session.saved:
+            if getattr(self.session, "save_error", ""):
+                from agentica_cli.cli.safe_text import safe_text
+
+                plain(safe_text(self.session.save_error, keep_newlines=False).capitalize() + ".", "31")
+            elif self.session.saved:
                 plain(f"Session saved: agentica --resume {self.session.id}", "2")
 
 
