@@ -66,3 +66,73 @@ def test_the_policy_never_raises_while_a_folder_and_a_symlink_swap(tmp_path: Pat
     assert set(kinds) <= {"allow", "ask", "changing"}, kinds
     if not kinds.get("changing"):
         pytest.skip(f"the race was never hit in 20 s on this machine: {kinds}")
+
+
+# -- the editor's file access (agentica acp) -------------------------------------------------------
+
+SWAP_COMMAND = (
+    "{python} -c 'import ctypes, time\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "end = time.time() + 30\n"
+    "print(\"swapping\", flush=True)\n"
+    "while time.time() < end:\n"
+    "    libc.renameat2(-100, b\"src\", -100, b\"link\", 2)\n'"
+)
+
+
+def test_editor_reads_and_writes_never_leave_the_project_while_a_command_swaps_folders(
+        home: Path, tmp_path: Path) -> None:
+    import asyncio
+    import sys
+
+    from acp import text_block
+    from acp_support import EditorClient, editor_session
+    from cli_support import tool_results
+
+    from agentica_cli.testing import ScriptedModelServer, turns
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("renameat2 is Linux-only")
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "notes.txt").write_text("inside notes\n")
+    outside.mkdir()
+    (outside / "notes.txt").write_text("SECRET-KEY-0123\n")
+    (project / "link").symlink_to(outside)
+    count = 30
+    reads = [turns.call("read_file", {"file_path": "src/notes.txt"}, id=f"r{i}") for i in range(count)]
+    writes = [turns.call("write_file", {"file_path": f"src/new-{i}.txt", "content": f"written {i}\n"}, id=f"w{i}")
+              for i in range(count)]
+    script = [
+        turns.tool_calls(turns.call("execute", {"command": SWAP_COMMAND.format(python=sys.executable),
+                                                "background": True}, id="swap")),
+        turns.tool_calls(turns.call("execute", {"command": "sleep 0.5"}, id="wait")),
+        turns.tool_calls(*reads),
+        turns.tool_calls(*writes),
+        turns.text("Done."),
+    ]
+    client = EditorClient(terminal=False, save_writes=True)
+    client.answers = ["once"] * (2 * count + 10)
+
+    async def scenario():
+        with ScriptedModelServer(script) as server:
+            async with editor_session(client, server, project, home) as conn:
+                session = await conn.new_session(cwd=str(project), mcp_servers=[])
+                await conn.prompt(session_id=session.session_id, prompt=[text_block("race it")])
+            return server.requests
+
+    requests = asyncio.run(asyncio.wait_for(scenario(), 120))
+    started = tool_results(requests[1])["swap"]
+    assert "Error" not in started, started
+    read_results = [tool_results(requests[3])[f"r{i}"] for i in range(count)]
+    write_results = [tool_results(requests[4])[f"w{i}"] for i in range(count)]
+    leaked = [r for r in read_results if "SECRET-KEY" in r]
+    assert leaked == [], f"{len(leaked)} of {count} reads returned the file outside"
+    assert sorted(p.name for p in outside.iterdir()) == ["notes.txt"], "a write landed outside the project"
+    assert (outside / "notes.txt").read_text() == "SECRET-KEY-0123\n"
+    assert client.fs_reads == [] and client.fs_writes == []  # the editor was not asked once a command ran
+    # the race was real: some reads or writes met a swapped folder and were refused, the rest went inside
+    landed = sorted(p.name for folder in (project / "src", project / "link") if folder.is_dir() and
+                    not folder.is_symlink() for p in folder.iterdir())
+    assert sum(1 for r in write_results if r.startswith("Created")) == len([n for n in landed if n.startswith("new-")])
+    assert all("inside notes" in r or r.startswith("Error") for r in read_results), read_results
