@@ -11,7 +11,8 @@ a folder on the way with a symlink leading out (renameat2 RENAME_EXCHANGE): the 
 read ~/.ssh/id_rsa for the model, or write outside. Nothing we check before handing over a
 name closes that window, so the editor is used only while no such process can exist: until
 the session runs its first tool that can start processes (anything but the file tools, grep
-and todos: see `CommandWatch`). From then on, for the rest of the session, file content is
+and todos; `task` itself neither, its sub-agent's calls are watched the same way: see
+`CommandWatch`). From then on, for the rest of the session, file content is
 read and written on the disk by us, through descriptors opened beneath the project's roots
 without following any symlink (builtin_tools.safe_open); the editor reloads a changed file
 from the disk as it does for any outside change. docs/editor.md says what that costs.

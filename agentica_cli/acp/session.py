@@ -132,6 +132,7 @@ class AcpSession:
 
             safe = {name for tool in self.agent.tools if isinstance(tool, (BuiltinFileTool, BuiltinTodoTool))
                     for name in tool.functions}
+            safe.add("task")  # a sub-agent gets a copy of these hooks: its own tool calls are watched
             self.agent.hooks.append(CommandWatch(self.file_access, safe))
 
     def use_file_backups(self) -> None:
