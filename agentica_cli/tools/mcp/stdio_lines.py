@@ -2,11 +2,12 @@
 
 The SDK's stdio reader keeps the unfinished line in a string and, for every chunk the pipe
 gives (64 KB), joins it to that string and splits the whole thing again. A message is one
-line however long, so a 50 MB tool result cost 800 joins and splits of a string growing to
-50 MB: 105 s and over 500 MB at its peak (bench/bench_mcp_result.py). Wrapped here, the
-server's stdout hands the reader nothing but whole lines: bytes are gathered in one buffer
-until a newline comes, and the SDK's split then sees complete lines with nothing left over. The bytes and their order are the same; only how
-they are cut differs.
+line however long (and carries a tool's text twice: content and structuredContent), so a
+50 MB tool result cost some 1,600 joins and splits of a string growing to 100 MB: 105 s
+(bench/bench_mcp_result.py). Wrapped here, the server's stdout hands the reader nothing
+but whole lines: bytes are gathered in one buffer until a newline comes, and the SDK's split
+then sees complete lines with nothing left over. The bytes and their order are the same;
+only how they are cut differs.
 
 `install()` wraps the SDK's process spawn (a module function of mcp.client.stdio) once; if
 a later SDK changes its shape, nothing is wrapped and the SDK's own reader is used.
