@@ -153,6 +153,43 @@ def test_files_changed_by_someone_else_during_the_turn_are_conflicts_or_left_alo
     assert (tree / "mine.txt").read_text() == "the user's new file\n"  # not the turn's: still there
 
 
+def test_the_loop_tells_the_users_edits_while_the_model_thinks_from_the_agents(scripted, tree, agentica_home):
+    """A real turn: the agent's commands in two steps; while the model prepares the second
+    (the scripted server's turn runs when the request arrives), the user creates a file and
+    edits one the agent then edits too."""
+    import asyncio
+
+    from conftest import scripted_model
+
+    from agentica_cli.agent import Decision
+    from agentica_cli.deep import DeepAgent
+
+    def user_edits_while_the_model_thinks(body):  # type: ignore[no-untyped-def]
+        (tree / "mine.txt").write_text("the user's new file\n")
+        (tree / "notes.txt").write_text("the user's edit\n")
+        return turns.tool_calls(turns.call("execute", {"command": "echo agent >> notes.txt"}, id="x2"))
+
+    server = scripted(
+        turns.tool_calls(turns.call("execute", {"command": "echo made > made.txt"}, id="x1")),
+        user_edits_while_the_model_thinks,
+        turns.text("Done."),
+    )
+    checkpoints = Checkpoints(tree, session_id="s1")
+    agent = DeepAgent(scripted_model(server), work_dir=tree, exclude_tools=("task",),
+                      approve=lambda call: Decision.allow(), checkpoints=checkpoints)
+    asyncio.run(agent.run("make things"))
+    turn = checkpoints.turns()[0]
+    assert turn.files == ["made.txt", "notes.txt"] and turn.outside == ["mine.txt", "notes.txt"]
+
+    refused = checkpoints.undo()
+    assert not refused.done and refused.conflicts == refused.during == ["notes.txt"]
+    assert (tree / "made.txt").exists()
+    forced = checkpoints.undo(force=True)
+    assert forced.done and forced.files == ["made.txt", "notes.txt"] and forced.left_alone == ["mine.txt"]
+    assert not (tree / "made.txt").exists() and (tree / "notes.txt").read_text() == "notes\n"
+    assert (tree / "mine.txt").read_text() == "the user's new file\n"
+
+
 # -- the command line ------------------------------------------------------------------------------
 
 
