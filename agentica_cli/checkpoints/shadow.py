@@ -84,7 +84,7 @@ def lock_is_held(lock: Path) -> bool | None:
     when that cannot be known here (no /proc)."""
     if not sys.platform.startswith("linux") or not os.path.isdir("/proc/self/fd"):
         return None
-    target = os.fspath(lock)
+    target = os.path.realpath(lock)  # /proc/<pid>/fd/<n> links name the real path
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
