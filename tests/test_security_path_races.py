@@ -136,3 +136,5 @@ def test_editor_reads_and_writes_never_leave_the_project_while_a_command_swaps_f
                     not folder.is_symlink() for p in folder.iterdir())
     assert sum(1 for r in write_results if r.startswith("Created")) == len([n for n in landed if n.startswith("new-")])
     assert all("inside notes" in r or r.startswith("Error") for r in read_results), read_results
+    if not any(r.startswith("Error") for r in read_results + write_results):
+        pytest.skip("the swapping command never met a read or write here (did renameat2 run in the sandbox?)")
