@@ -47,8 +47,9 @@ class Terminal:
 
 
 class EditorClient:
-    def __init__(self, *, fs: bool = True, terminal: bool = True):
+    def __init__(self, *, fs: bool = True, terminal: bool = True, save_writes: bool = False):
         self.fs = fs
+        self.save_writes = save_writes  # also save each fs write to the disk, by name, as an editor saving its buffer
         self.terminal = terminal
         self.updates: list[tuple[float, str, Any]] = []  # (perf_counter, session id, update)
         self.changed = asyncio.Event()
@@ -96,6 +97,8 @@ class EditorClient:
     async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> WriteTextFileResponse:
         self.fs_writes.append((path, content))
         self.buffers[path] = content  # lands in the editor's buffer (unsaved), not on disk
+        if self.save_writes:  # ... and saved: opened by name, symlinks followed, as editors do
+            Path(path).write_text(content)
         return WriteTextFileResponse()
 
     async def create_terminal(self, session_id: str, command: str, args: list[str] | None = None,

@@ -164,3 +164,34 @@ def test_null_for_an_optional_parameter_takes_its_default() -> None:
     required = FunctionCall(Function.from_callable(repeat), "2", {"text": None})
     asyncio.run(required.execute())
     assert required.error and "text" in required.error
+
+
+def test_a_long_result_line_reaches_the_sdk_reader_whole_not_in_pipe_sized_pieces(tmp_path: Path,
+                                                                                   monkeypatch) -> None:
+    """The SDK's stdio reader joins its unfinished line to every chunk and splits it all
+    again: fed 64 KB pieces of one 12 MB message it did that ~190 times over a growing
+    string (quadratic: a 50 MB result took 105 s). Its stdout now hands it whole lines
+    only, so the joins are of nothing; bench/bench_mcp_result.py has the timings."""
+    from anyio.streams.text import TextReceiveStream
+
+    chunks: list[tuple[int, bool]] = []
+    receive = TextReceiveStream.receive
+
+    async def recording(self):  # type: ignore[no-untyped-def]
+        text = await receive(self)
+        chunks.append((len(text), text.endswith("\n")))
+        return text
+
+    monkeypatch.setattr(TextReceiveStream, "receive", recording)
+    lines = 100_000  # 6.1 MB of text; the JSON line carries it twice (content and structuredContent)
+
+    async def main() -> str:
+        async with McpTool(demo_command(), name="demo", include_tools=["big_text"],
+                           log_file=tmp_path / "demo.log") as mcp:
+            return await mcp.functions["demo__big_text"].entrypoint(lines=lines)
+
+    text = asyncio.run(main())
+    assert len(text) == lines * 61 - 1 and text.endswith(f"{lines:08d} " + "x" * 51)
+    big = [c for c in chunks if c[0] > 1_000_000]
+    assert len(big) == 1 and big[0][1], chunks[:10]  # the whole message at once, ending at its newline
+    assert all(ends for _, ends in chunks), "a chunk ended inside a line: the reader re-joins a growing buffer"

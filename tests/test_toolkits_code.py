@@ -121,3 +121,28 @@ def test_toolkits_import_nothing_heavy_until_used() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_code_tool_never_writes_or_reads_through_a_planted_private_symlink(tmp_path: Path) -> None:
+    """An earlier call replaced .agentica-code with a symlink to a folder outside (and left a
+    symlink where the next value file would be read): the script must not land outside, and
+    no outside file is read back as the value."""
+    scratch, outside = tmp_path / "scratch", tmp_path / "outside"
+    scratch.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_text("TOP-SECRET\n")
+    tool = CodeTool(timeout=20, work_dir=scratch)
+    plant = (f"import os, shutil\nshutil.rmtree('.agentica-code')\nos.symlink({str(outside)!r}, '.agentica-code')\n"
+             "print('planted')")
+    assert "--- stdout ---\nplanted" in run(tool.run_python(plant))
+    assert (scratch / ".agentica-code").is_symlink()
+    result = run(tool.run_python("6 * 7"))
+    assert "--- value ---\n42" in result
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]  # nothing written outside
+    assert not (scratch / ".agentica-code").is_symlink()
+    # The code itself points its value file at the secret: the parent does not read it back.
+    steal = ("import os, sys, glob\nvalue = [a for a in open('/proc/self/cmdline').read().split('\\0') "
+             "if a.endswith('.txt')][0]\n"
+             f"os.symlink({str(outside / 'secret.txt')!r}, value)\nNone")
+    stolen = run(tool.run_python(steal))
+    assert "TOP-SECRET" not in stolen

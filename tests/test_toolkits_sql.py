@@ -76,6 +76,23 @@ def test_read_only_mode_refuses_writes_and_the_database_enforces_it(app_db: Path
     assert not (app_db.parent / "missing.db").exists()
 
 
+def test_an_endless_recursive_query_is_stopped_at_the_time_limit(app_db: Path) -> None:
+    import time
+
+    endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+    for tool in (SqlTool(f"sqlite:///{app_db}", timeout=0.5), SqlTool(f"sqlite:///{app_db}", read_only=False,
+                                                                        timeout=0.5)):
+        started = time.monotonic()
+        with pytest.raises(TimeoutError, match=r"longer than the 0.5 s time limit"):
+            tool.run_query(endless)
+        assert time.monotonic() - started < 10
+        # the connection is usable afterwards, and a normal query is not cut short
+        assert tool.run_query("SELECT count(*) FROM users").splitlines()[1] == "30"
+        tool.close()
+    with pytest.raises(ValueError, match="timeout"):
+        SqlTool(f"sqlite:///{app_db}", timeout=-1)
+
+
 def test_statement_check() -> None:
     assert read_only_problem("select * from t -- ; delete") is None
     assert read_only_problem("SELECT ';' AS semicolon;") is None
@@ -183,6 +200,10 @@ def test_postgresql_read_only_and_write_modes(postgres_url: str) -> None:
         with pytest.raises(Exception, match="read-only transaction"):
             reader.run_query("SELECT setval('items_id_seq', 100)")
         assert writer.run_query("SELECT count(*) FROM items").splitlines()[1] == "3"
+        quick = SqlTool(postgres_url, timeout=0.5)
+        with pytest.raises(TimeoutError, match="time limit"):
+            quick.run_query("SELECT pg_sleep(10)")
+        quick.close()
     finally:
         reader.close()
         writer.close()

@@ -14,9 +14,10 @@ is not tracked.
 
 from __future__ import annotations
 
-import os
+import asyncio
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -95,25 +96,30 @@ async def _move(session: Any, turn: EditedTurn, action: str, side: int, force: b
         return (f"Changed since the agent's edits (in the editor or by a command):\n{listed}\n"
                 f"Nothing was changed; `/{action} force` overwrites them.")
     lines = []
+    access = session.file_access  # the editor while it is safe, else the disk beneath the roots (client_io.py)
     for path, texts in turn.files.items():
         text = texts[side]
         if text is None:  # the turn created it: gone again (the editor may still show its tab)
-            try:
-                os.remove(path)
-            except FileNotFoundError:
-                pass
+            await asyncio.to_thread(access.remove, Path(path))
             lines.append(f"- {path} (deleted)")
         else:
-            await session.conn.write_text_file(session_id=session.id, path=path, content=text)
+            await asyncio.to_thread(_put, access, Path(path), text)
             lines.append(f"- {path}")
     turn.undone = side == 0
     verb = "Undid" if action == "undo" else "Redid"
     return f"{verb} turn {turn.number} ({_short(turn.prompt)}): {len(lines)} file(s)\n" + "\n".join(lines)
 
 
-async def _backups(session: Any, action: str, force: bool) -> str:
-    import asyncio
+def _put(access: Any, path: Path, text: str) -> None:
+    """Write `text` back without journaling it as one of the turn's edits."""
+    journal, access.journal = access.journal, None
+    try:
+        access.write_text(path, text)
+    finally:
+        access.journal = journal
 
+
+async def _backups(session: Any, action: str, force: bool) -> str:
     backups = session.agent.checkpoints
     if backups is None:
         return "Checkpoints are off ([checkpoints] enabled = false in config.toml)."

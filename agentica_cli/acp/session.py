@@ -116,13 +116,25 @@ class AcpSession:
             self.journal = EditJournal()
         else:
             self.use_file_backups()
+        self.file_access = None
         for tool in self.agent.tools:
             # Both fs methods or neither: an edit reads the buffer it changes. (Sub-agents'
             # file tools get the same access: builtin_tools/task.py.)
             if isinstance(tool, BuiltinFileTool) and self.journal is not None:
-                tool.file_access = ClientFileAccess(self.conn, self.id, loop, self.journal)
+                self.file_access = ClientFileAccess(self.conn, self.id, loop, self.journal, tool.sandbox)
+                tool.file_access = self.file_access
             elif isinstance(tool, BuiltinExecuteTool) and terminal:
                 tool.runner = ClientTerminalRunner(self.conn, self.id, self.show_terminal)
+        if self.file_access is not None:
+            # Until a tool that can start a process runs, nothing can swap the project's folders
+            # under the editor's open-by-name; from then on the I/O is ours (client_io.py).
+            from agentica_cli.acp.client_io import CommandWatch
+            from builtin_tools.todos import BuiltinTodoTool
+
+            safe = {name for tool in self.agent.tools if isinstance(tool, (BuiltinFileTool, BuiltinTodoTool))
+                    for name in tool.functions}
+            safe.add("task")  # a sub-agent gets a copy of these hooks: its own tool calls are watched
+            self.agent.hooks.append(CommandWatch(self.file_access, safe))
 
     def use_file_backups(self) -> None:
         """Edits land on the disk: /undo uses copies of the files the file tools change (no
@@ -142,13 +154,11 @@ class AcpSession:
 
     async def read_current(self, path: str) -> str | None:
         """A file's text as the editor has it (fs offered) or on disk; None when it does not exist."""
-        if self.fs_read and self.fs_write:
+        if self.file_access is not None:  # the editor, or the disk beneath the roots (client_io.py)
             try:
-                return (await self.conn.read_text_file(session_id=self.id, path=path)).content
-            except RequestError:
-                if not os.path.lexists(path):
-                    return None
-                raise
+                return await asyncio.to_thread(self.file_access.read_text, Path(path))
+            except FileNotFoundError:
+                return None
         try:
             if os.path.getsize(path) > PREVIEW_LIMIT:
                 raise ValueError("too large to preview")
@@ -442,6 +452,8 @@ class AcpSession:
                 pass
         if self.stored is not None:
             self.stored.close()
+            if getattr(self.stored, "save_error", ""):
+                log(self.stored.save_error)
 
 
 def _text(text: str) -> Any:

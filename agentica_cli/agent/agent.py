@@ -293,8 +293,12 @@ class Agent(LifecycleEvents):
                 if not exhausted and await self._stop_hooks_continue(run):
                     continue
                 return self._finish(run, content, "tool_call_limit" if exhausted else "completed")
+            mutating = any(not getattr(functions.get(c.name), "is_read_only", False) for c in response.tool_calls)
+            if mutating and hasattr(self.checkpoints, "before_tools"):
+                # What changed while the model was thinking is not the agent's: /undo must not revert it
+                await self._checkpoint(run, "before_tools")
             records = await ToolExecutor(self, run, functions).execute(response.tool_calls)
-            if any(not getattr(functions.get(c.name), "is_read_only", False) for c in response.tool_calls):
+            if mutating:
                 await self._checkpoint(run, "snapshot")
             stopper = next((r for r in records if r.stops_run), None)
             if stopper is not None:

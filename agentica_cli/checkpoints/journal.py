@@ -25,6 +25,11 @@ class Turn:
     files: list[str] = field(default_factory=list)  # what the turn changed
     message_index: int = 0  # len(history) when the prompt was added: where a conversation rewind cuts
     undone: bool = False
+    # Paths of the turn's change (before -> after) that changed while no tool of the agent
+    # ran (the user, an editor, a second agent): the ones also in `files` are conflicts for
+    # an undo, the others are not the turn's and are left alone.
+    outside: list[str] = field(default_factory=list)
+    failed: str = ""  # a snapshot of this turn failed (why): it cannot be undone
 
 
 @dataclass
@@ -49,6 +54,10 @@ class RestoreResult:
     files: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
     reason: str = ""
+    # Of `conflicts`, those changed outside the agent while the turn ran (the rest changed after it).
+    during: list[str] = field(default_factory=list)
+    # Changed during the turn by someone else only: not the turn's, so not put back.
+    left_alone: list[str] = field(default_factory=list)
 
 
 def write_json_privately(path: Path, data: dict[str, Any]) -> None:
@@ -86,7 +95,8 @@ class SessionJournal:
         raise NotImplementedError
 
     def turns(self) -> list[Turn]:
-        return [Turn(**t) for t in self.journal["turns"]]
+        known = set(Turn.__dataclass_fields__)
+        return [Turn(**{k: v for k, v in t.items() if k in known}) for t in self.journal["turns"]]
 
     # -- shared ------------------------------------------------------------------------------
 
@@ -119,19 +129,26 @@ class SessionJournal:
 
     def _flip(self, turns: list[Turn], turn: Turn, *, undo: bool, force: bool) -> RestoreResult:
         planned, conflicts = self._put_turn_back(turn, undo=undo, force=force)
+        during = sorted(set(conflicts) & set(turn.outside)) if undo else []
+        left_alone = sorted(set(turn.outside) - set(turn.files))
         if conflicts and not force:
-            return RestoreResult(False, turn, planned, conflicts)
+            return RestoreResult(False, turn, planned, conflicts, during=during, left_alone=left_alone)
         turn.undone = undo
         self._after_restore("undo" if undo else "redo", turns, turn.number)
-        return RestoreResult(True, turn, planned, conflicts)
+        return RestoreResult(True, turn, planned, conflicts, during=during, left_alone=left_alone)
 
     def undo(self, *, force: bool = False) -> RestoreResult:
         """Put the files of the last turn (not yet undone, that changed files) back as they
-        were before it."""
+        were before it. A turn whose snapshot failed is not undone (nor one before it: that
+        would leave the failed turn's changes in place and report success)."""
         turns = self.turns()
-        live = [t for t in turns if not t.undone and t.after]
+        live = [t for t in turns if not t.undone and (t.after or t.failed)]
         if not live:
             return RestoreResult(False, reason="nothing to undo in this session")
+        if live[-1].failed:
+            turn = live[-1]
+            return RestoreResult(False, turn, reason=f"turn {turn.number} cannot be undone: its snapshot failed "
+                                                     f"({turn.failed}), so what it changed was not recorded")
         return self._flip(turns, live[-1], undo=True, force=force)
 
     def redo(self, *, force: bool = False) -> RestoreResult:

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
+import stat
 import subprocess
+import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,8 +65,52 @@ SHADOW_CONFIG = """\
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 
+# git's words when a lock file is in the way: "fatal: Unable to create '<path>.lock': File exists."
+_LOCK_IN_THE_WAY = re.compile(r"Unable to create '([^']+\.lock)': File exists")
+# A lock no process holds open, older than this, was left by a git that died (killed with
+# agentica, a crash, a full disk). Where open files cannot be listed, only the age counts.
+STALE_LOCK_SECONDS = 2.0
+STALE_LOCK_SECONDS_UNSEEN = 600.0
+# `git add --ignore-errors` names each file it could not read this way, and goes on.
+_UNREADABLE = re.compile(r"unable to index file '(.+)'")
+
+
 class CheckpointError(Exception):
     """A git call on the shadow repository failed; str() says which and why."""
+
+
+def lock_is_held(lock: Path) -> bool | None:
+    """Whether some process has `lock` open (git keeps its lock open while it works); None
+    when that cannot be known here (no /proc)."""
+    if not sys.platform.startswith("linux") or not os.path.isdir("/proc/self/fd"):
+        return None
+    target = os.path.realpath(lock)  # /proc/<pid>/fd/<n> links name the real path
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:  # gone, or another user's (who cannot write our 0700 folder anyway)
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{fd}") == target:
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+def stale_lock(lock: Path) -> bool:
+    """A lock left behind by a git process that is gone: nobody holds it and it is not brand new."""
+    try:
+        age = time.time() - lock.lstat().st_mtime
+    except FileNotFoundError:
+        return False
+    held = lock_is_held(lock)
+    if held is None:
+        return age > STALE_LOCK_SECONDS_UNSEEN
+    return not held and age > STALE_LOCK_SECONDS
 
 
 def git_available() -> bool:
@@ -94,6 +142,7 @@ class TreeState:
     commit: str
     tree: str
     skipped: list[str] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)  # could not be read: their old state is kept
 
 
 class ShadowRepo:
@@ -151,18 +200,49 @@ class ShadowRepo:
         return self._env
 
     def git(self, *args: str, input: bytes | None = None, work_tree: bool = True, check: bool = True) -> bytes:
+        return self.run(*args, input=input, work_tree=work_tree, check=check).stdout
+
+    def run(self, *args: str, input: bytes | None = None, work_tree: bool = True,
+            check: bool = True) -> subprocess.CompletedProcess[bytes]:
+        """One git call. A lock file of our shadow repository in the way is removed when it is
+        stale (see stale_lock) and the call made again; a live one is an error naming it."""
         env = self.env()
         if not work_tree:
             env = {k: v for k, v in env.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
-        try:
-            done = subprocess.run(["git", *args], input=input, env=env, cwd=self.project if work_tree else None,
-                                  capture_output=True, check=False)
-        except OSError as err:
-            raise CheckpointError(f"git could not run: {err}") from None
-        if check and done.returncode != 0:
+        for attempt in range(2):
+            try:
+                done = subprocess.run(["git", *args], input=input, env=env, cwd=self.project if work_tree else None,
+                                      capture_output=True, check=False)
+            except OSError as err:
+                raise CheckpointError(f"git could not run: {err}") from None
+            if done.returncode == 0:
+                return done
+            stderr = done.stderr.decode("utf-8", "replace")
+            found = _LOCK_IN_THE_WAY.search(stderr)
+            if found is None:
+                break
+            lock = Path(found.group(1))
+            if attempt == 0 and self._ours(lock) and stale_lock(lock):
+                try:
+                    lock.unlink()  # left by a git that died: it guards nothing now
+                except FileNotFoundError:
+                    pass
+                except OSError as err:
+                    raise CheckpointError(f"git {args[0]} failed: the stale lock file {lock} could not be "
+                                          f"removed ({err.strerror}); remove it") from None
+                continue
+            raise CheckpointError(f"git {args[0]} failed: the lock file {lock} exists: another agentica (or git) "
+                                  "is working on this session's checkpoints. If none is running, remove that file.")
+        if check:
             message = done.stderr.decode("utf-8", "replace").strip().splitlines()
             raise CheckpointError(f"git {args[0]} failed: {message[-1] if message else done.returncode}")
-        return done.stdout
+        return done
+
+    def _ours(self, lock: Path) -> bool:
+        """A lock inside our shadow repository (never one of the project's own .git)."""
+        real = Path(os.path.realpath(lock))
+        home = Path(os.path.realpath(self.git_dir))
+        return home in real.parents
 
     # -- snapshots ----------------------------------------------------------------------
 
@@ -187,29 +267,74 @@ class ShadowRepo:
                                   "checkpoints are off for this folder")
         skipped: list[str] = []
         add: list[str] = []
+        gone: list[str] = []
+        folders: dict[str, bool] = {}
         for path in paths:
+            if self._behind_a_link(path, folders):
+                gone.append(path)  # its folder is now a symlink (or a file): not in the work tree any more
+                continue
             try:
                 size = os.lstat(os.path.join(self.project, path)).st_size
             except OSError:
                 size = 0  # deleted: recorded as such
             (skipped if size > self.max_file_size else add).append(path)
+        if gone:
+            # `git add` refuses such a path outright ("beyond a symbolic link") and then adds
+            # nothing at all; they are taken out of the index instead.
+            self.git("update-index", "--force-remove", "-z", "--stdin",
+                     input=b"\0".join(p.encode("utf-8", "surrogateescape") for p in gone))
+        unreadable: list[str] = []
         if len(add) > 1000:  # git matches each path against every pathspec: for many, add everything
-            self.git("add", "-A", "--ignore-errors", "--", ".",
-                     *(f":(exclude,literal){p}" for p in skipped), check=False)
+            done = self.run("add", "-A", "--ignore-errors", "--", ".",
+                            *(f":(exclude,literal){p}" for p in skipped), *(f":(exclude,literal){p}" for p in gone),
+                            check=False)
+            unreadable = self._add_failures(done)
         elif add:
-            self.git("add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
-                     input=b"\0".join(p.encode("utf-8", "surrogateescape") for p in add), check=False)
+            done = self.run("add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
+                            input=b"\0".join(p.encode("utf-8", "surrogateescape") for p in add), check=False)
+            unreadable = self._add_failures(done)
         if skipped:
             self.git("rm", "-q", "--cached", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul",
                      input=b"\0".join(p.encode("utf-8", "surrogateescape") for p in skipped), check=False)
         tree = self.git("write-tree").decode().strip()
         if parent is not None and (parent_tree or self.tree_of(parent)) == tree:
-            return TreeState(parent, tree, skipped)
+            return TreeState(parent, tree, skipped, unreadable)
         args = ["commit-tree", tree, "-m", message]
         if parent:
             args += ["-p", parent]
         commit = self.git(*args).decode().strip()
-        return TreeState(commit, tree, skipped)
+        return TreeState(commit, tree, skipped, unreadable)
+
+    def _behind_a_link(self, rel: str, folders: dict[str, bool]) -> bool:
+        """Whether a folder on the way to `rel` (inside the project) is now a symlink or not a
+        folder; `folders` caches the answer per folder."""
+        parts = rel.split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            folder = "/".join(parts[:depth])
+            if folder not in folders:
+                try:
+                    mode = os.lstat(os.path.join(self.project, folder)).st_mode
+                    folders[folder] = not stat.S_ISDIR(mode)
+                except FileNotFoundError:
+                    folders[folder] = False  # gone: git records what was in it as deleted
+                except OSError:
+                    folders[folder] = True
+            if folders[folder]:
+                return True
+        return False
+
+    @staticmethod
+    def _add_failures(done: subprocess.CompletedProcess[bytes]) -> list[str]:
+        """The files `git add --ignore-errors` could not read (it goes on without them); any
+        other failure means nothing was added: an error, never a snapshot that looks fine."""
+        if done.returncode == 0:
+            return []
+        text = done.stderr.decode("utf-8", "surrogateescape")
+        unreadable = _UNREADABLE.findall(text)
+        if unreadable:
+            return sorted(set(unreadable))
+        lines = text.strip().splitlines()
+        raise CheckpointError(f"git add failed: {lines[-1] if lines else done.returncode}")
 
     def tree_of(self, commit: str) -> str:
         return self.git("rev-parse", f"{commit}^{{tree}}").decode().strip()

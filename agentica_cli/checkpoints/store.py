@@ -122,20 +122,68 @@ class Checkpoints(SessionJournal):
         changed = [c.path for c in repo.changes(previous, state.commit)] if previous else []
         new = [path for path in state.skipped if path not in self._told_skipped]
         self._told_skipped.update(new)
-        note = ""
+        notes = []
         if new:
-            shown = ", ".join(new[:5]) + (f" and {len(new) - 5} more" if len(new) > 5 else "")
-            note = (f"Left out of checkpoints (larger than {self.max_file_size:,} bytes; /undo cannot restore "
-                    f"them): {shown}")
-        return SnapshotInfo(state.commit, label, turn, changed, state.skipped, note)
+            notes.append(f"Left out of checkpoints (larger than {self.max_file_size:,} bytes; /undo cannot restore "
+                         f"them): {_listed(new)}")
+        unread = [path for path in state.unreadable if f"unreadable:{path}" not in self._told_skipped]
+        self._told_skipped.update(f"unreadable:{path}" for path in unread)
+        if unread:
+            notes.append(f"Could not be read for the checkpoint (their last recorded state is kept; /undo cannot "
+                         f"restore a later change to them): {_listed(unread)}")
+        return SnapshotInfo(state.commit, label, turn, changed, state.skipped, "\n".join(notes))
 
     def _guard(self, label: str, turn: int) -> SnapshotInfo | None:
-        """A snapshot, or None once checkpoints are off (the reason is in `disabled`)."""
+        """A snapshot, or None once checkpoints are off (the reason is in `disabled`, which
+        the loop tells the user). The running turn is marked as failed, so that /undo says it
+        cannot restore it instead of undoing an earlier turn as if this one were not there."""
         try:
             return self._snapshot(label, turn)
         except (CheckpointError, OSError) as err:
-            self.disabled = self.disabled or f"checkpoints are off: {err}"
+            self.disabled = self.disabled or f"checkpoints are off: the snapshot failed: {err}"
+            self._mark_failed(str(err))
             return None
+
+    def _mark_failed(self, why: str, *, new_turn: Turn | None = None) -> None:
+        """Record in the journal that the running turn (or `new_turn`, whose first snapshot
+        failed) could not be snapshotted."""
+        if self._repo is None or not isinstance(self.journal.get("turns"), list):
+            return  # the repository never opened: --undo finds checkpoints off
+        turns = super().turns()
+        if new_turn is not None:
+            new_turn.failed = why
+            turns.append(new_turn)
+        else:
+            running = turns[-1] if turns and not turns[-1].after else None
+            if running is None or running.failed:
+                return
+            running.failed = why
+        self._put_turns(turns)
+        try:
+            write_json_privately(self._repo.git_dir / "sessions" / f"{self._session}.json", self.journal)
+        except OSError:
+            pass  # the journal cannot be written either: nothing more to do here
+
+    # -- who changed what during a turn ---------------------------------------------------
+
+    def before_tools(self) -> None:
+        """Called just before a step's tools run: what changed since the last snapshot changed
+        while the model was thinking, so not by the agent's tools (the user, an editor, a
+        second agent, or a background command). Those paths are noted for the running turn."""
+        if self.disabled:
+            return
+        turns = self.turns()
+        if not turns or turns[-1].after:
+            return
+        info = self._guard("before_tools", turns[-1].number)
+        if info is not None and info.files:
+            running = self.journal.setdefault("running", {"agent": [], "outside": []})
+            running["outside"] = sorted(set(running.get("outside", [])) | set(info.files))
+
+    def _by_agent(self, info: SnapshotInfo | None) -> None:
+        if info is not None and info.files:
+            running = self.journal.setdefault("running", {"agent": [], "outside": []})
+            running["agent"] = sorted(set(running.get("agent", [])) | set(info.files))
 
     def begin_turn(self, prompt: str, message_index: int = 0) -> SnapshotInfo | None:
         """Snapshot the tree before a turn. Undone turns can no longer be redone: dropped."""
@@ -146,9 +194,13 @@ class Checkpoints(SessionJournal):
         except CheckpointError:
             return None
         number = self._next_number(turns)
-        info = self._guard("turn_start", number)
-        if info is None:
+        try:
+            info = self._snapshot("turn_start", number)
+        except (CheckpointError, OSError) as err:
+            self.disabled = self.disabled or f"checkpoints are off: the snapshot failed: {err}"
+            self._mark_failed(str(err), new_turn=Turn(number, prompt, time.time(), "", message_index=message_index))
             return None
+        self.journal["running"] = {"agent": [], "outside": []}
         turns.append(Turn(number, prompt, time.time(), info.commit, message_index=message_index))
         self._put_turns(turns)
         return info if self._saved() else None
@@ -159,7 +211,10 @@ class Checkpoints(SessionJournal):
             return None
         turns = self.turns()
         running = turns[-1] if turns and not turns[-1].after else None
-        return self._guard(label, running.number if running else 0)
+        info = self._guard(label, running.number if running else 0)
+        if running is not None:
+            self._by_agent(info)
+        return info
 
     def end_turn(self, *, take_snapshot: bool = True) -> SnapshotInfo | None:
         """Close the running turn: its `after` is a fresh snapshot (or the last one taken,
@@ -171,12 +226,19 @@ class Checkpoints(SessionJournal):
             return None
         turn = turns[-1]
         info = self._guard("turn_end", turn.number) if take_snapshot else None
+        if take_snapshot and info is None:
+            return None  # the snapshot failed: the turn is marked failed, /undo refuses it
+        self._by_agent(info)  # a tool stopped halfway (a cancelled turn): what it left is the agent's
         turn.after = info.commit if info else self.journal["last"]
         try:
-            turn.files = [c.path for c in self.repo.changes(turn.before, turn.after)]
+            changed = [c.path for c in self.repo.changes(turn.before, turn.after)]
         except CheckpointError as err:
             self.disabled = self.disabled or f"checkpoints are off: {err}"
             return None
+        running = self.journal.pop("running", None) or {}
+        by_agent, outside = set(running.get("agent", [])), set(running.get("outside", []))
+        turn.outside = sorted(p for p in changed if p in outside)
+        turn.files = [p for p in changed if p in by_agent or p not in outside]
         self.journal["head"] = turn.after
         self._put_turns(turns)
         return info if self._saved() else None
@@ -202,23 +264,29 @@ class Checkpoints(SessionJournal):
 
     # -- undo / redo / rewind ----------------------------------------------------------------
 
-    def _restore(self, target: str, expected: str, paths: list[str], force: bool) -> tuple[list[str], list[str]]:
+    def _restore(self, target: str, expected: str, paths: list[str], force: bool,
+                 during: tuple[str, ...] | list[str] = ()) -> tuple[list[str], list[str]]:
         """Move `paths` (the files some turns changed) to their state in `target`. A path
         that differs now from `expected` (the agent's last known state of it) was changed by
-        someone else: a conflict, and without `force` nothing is touched."""
+        someone else: a conflict, as is a path in `during` (changed by someone else while the
+        turn ran); without `force` nothing is touched. Afterwards every path is checked: one
+        that did not reach its state in `target` is an error naming it, never a success."""
         repo = self.repo
         now = self.current()
         planned = sorted(paths)
-        conflicts = sorted(c.path for c in repo.changes(expected, now, planned))
+        conflicts = sorted({c.path for c in repo.changes(expected, now, planned)} | (set(during) & set(planned)))
         if conflicts and not force:
             return planned, conflicts
         repo.move(repo.changes(now, target, planned), target)
         self.journal["last_tree"] = ""  # checkout rewrote the index: the next snapshot writes its tree
+        missed = sorted(c.path for c in repo.changes(self.current(), target, planned))
+        if missed:
+            raise CheckpointError(f"{len(missed)} file(s) could not be put back: {_listed(missed)}")
         return planned, conflicts
 
     def _put_turn_back(self, turn: Turn, *, undo: bool, force: bool) -> tuple[list[str], list[str]]:
         if undo:
-            return self._restore(turn.before, turn.after, turn.files, force)
+            return self._restore(turn.before, turn.after, turn.files, force, turn.outside)
         return self._restore(turn.after, turn.before, turn.files, force)
 
     def _after_restore(self, label: str, turns: list[Turn], number: int) -> None:
@@ -235,11 +303,16 @@ class Checkpoints(SessionJournal):
         if turn is None:
             return RestoreResult(False, reason=f"no turn {number} in this session")
         later = [t for t in turns if t.number >= number and not t.undone]
+        failed = next((t for t in later if t.failed), None)
+        if failed is not None:
+            return RestoreResult(False, turn, reason=f"turn {failed.number}'s snapshot failed ({failed.failed}): "
+                                                     "what it changed was not recorded, so it cannot be rewound")
         paths = sorted({path for t in later for path in t.files})
+        during = sorted({path for t in later for path in t.outside})
         expected = self.journal.get("head") or turn.before
-        planned, conflicts = self._restore(turn.before, expected, paths, force)
+        planned, conflicts = self._restore(turn.before, expected, paths, force, during)
         if conflicts and not force:
-            return RestoreResult(False, turn, planned, conflicts)
+            return RestoreResult(False, turn, planned, conflicts, during=sorted(set(conflicts) & set(during)))
         for each in later:
             each.undone = True
         self._after_restore("rewind", turns, number)
@@ -256,6 +329,10 @@ class Checkpoints(SessionJournal):
                          current=self._session)
         except (OSError, CheckpointError):
             return []
+
+
+def _listed(paths: list[str]) -> str:
+    return ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
 
 
 def conversation_cut(messages: list[dict[str, Any]], turn: Turn) -> int | None:

@@ -292,7 +292,21 @@ class PermissionPolicy:
         return Verdict("ask", why="network", note=f"uses the NETWORK (still sandboxed for files): {shown}")
 
     def evaluate(self, call: Any) -> Verdict:
-        """The decision that needs no one: allow, deny, or ask (when someone can be asked)."""
+        """The decision that needs no one: allow, deny, or ask (when someone can be asked).
+
+        Rules and folders are judged by where paths really lead (realpath); a path that
+        changes while it is looked at (a symlink turned into a folder: readlink EINVAL, a
+        loop: ELOOP) cannot be judged, so the call is refused with a reason, never let through
+        and never left to escape as an internal error."""
+        try:
+            return self._evaluate(call)
+        except (OSError, ValueError) as err:
+            name = _call_name(call)
+            why = getattr(err, "strerror", None) or str(err)
+            return Verdict("deny", f"'{name}' was not run: its path could not be checked ({why}); something is "
+                                   "changing the folder tree. Try again once it is stable.", "changing")
+
+    def _evaluate(self, call: Any) -> Verdict:
         name = _call_name(call)
         args = call_args(call)
         function = getattr(call, "function", None)

@@ -89,9 +89,11 @@ class CheckpointCommands:
         result = await self._attempt(action, False)
         if result is None or result.done or not result.conflicts:
             return result
-        plain(f"Changed since the agent's {what}, outside the agent:", "33")
+        during = set(getattr(result, "during", []))
+        plain(f"Changed by someone other than the agent (since the agent's {what}, or while its turn ran):", "33")
         for path in result.conflicts:
-            plain(f"  {path}", "33")
+            why = "changed while the turn ran" if path in during else "changed after the turn"
+            plain(f"  {safe_text(path, keep_newlines=False)}  ({why})", "33")
         try:
             reply = await self.repl.ask_line("Overwrite them anyway? Your changes to them are lost. [y/N] ")
         except (KeyboardInterrupt, EOFError):
@@ -119,9 +121,14 @@ class CheckpointCommands:
         prompt = safe_text(result.turn.prompt, keep_newlines=False)
         plain(f"{verb} turn {result.turn.number} ({short_prompt(prompt)}): {len(result.files)} file(s)", "32")
         for path in result.files[:30]:
-            plain(f"  {path}", "2")
+            plain(f"  {safe_text(path, keep_newlines=False)}", "2")
         if len(result.files) > 30:
             plain(f"  … {len(result.files) - 30} more", "2")
+        left = getattr(result, "left_alone", [])
+        if left:
+            plain("Left alone (changed by someone else while the turn ran, not by the agent):", "2")
+            for path in left[:30]:
+                plain(f"  {safe_text(path, keep_newlines=False)}", "2")
 
     async def undo(self, rest: str) -> None:
         checkpoints = self.checkpoints()

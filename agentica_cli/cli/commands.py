@@ -229,8 +229,12 @@ def agentica(
     undo: Annotated[bool, typer.Option(
         "--undo", help="put back the files the last turn of this folder's latest session (or --resume ID) "
         "changed, and exit")] = False,
+    redo: Annotated[bool, typer.Option(
+        "--redo", help="bring back the files the last --undo (or /undo) of this folder's latest session "
+        "(or --resume ID) put back, and exit")] = False,
     force: Annotated[bool, typer.Option(
-        "--force", help="with --undo: also overwrite files changed after that turn ended")] = False,
+        "--force", help="with --undo/--redo: also overwrite files someone else changed during or after "
+        "that turn")] = False,
     tools: Annotated[Optional[list[str]], typer.Option(
         "--tools", metavar="NAMES",
         help="add toolkits, comma-separated: arxiv, wikipedia, weather, duckduckgo, crawler, browser, "

@@ -23,7 +23,7 @@ def default_args() -> argparse.Namespace:
         allowed_tools=[], disallowed_tools=[], sandbox=None, system_prompt=None, system_prompt_file=None,
         append_system_prompt=None, append_system_prompt_file=None, trust=False, mcp_config=[],
         strict_mcp_config=False, work_dir=None, add_dir=[], continue_=False, resume=None, no_session=False,
-        undo=False, force=False, tools=None, image=[], max_turns=None, version=False,
+        undo=False, redo=False, force=False, tools=None, image=[], max_turns=None, version=False,
     )
 
 
@@ -48,8 +48,8 @@ def stream_input_problem(args: argparse.Namespace) -> str | None:
     if args.api_key == "-":
         return ("--api-key - reads the key from stdin, which carries the messages with --input-format "
                 "stream-json: use --api-key-file PATH or AGENTICA_API_KEY")
-    if args.undo:
-        return "--undo takes no messages: leave out --input-format stream-json"
+    if args.undo or getattr(args, "redo", False):
+        return "--undo and --redo take no messages: leave out --input-format stream-json"
     return None
 
 
@@ -62,8 +62,10 @@ def start(args: argparse.Namespace) -> int:
         return fail(f"--yes conflicts with --permission-mode {args.permission_mode}")
     if args.continue_ and args.resume:
         return fail("use either --continue or --resume ID, not both")
-    if args.force and not args.undo:
-        return fail("--force goes with --undo")
+    if args.undo and getattr(args, "redo", False):
+        return fail("use either --undo or --redo, not both")
+    if args.force and not (args.undo or getattr(args, "redo", False)):
+        return fail("--force goes with --undo or --redo")
     if args.max_turns is not None and args.max_turns < 1:
         return fail("--max-turns must be at least 1")
     problem = stream_input_problem(args)
@@ -139,7 +141,7 @@ def start(args: argparse.Namespace) -> int:
     if warning and (args.print_mode or not sys.stdin.isatty()):  # the REPL's banner says it
         sys.stderr.write(f"agentica: warning: {warning}\n")
 
-    if args.undo:
+    if args.undo or getattr(args, "redo", False):
         from agentica_cli.cli.undo_run import run_undo
 
         return run_undo(args, settings, work_dir)

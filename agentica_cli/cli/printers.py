@@ -175,13 +175,18 @@ def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prom
         return exitcodes.USAGE_ERROR
     runner = (runner_class or PrintRun)(args, settings, work_dir, model, session)
     try:
-        return runner.run(prompt)
+        code = runner.run(prompt)
     finally:
         background = sys.modules.get("builtin_tools.background")  # loaded only once the agent started one
         if background is not None:
             background.background_processes().stop_all()  # a -p run's servers end with it
         if session is not None:
             session.close()
+    if session is not None and getattr(session, "save_error", ""):
+        # The answer was given, but --continue / --resume will not find this turn: a failure.
+        sys.stderr.write(f"agentica: error: {safe_text(session.save_error, keep_newlines=False)}\n")
+        return code or exitcodes.MODEL_ERROR
+    return code
 
 
 class PrintRun:

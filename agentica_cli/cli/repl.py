@@ -64,6 +64,7 @@ class Repl:
         self.allowed_dirs = [Path(p).expanduser().resolve() for p in args.add_dir]
         self.store = SessionStore()
         self.session: Any = None
+        self.told_save_error = ""  # a session write that failed (full disk), once told
         self.resume_messages: list[dict[str, Any]] | None = None
         self.model: Any = None
         self.agent: Any = None
@@ -589,6 +590,13 @@ class Repl:
         # A server that died during the turn is noticed when its state is read: read it now,
         # so the user hears of it at the end of this turn rather than during the next one.
         self.sync_mcp_tools()
+        session = self.current_session()
+        problem = getattr(session, "save_error", "") if session is not None else ""
+        if problem and problem != self.told_save_error:  # a full disk: said once, after the turn that met it
+            self.told_save_error = problem
+            from agentica_cli.cli.safe_text import safe_text
+
+            plain(safe_text(problem, keep_newlines=False).capitalize() + "; this session is no longer saved.", "31")
 
     async def run_shell(self, command: str) -> None:
         """`!cmd`: run it here, show its output as it comes, keep it for the next message."""
@@ -741,7 +749,12 @@ class Repl:
                 pass
         if self.session is not None:
             self.session.close()
-            if self.session.saved:
+            if getattr(self.session, "save_error", ""):
+                if self.session.save_error != self.told_save_error:
+                    from agentica_cli.cli.safe_text import safe_text
+
+                    plain(safe_text(self.session.save_error, keep_newlines=False).capitalize() + ".", "31")
+            elif self.session.saved:
                 plain(f"Session saved: agentica --resume {self.session.id}", "2")
 
 

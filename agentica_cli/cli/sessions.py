@@ -20,6 +20,7 @@ from), and says so. Session files are private (0600, in a 0700 folder).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -84,27 +85,59 @@ class Session:
         self._header = header  # a new session's first line, until the first message creates its file
         self.notice = notice  # what the user should hear about how it was opened (a fork)
         self._image_refs: dict[str, dict[str, str]] = {}  # data URL -> its file (session_images)
+        self._header_written: dict[str, Any] | None = None  # the first line, while only it is in the file
+        self.save_error = ""  # why this session stopped being saved ("" while it is saved)
 
     @property
     def saved(self) -> bool:
         """False for a new session nothing was written to yet: it has no file."""
         return self._header is None
 
+
     def append(self, message: dict[str, Any]) -> None:
         self._write({"type": "message", "message": message})
 
     def _write(self, entry: dict[str, Any]) -> None:
-        if self._header is not None:  # the first message: now the session has a file
-            self._fh = _open_locked(self.path, new=True)
-            self._fh.write(json.dumps(self._header) + "\n")
-            self._header = None
-        elif self._fh is None:  # reopened after close(): take the lock again
-            self._fh = _open_locked(self.path)
-        from agentica_cli.cli.session_images import externalize, images_dir
+        if self.save_error:
+            return  # a failed write stopped the saving: no later line after a missing one
+        created = False
+        try:
+            if self._header is not None:  # the first message: now the session has a file
+                self._fh = _open_locked(self.path, new=True)
+                created = True
+                _append_line(self._fh, json.dumps(self._header) + "\n")
+                self._header_written = self._header
+                self._header = None
+            elif self._fh is None:  # reopened after close(): take the lock again
+                self._fh = _open_locked(self.path)
+            from agentica_cli.cli.session_images import externalize, images_dir
 
-        entry = externalize(entry, images_dir(self.path), self._image_refs)  # image bytes go to files
-        self._fh.write(json.dumps(entry, ensure_ascii=False, default=str) + "\n")
-        self._fh.flush()
+            entry = externalize(entry, images_dir(self.path), self._image_refs)  # image bytes go to files
+            _append_line(self._fh, json.dumps(entry, ensure_ascii=False, default=str) + "\n")
+        except SessionInUse:
+            raise
+        except OSError as err:
+            self._stop_saving(err, created)
+
+    def _stop_saving(self, err: OSError, created: bool) -> None:
+        why = err.strerror or str(err)
+        self.save_error = f"could not save this conversation to {self.path}: {why}"
+        if self._fh is not None and (created or self._header_written is not None):
+            try:
+                empty = os.fstat(self._fh.fileno()).st_size <= _header_size(self._header_written)
+            except (OSError, ValueError):
+                empty = False
+            if empty:  # nothing but (part of) the first line: no session worth keeping
+                with contextlib.suppress(OSError):
+                    self.path.unlink()
+                self._header = self._header_written or self._header
+                self._header_written = None
+                self.save_error += " (no session file was kept)"
+            else:
+                self.save_error += "; what was saved before is kept"
+        elif self.path.exists():
+            self.save_error += "; what was saved before is kept"
+        self.close()
 
     def replace_history(self, messages: list[dict[str, Any]]) -> None:
         """Record that the history is now `messages` (after a compaction); loading starts from here."""
@@ -116,8 +149,28 @@ class Session:
                 _pid_path(self.path).unlink()  # before the lock goes: the next holder writes its own
             except OSError:
                 pass
-            self._fh.close()  # releases the lock
+            with contextlib.suppress(OSError):  # unbuffered: nothing is left to write at close
+                self._fh.close()  # releases the lock
             self._fh = None
+
+
+def _append_line(fh: Any, line: str) -> None:
+    """Append `line` whole, or raise OSError with the file as it was (a partial line taken
+    back off the end: truncating needs no free space)."""
+    data = memoryview(line.encode("utf-8", "surrogateescape"))
+    fd = fh.fileno()
+    start = os.fstat(fd).st_size
+    try:
+        while data:
+            data = data[os.write(fd, data):]
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, start)
+        raise
+
+
+def _header_size(header: dict[str, Any] | None) -> int:
+    return len((json.dumps(header) + "\n").encode()) if header is not None else 0
 
 
 def _pid_path(path: Path) -> Path:
@@ -134,7 +187,7 @@ def _holder_pid(path: Path) -> int | None:
 def _open_locked(path: Path, *, new: bool = False) -> Any:
     """The session file opened for appending (created when `new`), exclusively locked;
     SessionInUse when another process holds it."""
-    fh = open_private(path, "a", exclusive=new, encoding="utf-8")
+    fh = open_private(path, "ab", exclusive=new, buffering=0)  # unbuffered: each line is one write
     if fcntl is not None:
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -173,8 +226,13 @@ class SessionStore:
         if lazy:
             return Session(self, session_id, path, [], header=header)
         fh = _open_locked(path, new=True)
-        fh.write(json.dumps(header) + "\n")
-        fh.flush()
+        try:
+            _append_line(fh, json.dumps(header) + "\n")
+        except OSError as err:
+            session = Session(self, session_id, path, [], fh)
+            session._header_written = header
+            session._stop_saving(err, True)
+            return session
         return Session(self, session_id, path, [], fh)
 
     def open(self, session_id: str) -> Session:

@@ -12,6 +12,7 @@ the files the code wrote or changed in the scratch folder.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import tempfile
 import time
@@ -126,28 +127,58 @@ class CodeTool(Tool):
 
         if not code.strip():
             raise ValueError("code is empty.")
+        private_fd = self._open_private()
         private = self.work_dir / _PRIVATE
-        private.mkdir(exist_ok=True)
         stamp = f"{os.getpid()}-{time.monotonic_ns()}"
-        code_path, value_path = private / f"code-{stamp}.py", private / f"value-{stamp}.txt"
-        code_path.write_text(code, encoding="utf-8")
-        before = _listing(self.work_dir)
-        argv = [sys.executable, "-I", "-c", _RUNNER, str(code_path), str(value_path),
-                str(self.memory_mb * 1024 * 1024)]
-        env = scrubbed_environment(os.environ)
-        env.pop("PYTHONPATH", None)
-        env["PYTHONIOENCODING"] = "utf-8"
-        sandbox = self.sandbox
-        if sandbox is not None and sandbox.confines:
-            argv, env = sandbox.wrap(argv, self.work_dir), sandbox.environment(env)
-        started = time.monotonic()
+        code_name, value_name = f"code-{stamp}.py", f"value-{stamp}.txt"
         try:
+            _write_new(private_fd, code_name, code.encode("utf-8"))
+            before = _listing(self.work_dir)
+            argv = [sys.executable, "-I", "-c", _RUNNER, str(private / code_name), str(private / value_name),
+                    str(self.memory_mb * 1024 * 1024)]
+            env = scrubbed_environment(os.environ)
+            env.pop("PYTHONPATH", None)
+            env["PYTHONIOENCODING"] = "utf-8"
+            sandbox = self.sandbox
+            if sandbox is not None and sandbox.confines:
+                argv, env = sandbox.wrap(argv, self.work_dir), sandbox.environment(env)
+            started = time.monotonic()
             outcome = await run_in_group(argv, cwd=str(self.work_dir), env=env, timeout=self.timeout)
-            value = value_path.read_text(encoding="utf-8") if value_path.exists() else None
+            value = _read_ours(private_fd, value_name)
         finally:
-            for path in (code_path, value_path):
-                path.unlink(missing_ok=True)
+            for name in (code_name, value_name):
+                try:
+                    os.unlink(name, dir_fd=private_fd)
+                except OSError:
+                    pass
+            os.close(private_fd)
         return self._report(outcome, value, _changed(before, _listing(self.work_dir)), time.monotonic() - started)
+
+    def _open_private(self) -> int:
+        """A descriptor of our folder in the scratch folder, never through a symlink.
+
+        The code runs with write access to the scratch folder, so an earlier call may have
+        replaced `.agentica-code` with a symlink (or a file): writing our script or reading
+        the value back by name would then reach wherever it points. What is there and is not
+        a real folder is removed (it is ours) and the folder made again; everything after
+        goes through this descriptor, with O_NOFOLLOW.
+        """
+        from builtin_tools.safe_open import PathChangedError, lstat_at, open_dir_beneath, open_root
+
+        root_fd = open_root(self.work_dir)
+        try:
+            for _ in range(3):
+                info = lstat_at(root_fd, _PRIVATE)
+                if info is not None and not stat.S_ISDIR(info.st_mode):
+                    os.unlink(_PRIVATE, dir_fd=root_fd)  # unlinks the symlink itself, not its target
+                try:
+                    return open_dir_beneath(root_fd, [_PRIVATE], _PRIVATE, create=True)
+                except (PathChangedError, NotADirectoryError, FileExistsError):
+                    continue  # swapped again meanwhile
+            raise PermissionError(f"{self.work_dir / _PRIVATE} keeps being replaced by a symlink or a file; "
+                                  "the code was not run.")
+        finally:
+            os.close(root_fd)
 
     def _report(self, outcome: Any, value: str | None, written: list[str], elapsed: float) -> str:
         code = outcome.returncode if outcome.returncode is not None else -1
@@ -175,6 +206,26 @@ class CodeTool(Tool):
         return "\n".join(parts)
 
 
+def _write_new(dir_fd: int, name: str, data: bytes) -> None:
+    """Create `name` in the folder `dir_fd` (it must not exist: no symlink is followed)."""
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+
+
+def _read_ours(dir_fd: int, name: str) -> str | None:
+    """The text the runner wrote to `name`, None when it wrote none; a symlink or anything
+    but a regular file there is not read (the code may have put it there)."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return None
+        return f.read(80_000).decode("utf-8", "replace")  # the runner writes at most 20,000 characters
+
+
 def _listing(root: Path) -> dict[str, tuple[int, int]]:
     """Files under `root` (our private folder left out) -> (size, mtime_ns)."""
     found: dict[str, tuple[int, int]] = {}
@@ -183,7 +234,7 @@ def _listing(root: Path) -> dict[str, tuple[int, int]]:
         for name in files:
             path = os.path.join(folder, name)
             try:
-                info = os.stat(path)
+                info = os.stat(path, follow_symlinks=False)  # a symlink's target is not the scratch folder's
             except OSError:
                 continue
             found[os.path.relpath(path, root)] = (info.st_size, info.st_mtime_ns)

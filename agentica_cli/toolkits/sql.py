@@ -6,11 +6,17 @@ read-only transactions, and every read-only query is rolled back. The statement 
 (one statement, starting with SELECT, WITH, EXPLAIN, SHOW, DESCRIBE, PRAGMA or VALUES)
 comes first and gives the model a clear error. Writes need `read_only=False`; then
 `run_query` is destructive, so an approve hook (the CLI) asks before each one.
+
+Every statement has a time limit (`timeout`, seconds): an endless recursive CTE must not run
+on for ever in a worker thread nobody can stop. SQLite is interrupted from its progress
+handler, PostgreSQL sessions get `statement_timeout`, MySQL `max_execution_time` (SELECTs)
+and MariaDB `max_statement_time`; the model reads a clear error.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 from agentica_cli.tools.base import Tool
@@ -48,19 +54,23 @@ def read_only_problem(sql: str) -> str | None:
 class SqlTool(Tool):
     """A database by SQLAlchemy URL: `SqlTool("sqlite:///app.db")`, `"postgresql://..."`, `"mysql+pymysql://..."`.
 
-    read_only: refuse writes (default). max_rows: the most rows a query returns. A relative
-    SQLite path is relative to the current folder; a missing SQLite file is an error in
-    read-only mode (it would be created empty otherwise).
+    read_only: refuse writes (default). max_rows: the most rows a query returns. timeout:
+    seconds a statement may run before it is stopped (0: no limit). A relative SQLite path is
+    relative to the current folder; a missing SQLite file is an error in read-only mode (it
+    would be created empty otherwise).
     """
 
     extra = "sql"  # for the CLI's /tools state (toolkits.catalog)
     extra_modules = ("sqlalchemy",)
 
     def __init__(self, url: str = "sqlite:///app.db", *, read_only: bool = True, max_rows: int = 100,
-                 engine_options: dict[str, Any] | None = None):
+                 engine_options: dict[str, Any] | None = None, timeout: float = 30.0):
         super().__init__(name="sql")
         if max_rows < 1:
             raise ValueError(f"max_rows must be at least 1, got {max_rows}")
+        if not timeout >= 0:
+            raise ValueError(f"timeout must be >= 0 seconds (0: no limit), got {timeout}")
+        self.timeout = float(timeout)
         self.url = url
         self.read_only = read_only
         self.max_rows = max_rows
@@ -122,7 +132,39 @@ class SqlTool(Tool):
                 if backend == "postgresql":
                     dbapi_connection.commit()
 
+        limit_ms = int(self.timeout * 1000)
+        if limit_ms and backend in ("postgresql", "mysql", "mariadb"):
+            # The server stops the statement itself (SQLite: see _sqlite_deadline).
+            limits = {"postgresql": f"SET statement_timeout = {limit_ms}",
+                      "mysql": f"SET SESSION max_execution_time = {limit_ms}",
+                      "mariadb": f"SET SESSION max_statement_time = {self.timeout:g}"}
+
+            @sqlalchemy.event.listens_for(engine, "connect")
+            def _statement_timeout(dbapi_connection: Any, _record: Any) -> None:
+                cursor = dbapi_connection.cursor()
+                cursor.execute(limits[backend])
+                cursor.close()
+                if backend == "postgresql":
+                    dbapi_connection.commit()
+
         return engine
+
+    def _sqlite_deadline(self, conn: Any) -> Any:
+        """Stop a SQLite statement once it runs past the time limit: the progress handler is
+        called every few thousand virtual-machine steps and interrupts it by returning 1.
+        Returns the raw connection (to clear the handler after), or None."""
+        if not self.timeout or self.dialect != "sqlite":
+            return None
+        raw = conn.connection.dbapi_connection
+        deadline = time.monotonic() + self.timeout
+        raw.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 10_000)
+        return raw
+
+    def _timed_out(self, err: Exception) -> bool:
+        text = str(err).lower()
+        return bool(self.timeout) and ("interrupted" in text or "statement timeout" in text
+                                       or "maximum statement execution time" in text
+                                       or "max_statement_time" in text)
 
     def close(self) -> None:
         if self._engine is not None:
@@ -185,26 +227,48 @@ class SqlTool(Tool):
             problem = read_only_problem(sql)
             if problem:
                 raise PermissionError(f"read-only database: {problem}. Writes need SqlTool(url, read_only=False).")
-        with self.engine.connect() as conn:
-            result = conn.execute(text(sql))
-            if not result.returns_rows:
-                count = result.rowcount
-                if self.read_only:
-                    conn.rollback()
-                    return "(done; nothing returned; rolled back: read-only)"
-                conn.commit()
-                return f"(done; {count} row(s) affected)" if count is not None and count >= 0 else "(done)"
-            columns = list(result.keys())
-            rows = result.fetchmany(cap + 1)
-            if self.read_only:
-                conn.rollback()
-            else:
-                conn.commit()
+        try:
+            columns, rows, done = self._execute(text(sql), cap)
+        except Exception as err:
+            if self._timed_out(err):
+                raise TimeoutError(f"the query ran longer than the {self.timeout:g} s time limit and was stopped "
+                                   "(SqlTool timeout). Make it cheaper: add a LIMIT or a WHERE, or bound a "
+                                   "recursive CTE.") from None
+            raise
+        if done is not None:
+            return done
         more = len(rows) > cap
         rows = rows[:cap]
         lines = ["\t".join(columns), *("\t".join(_cell(v) for v in row) for row in rows)]
         footer = f"({len(rows)} row(s)" + (f"; more rows exist: only the first {cap} are shown)" if more else ")")
         return "\n".join([*lines, footer])
+
+
+    def _execute(self, statement: Any, cap: int) -> tuple[list[str], list[Any], str | None]:
+        """(columns, up to cap + 1 rows, None), or ([], [], what was done) for a statement
+        that returns no rows; under the time limit (rows are computed while fetched, so the
+        limit covers the fetch too)."""
+        with self.engine.connect() as conn:
+            raw = self._sqlite_deadline(conn)
+            try:
+                result = conn.execute(statement)
+                if not result.returns_rows:
+                    count = result.rowcount
+                    if self.read_only:
+                        conn.rollback()
+                        return [], [], "(done; nothing returned; rolled back: read-only)"
+                    conn.commit()
+                    return [], [], f"(done; {count} row(s) affected)" if count is not None and count >= 0 else "(done)"
+                columns = list(result.keys())
+                rows = result.fetchmany(cap + 1)
+            finally:
+                if raw is not None:
+                    raw.set_progress_handler(None, 0)
+            if self.read_only:
+                conn.rollback()
+            else:
+                conn.commit()
+        return columns, rows, None
 
 
 def _cell(value: Any) -> str:

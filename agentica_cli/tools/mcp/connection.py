@@ -745,6 +745,9 @@ class McpConnection:
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
             from agentica_cli.private_files import open_private
+            from agentica_cli.tools.mcp.stdio_lines import install
+
+            install()  # the server's output read in whole lines: linear in a long message's size
 
             self._log = open_private(self.log_path, "a", encoding="utf-8", errors="replace")  # 0600 in a 0700 folder
             stamp = time.strftime("%Y-%m-%d %H:%M:%S")
