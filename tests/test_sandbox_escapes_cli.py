@@ -3,6 +3,9 @@ planted for later (item 2) and the --api-key-file path and content (item 10)."""
 
 from __future__ import annotations
 
+import os
+import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -73,3 +76,34 @@ def test_the_key_file_is_hidden_and_its_path_is_not_in_our_command_line(backend_
         return
     assert all(str(key_file) not in line for line in agentica_lines), result
     assert "--api-key-file " + "*" * len(str(key_file)) in agentica_lines[0], result
+
+
+def _sleeping(marker: str) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as f:
+                    if f"sleep\0{marker}".encode() in f.read():
+                        found.append(int(name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.parametrize("sandbox_flag", ["on", "off"])
+def test_a_daemonised_command_ends_with_the_run(backend_home: Path, project: Path, sandbox_flag: str) -> None:
+    """Issue 25 item 13: `setsid cmd >/dev/null &` outlived agentica on every backend."""
+    marker = f"8{os.getpid() % 100}.{int(time.time() * 1000) % 100000}"
+    flags = ["--yes"] + (["--sandbox", "off"] if sandbox_flag == "off" else [])
+    try:
+        command = f"setsid sleep {marker} >/dev/null 2>&1 < /dev/null & echo started"
+        result = _one_execute(backend_home, project, command, *flags)
+        assert "started" in result, result
+        deadline = time.monotonic() + 5
+        while _sleeping(marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _sleeping(marker) == [], "the daemon outlived agentica"
+    finally:
+        for pid in _sleeping(marker):
+            os.kill(pid, signal.SIGKILL)

@@ -78,6 +78,23 @@ def end_descendants() -> int:
     return len(killed)
 
 
+def _prctl(option: int, value: int) -> bool:
+    """prctl(option, value) == 0, through ctypes' C core (the ctypes package costs ~2 ms of start-up)."""
+    try:
+        import _ctypes
+
+        prctl = _ctypes.dlsym(_ctypes.dlopen(None, os.RTLD_NOW), "prctl")
+        return _ctypes.call_function(prctl, (option, value, 0, 0, 0)) == 0
+    except (ImportError, AttributeError, OSError):
+        pass
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None).prctl(option, value, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
 def end_descendants_at_exit() -> bool:
     """Make this process a child subreaper and end its descendants when it exits (once per
     process; for the agentica application, not for a library user's process). False when the
@@ -87,12 +104,7 @@ def end_descendants_at_exit() -> bool:
         return False
     if _registered:
         return True
-    try:
-        import ctypes
-
-        if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-            return False
-    except (OSError, AttributeError):
+    if not _prctl(PR_SET_CHILD_SUBREAPER, 1):
         return False
     _registered = True
     atexit.register(end_descendants)
