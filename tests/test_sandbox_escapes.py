@@ -164,6 +164,20 @@ def test_common_credential_files_are_hidden(backend: str, place: Place) -> None:
     assert "readme" in result["output"]
 
 
+def test_a_secret_hidden_inside_the_work_folder_is_neither_read_nor_written(backend: str, place: Place) -> None:
+    """Landlock used to grant read with write on the work folder, which re-opened a secret inside it."""
+    secret = place.work / "src" / "deploy.key"
+    secret.write_text("DEPLOY-SECRET\n")
+    other = place.work / "src" / "other.txt"  # (Landlock: no new entries beside a secret, existing ones stay writable)
+    other.write_text("")
+    for path in (secret, other):
+        os.chown(path, place.who.uid, place.who.gid)
+    result = probe(place, backend, f"cat {secret}; echo overwritten > {secret}; echo other > src/other.txt && echo ok",
+                   hide=[str(secret)])
+    assert "DEPLOY-SECRET" not in result["output"] and "ok" in result["output"], result
+    assert secret.read_text() == "DEPLOY-SECRET\n"
+
+
 # -- item 3: no network through MPTCP or TCP Fast Open ------------------------------------------
 
 _NET_PROBE = f"""
