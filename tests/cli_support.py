@@ -53,8 +53,9 @@ def run_cli(
 @functools.cache
 def scripted_key_file() -> str:
     """A file holding the scripted server's key "test-key": `--api-key KEY` would put it in the
-    process list, and agentica warns about that on stderr."""
-    folder = Path(tempfile.mkdtemp(prefix="agentica-test-key-"))
+    process list, and agentica warns about that on stderr. (The folder name must not hold the key:
+    the file is hidden from commands, so its path is in the sandbox's arguments.)"""
+    folder = Path(tempfile.mkdtemp(prefix="agentica-scripted-key-"))
     atexit.register(shutil.rmtree, folder, True)
     (folder / "key").write_text("test-key\n")
     return str(folder / "key")

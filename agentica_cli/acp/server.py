@@ -108,6 +108,9 @@ def main(argv: list[str]) -> int:
     from agentica_cli.cli.process_hardening import harden_process
 
     harden_process()
+    from agentica_cli.sandbox.descendants import end_descendants_at_exit
+
+    end_descendants_at_exit()  # nothing the session started outlives it (a daemonised `setsid cmd &`)
     from agentica_cli.acp.agent import AgenticaAcpAgent
 
     agent = AgenticaAcpAgent(flag_settings(args), add_dirs=[p.expanduser().resolve() for p in args.add_dir],

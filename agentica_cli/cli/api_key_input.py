@@ -1,10 +1,11 @@
 """The API key given on the command line: `--api-key KEY`, `--api-key -` or `--api-key-file PATH`.
 
 A process's command line is readable by every local user (`ps`, /proc/PID/cmdline) for as
-long as it runs, and Python cannot reliably blank its own argv (the interpreter keeps a copy
-and /proc may show the original), so `--api-key KEY` is kept for compatibility but warned
-about; `--api-key -` (stdin, without echo on a terminal) and `--api-key-file PATH` keep the key
-out of the process list.
+long as it runs. Once read, the values of both flags are overwritten in it
+(process_hardening.blank_argv_values) and the key file is hidden from sandboxed commands, but
+the key is in the process list until then, so `--api-key KEY` is kept for compatibility but
+warned about; `--api-key -` (stdin, without echo on a terminal) and `--api-key-file PATH` keep
+the key out of the process list.
 """
 
 from __future__ import annotations
@@ -68,8 +69,22 @@ def resolve_key_flags(args: Any, stdin: TextIO) -> bool:
         raise KeyInputError("use either --api-key or --api-key-file, not both")
     if path is not None:
         args.api_key, args.api_key_file = read_key_file(str(path)), None
+        _keep_from_commands(str(path))
         return False
     if args.api_key == "-":
         args.api_key = read_key_stdin(stdin)
         return False
+    _keep_from_commands(None)
     return bool(args.api_key)
+
+
+def _keep_from_commands(key_file: str | None) -> None:
+    """The key file hidden from sandboxed commands, and neither the file's path nor a key
+    given in plain text left in our command line (/proc/PID/cmdline: commands read it)."""
+    from agentica_cli.cli.process_hardening import blank_argv_values
+
+    if key_file is not None:
+        from agentica_cli.sandbox.policy import hide_from_commands
+
+        hide_from_commands(Path(key_file).expanduser())
+    blank_argv_values(("--api-key", "--api-key-file"))

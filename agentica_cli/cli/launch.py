@@ -57,6 +57,9 @@ def start(args: argparse.Namespace) -> int:
     from agentica_cli.cli.process_hardening import harden_process
 
     harden_process()  # before anything runs a child that could read our environ (~1 ms)
+    from agentica_cli.sandbox.descendants import end_descendants_at_exit
+
+    end_descendants_at_exit()  # nothing the session started outlives it (a daemonised `setsid cmd &`)
     import agentica_cli.child_env  # noqa: F401  (notes the user's own environment before any library runs)
     if args.yes and args.permission_mode not in (None, "auto"):
         return fail(f"--yes conflicts with --permission-mode {args.permission_mode}")

@@ -15,8 +15,11 @@ memory the process started with (between env_start and env_end, fields 50-51 of
   child processes that inherit the environment still see them; os.environ, Python's own
   copy, is not touched.
 
-The key given with --api-key is in the command line (/proc/<pid>/cmdline), which is not
-covered: prefer the environment or the config file for keys.
+The command line (/proc/<pid>/cmdline, readable by every local user and by the commands the
+agent runs) is rewritten once the key flags are read: the values of --api-key and
+--api-key-file are overwritten with '*' in the original argv block (`blank_argv_values`), so
+neither the key nor where it is kept shows there. Until that moment (the first milliseconds)
+they do: prefer the environment or the config file for keys.
 """
 
 from __future__ import annotations
@@ -103,16 +106,61 @@ def scrub_startup_environment() -> list[str]:
     return scrubbed
 
 
-def _overwrite_own_memory(spans: list[tuple[int, int]]) -> None:
+_ARG_START_FIELD = 48
+_ARG_END_FIELD = 49
+
+
+def _argv_block() -> tuple[int, bytes] | None:
+    try:
+        with open("/proc/self/stat", "rb") as stat:
+            data = stat.read()
+        fields = data[data.rindex(b")") + 2 :].split()
+        start, end = int(fields[_ARG_START_FIELD - 3]), int(fields[_ARG_END_FIELD - 3])
+        with open("/proc/self/cmdline", "rb") as cmdline:
+            block = cmdline.read()
+    except (OSError, ValueError, IndexError):
+        return None
+    if not 0 < start < end or len(block) != end - start:  # a process that rewrote its title: leave it
+        return None
+    return start, block
+
+
+def blank_argv_values(options: tuple[str, ...]) -> int:
+    """Overwrite with '*' the values of `options` (`--opt VALUE` and `--opt=VALUE`) in this
+    process's original argv, what /proc/self/cmdline shows; returns how many. Linux only."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    found = _argv_block()
+    if found is None:
+        return 0
+    start, block = found
+    spans: list[tuple[int, int]] = []
+    offset = 0
+    previous = b""
+    for arg in block.split(b"\0"):
+        for option in options:
+            flag = option.encode()
+            if previous == flag and arg:
+                spans.append((start + offset, len(arg)))
+            elif arg.startswith(flag + b"=") and len(arg) > len(flag) + 1:
+                spans.append((start + offset + len(flag) + 1, len(arg) - len(flag) - 1))
+        previous = arg
+        offset += len(arg) + 1
+    if spans:
+        _overwrite_own_memory(spans, fill=b"*")
+    return len(spans)
+
+
+def _overwrite_own_memory(spans: list[tuple[int, int]], fill: bytes = b"\0") -> None:
     try:
         with open("/proc/self/mem", "r+b", buffering=0) as memory:
             for address, length in spans:
                 memory.seek(address)
-                memory.write(bytes(length))
+                memory.write(fill * length)
         return
     except OSError:  # a kernel that refuses /proc/self/mem writes
         pass
     import ctypes
 
     for address, length in spans:
-        ctypes.memset(address, 0, length)
+        ctypes.memset(address, fill[0], length)

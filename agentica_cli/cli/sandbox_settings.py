@@ -36,6 +36,10 @@ def sandbox_for(settings: Any, work_dir: Path, allowed_dirs: Iterable[str | os.P
         where = settings.sources.get("sandbox.backend", "config")
         raise ConfigError(f"{where}: 'sandbox.backend': {err}") from None
     setattr(settings, _CACHE_ATTR, sandbox)
+    if sandbox.confines:  # a daemonised command must not outlive the session (issue 25 item 13)
+        from agentica_cli.sandbox.descendants import end_descendants_at_exit
+
+        end_descendants_at_exit()
     return sandbox
 
 

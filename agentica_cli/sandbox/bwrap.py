@@ -1,10 +1,17 @@
 """The bubblewrap (`bwrap`) command line for a sandbox policy.
 
 The whole file system is bound read-only, the writable folders are bound back writable,
-the hidden secrets are covered (a folder by an empty tmpfs, a file by /dev/null), and the
-command gets its own /dev, /proc and PID namespace; `--unshare-net` leaves it only a
-loopback of its own. It stays in the caller's process group (see bwrap_argv), so the agent's
-group kills reach it.
+the protected entries inside them (.git, .agentica, ...: policy.PROTECTED_NAMES) are bound
+read-only again, the hidden secrets are covered (a folder by an empty tmpfs, a file or a
+socket by /dev/null), and the command gets its own /dev (a fresh devpts: the user's terminal
+is not in it), /proc and PID namespace; `--unshare-net` leaves it only a loopback of its own.
+
+It also gets a user namespace of its own and no capabilities (`--unshare-user --cap-drop
+ALL`, and no further user namespaces where bwrap can refuse them): run by root, bwrap would
+otherwise keep every capability, and root inside could `umount` a hidden folder or remount
+`/` writable. Root stays uid 0 inside (files keep their owners) but is powerless.
+
+It stays in the caller's process group (see bwrap_argv), so the agent's group kills reach it.
 """
 
 from __future__ import annotations
@@ -32,12 +39,25 @@ def bwrap_works() -> bool:
     try:
         probe = subprocess.run(
             [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net", "--unshare-pid",
-             "--die-with-parent", "--new-session", "/bin/sh", "-c", "exit 0"],
+             "--unshare-user", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "/bin/sh", "-c", "exit 0"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10,
         )
     except (OSError, subprocess.SubprocessError):
         return False
     return probe.returncode == 0
+
+
+@functools.lru_cache(maxsize=1)
+def bwrap_refuses_user_namespaces() -> bool:
+    """Whether this bwrap has --disable-userns (0.8.0 and later)."""
+    path = bwrap_path()
+    if path is None:
+        return False
+    try:
+        text = subprocess.run([path, "--help"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "--disable-userns" in text
 
 
 def bwrap_argv(policy: SandboxPolicy, argv: list[str], *, cwd: Path, temp_dir: Path | None,
@@ -47,6 +67,8 @@ def bwrap_argv(policy: SandboxPolicy, argv: list[str], *, cwd: Path, temp_dir: P
         out += ["--tmpfs", "/dev/shm"]
     for folder in policy.writable(temp_dir):
         out += ["--bind", str(folder), str(folder)]
+    for path in policy.protected():  # after the writable binds, which they are inside
+        out += ["--ro-bind", str(path), str(path)]
     # After the binds: a secret inside a writable folder is still covered.
     for path in policy.existing_hidden():
         if path.is_dir():
@@ -55,15 +77,20 @@ def bwrap_argv(policy: SandboxPolicy, argv: list[str], *, cwd: Path, temp_dir: P
             out += ["--ro-bind", "/dev/null", str(path)]
     if not policy.network:
         out.append("--unshare-net")
-    # No --new-session and no --die-with-parent: bwrap, its PID-namespace init and the command
-    # stay in the caller's process group, so one killpg (timeout, /kill, the agent's death
-    # through the group watcher) reaches all of them, and SIGKILL to the init ends everything
-    # inside. --die-with-parent would tie the command to the *thread* that started it (the
-    # kernel's parent-death signal follows the thread), killing background processes started
-    # from a worker thread. The caller starts it in a session of its own (execute, background
-    # processes and MCP servers all do): without a controlling terminal there is nothing for
-    # TIOCSTI to type into, which is what --new-session would prevent.
-    if die_with_parent:  # for a process started from a thread that lives as long as it should (MCP servers)
-        out.append("--die-with-parent")
-    out += ["--unshare-pid", "--chdir", str(cwd), "--", *argv]
+    out += ["--unshare-user", "--cap-drop", "ALL"]
+    if bwrap_refuses_user_namespaces():
+        out.append("--disable-userns")
+    # No --new-session: bwrap, its PID-namespace init and the command stay in the caller's
+    # process group, so one killpg (timeout, /kill, the agent's death through the group
+    # watcher) reaches all of them. The caller starts it in a session of its own (execute,
+    # background processes and MCP servers all do): without a controlling terminal there is
+    # nothing for TIOCSTI to type into, which is what --new-session would prevent.
+    # --die-with-parent: bwrap's init in the PID namespace otherwise waits for every process
+    # left in it, so a daemonised `setsid cmd &` outlived the command and agentica; with it,
+    # the init is SIGKILLed when the command's bwrap ends, and the namespace with it. The
+    # parent-death signal follows the *thread* that started bwrap: every caller starts it from
+    # a thread that lives as long as the command should (the event loop's thread for execute,
+    # one long-lived thread for background processes, the MCP client's task for servers).
+    del die_with_parent  # always on now; the argument stays for callers that still pass it
+    out += ["--die-with-parent", "--unshare-pid", "--chdir", str(cwd), "--", *argv]
     return out

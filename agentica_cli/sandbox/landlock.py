@@ -12,20 +12,33 @@ The launcher imports only the standard library so it starts with `-I -S` (no
 site-packages, ~15 ms). Neither runs Python between fork and exec (a `preexec_fn`), which
 can deadlock in a threaded program and forks the agent's whole address space.
 
-What Landlock can express: an allow-list. Read (and execute) is granted on every entry of
-`/` except along the paths to the hidden secrets, where it is granted entry by entry, so a
-secret's siblings stay readable and the secret is not (its parent folders can still be
-listed: names, not contents; a symlink that leads to a secret or above it gets no rule of
-its own, the real path stays reachable). Write is granted on the writable folders, a few
-character devices (/dev/null, /dev/tty, ...; not the rest of /dev, which as root holds the
-disks), /dev/pts and /dev/shm. TCP connect and bind are denied (ABI >= 4)
-unless the network is allowed; UDP (e.g. DNS) is not covered by Landlock. Signals to and
-abstract Unix sockets of processes outside the sandbox are denied (ABI >= 6).
+What Landlock can express: an allow-list, where a rule on a folder covers everything beneath
+it. Read (and execute) is granted on every entry of `/` except along the paths to the hidden
+secrets, where it is granted entry by entry, so a secret's siblings stay readable and the
+secret is not (its parent folders can still be listed: names, not contents; a symlink that
+leads to a secret or above it gets no rule of its own, the real path stays reachable). /dev
+is read the same way, with only null, zero, full, random, urandom, shm and the fd links
+readable: no disks, no terminals (/dev/pts, /dev/tty*, /dev/console).
+
+Write is granted on the writable folders the same way around what they must not change
+(`grant_except`): a writable folder with a protected entry (.git, .agentica, ...:
+policy.PROTECTED_NAMES) or a hidden secret inside gets no write rule of its own; each of its
+other entries gets one. Landlock cannot subtract, and a right to create files in a folder
+covers every folder beneath it (.git/hooks too), so in such a folder (most projects: .git)
+commands cannot create, delete or rename entries at its top level (they can in every
+subfolder, and can rewrite the top-level files that exist): docs/security.md says so. Write
+is also granted on a few character devices (/dev/null, /dev/zero, ...; never a terminal) and
+/dev/shm. Device ioctls are denied (ABI >= 5: no TIOCSTI through a terminal fd). TCP connect
+and bind are denied (ABI >= 4) unless the network is allowed, and seccomp.py refuses every
+socket but AF_UNIX (MPTCP, UDP, raw: what Landlock does not cover). Signals to and abstract
+Unix sockets of processes outside the sandbox are denied (ABI >= 6). Capabilities are
+dropped (run by root, a command would keep them all: mknod, modules, the network config).
 """
 
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import sys
 
@@ -37,12 +50,16 @@ PR_SET_NO_NEW_PRIVS = 38
 EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 REMOVE_DIR, REMOVE_FILE, MAKE_CHAR, MAKE_DIR = 1 << 4, 1 << 5, 1 << 6, 1 << 7
 MAKE_REG, MAKE_SOCK, MAKE_FIFO, MAKE_BLOCK, MAKE_SYM = 1 << 8, 1 << 9, 1 << 10, 1 << 11, 1 << 12
-REFER, TRUNCATE = 1 << 13, 1 << 14  # ABI 2, ABI 3
+REFER, TRUNCATE, IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15  # ABI 2, ABI 3, ABI 5
 NET_BIND_TCP, NET_CONNECT_TCP = 1 << 0, 1 << 1  # ABI 4
 SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6
 
 READ = EXECUTE | READ_FILE | READ_DIR
-WRITABLE_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx")
+WRITABLE_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+READABLE_DEV_ENTRIES = frozenset({"null", "zero", "full", "random", "urandom", "shm", "fd", "stdin", "stdout",
+                                  "stderr"})
+# Never granted to a writable folder: device nodes (root could mknod a disk) and device ioctls.
+NOT_WRITE = MAKE_CHAR | MAKE_BLOCK | IOCTL_DEV
 FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE  # the rights a rule on a file may carry
 
 
@@ -82,7 +99,43 @@ def _fs_rights(abi: int) -> int:
         rights |= REFER
     if abi >= 3:
         rights |= TRUNCATE
+    if abi >= 5:
+        rights |= IOCTL_DEV
     return rights
+
+
+def unreadable_devices() -> list[str]:
+    """The entries of /dev a command may not open: all but READABLE_DEV_ENTRIES."""
+    try:
+        names = os.listdir("/dev")
+    except OSError:
+        return []
+    return [os.path.join("/dev", n) for n in names if n not in READABLE_DEV_ENTRIES]
+
+
+def grant_except(root: str, excluded: list[str], rights: int) -> list[tuple[str, int]]:
+    """(path, rights) granting `rights` on `root` and everything beneath it except the
+    `excluded` paths: the folders on the way to an excluded path get no rule, their other
+    entries one each. Symlinks get none (a rule follows the link, maybe out of `root`)."""
+    root = os.path.normpath(root)
+    inside = {os.path.normpath(e) for e in excluded}
+    inside = {e for e in inside if e.startswith(root.rstrip("/") + "/")}
+    if not inside:
+        return [(root, rights)]
+    rules: list[tuple[str, int]] = []
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return rules
+    for name in names:
+        path = os.path.join(root, name)
+        if path in inside or os.path.islink(path):
+            continue
+        if any(e.startswith(path + "/") for e in inside):
+            rules += grant_except(path, sorted(inside), rights) if os.path.isdir(path) else []
+        else:
+            rules.append((path, rights))
+    return rules
 
 
 def read_rules(hidden: list[str]) -> list[tuple[str, int]]:
@@ -125,7 +178,7 @@ def _covers_hidden(path: str, hidden: set[str]) -> bool:
 
 def build_ruleset(spec: dict) -> tuple[int, int]:
     """A Landlock ruleset fd (O_CLOEXEC) for `spec`: {"write": [...], "hidden": [...],
-    "network": bool}, and the ABI it was built for. Enforcing it (enforce_ruleset) confines
+    "protected": [...], "network": bool}, and the ABI it was built for. Enforcing it (enforce_ruleset) confines
     the calling thread and what it starts; the caller closes the fd. LandlockError when
     Landlock is missing."""
     abi = abi_version()
@@ -146,12 +199,18 @@ def build_ruleset(spec: dict) -> tuple[int, int]:
     if ruleset < 0:
         raise LandlockError(ctypes.get_errno(), "landlock_create_ruleset failed")
     try:
-        write = handled & ~READ
-        rules = read_rules(list(spec.get("hidden", ())))
-        rules += [(path, READ | write) for path in spec.get("write", ())]
-        # Only the harmless character devices, never all of /dev (as root that would include disks).
+        write = handled & ~READ & ~NOT_WRITE
+        hidden = list(spec.get("hidden", ()))
+        rules = read_rules(hidden + unreadable_devices())
+        # Write without read: what a writable folder may read comes from the read rules (a
+        # secret inside it stays unreadable).
+        excluded = hidden + list(spec.get("protected", ()))
+        for path in spec.get("write", ()):
+            rules += grant_except(path, excluded, write)
+        # Only the harmless character devices, never all of /dev (as root that would include disks)
+        # and never a terminal.
         device = WRITE_FILE | (TRUNCATE if abi >= 3 else 0)
-        rules += [(path, device) for path in WRITABLE_DEVICES] + [("/dev/pts", device), ("/dev/shm", write)]
+        rules += [(path, device) for path in WRITABLE_DEVICES] + [("/dev/shm", write)]
         for path, rights in rules:
             _add_path_rule(libc, ruleset, path, rights & handled)
     except BaseException:
@@ -167,6 +226,43 @@ def enforce_ruleset(ruleset: int, libc: ctypes.CDLL | None = None) -> None:
         raise LandlockError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
     if libc.syscall(SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
         raise LandlockError(ctypes.get_errno(), "landlock_restrict_self failed")
+
+
+PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
+_CAPABILITY_VERSION_3 = 0x20080522
+_CAP_LAST_FILE = "/proc/sys/kernel/cap_last_cap"
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def drop_capabilities(libc: ctypes.CDLL | None = None) -> None:
+    """Every capability out of the calling thread's sets, the bounding and ambient sets too,
+    so nothing it execs gets one back (root included: a uid-0 exec gains only what the bounding
+    set holds). A process without capabilities has nothing to drop and pays one capget."""
+    libc = libc or _libc()
+    header = _CapHeader(_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)()
+    if libc.capget(ctypes.byref(header), data) != 0:
+        raise LandlockError(ctypes.get_errno(), "capget failed")
+    if not any(d.effective | d.permitted | d.inheritable for d in data):
+        return
+    try:
+        with open(_CAP_LAST_FILE) as f:
+            last = int(f.read())
+    except (OSError, ValueError):
+        last = 63
+    for cap in range(last + 1):  # needs CAP_SETPCAP, so before the sets are cleared
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    empty = (_CapData * 2)()
+    if libc.capset(ctypes.byref(header), empty) != 0:
+        raise LandlockError(ctypes.get_errno(), "capset (dropping every capability) failed")
 
 
 def restrict_self(spec: dict) -> int:
@@ -193,14 +289,19 @@ def _add_path_rule(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> N
         rule = PathBeneathAttr(rights, fd)
         if libc.syscall(SYS_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(RULE_PATH_BENEATH),
                         ctypes.byref(rule), ctypes.c_uint32(0)) != 0:
+            if ctypes.get_errno() == errno.EBADFD:  # a link to a pipe or socket (/dev/stderr): no file to allow
+                return
             raise LandlockError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")
     finally:
         os.close(fd)
 
 
+_LIST_OPTIONS = {"--write": "write", "--hide": "hidden", "--protect": "protected"}
+
+
 def parse_spec(argv: list[str]) -> tuple[dict, list[str]]:
     """The launcher's options (no argparse or json: they would double its start-up time)."""
-    spec: dict = {"write": [], "hidden": [], "network": False}
+    spec: dict = {"write": [], "hidden": [], "protected": [], "network": False}
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -208,8 +309,8 @@ def parse_spec(argv: list[str]) -> tuple[dict, list[str]]:
             return spec, argv[i + 1:]
         if arg == "--network":
             spec["network"] = True
-        elif arg in ("--write", "--hide") and i + 1 < len(argv):
-            spec["write" if arg == "--write" else "hidden"].append(argv[i + 1])
+        elif arg in _LIST_OPTIONS and i + 1 < len(argv):
+            spec[_LIST_OPTIONS[arg]].append(argv[i + 1])
             i += 1
         else:
             raise ValueError(f"unknown launcher option {arg!r}")
@@ -221,6 +322,7 @@ def launcher_args(spec: dict) -> list[str]:
     """The options for `spec`, the inverse of parse_spec."""
     args = [a for path in spec.get("write", ()) for a in ("--write", str(path))]
     args += [a for path in spec.get("hidden", ()) for a in ("--hide", str(path))]
+    args += [a for path in spec.get("protected", ()) for a in ("--protect", str(path))]
     return args + (["--network"] if spec.get("network") else [])
 
 
@@ -233,7 +335,14 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"agentica sandbox (landlock): {err}\n")
         return 2
     try:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves this folder out
+        from seccomp import confine_network  # beside this file (the launcher imports no package)
+
+        libc = _libc()
+        drop_capabilities(libc)
         restrict_self(spec)
+        if not spec["network"]:
+            confine_network(libc)
     except OSError as err:
         sys.stderr.write(f"agentica sandbox (landlock): {err}\n")
         return 126

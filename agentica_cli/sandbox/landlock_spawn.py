@@ -12,8 +12,9 @@ deadlock in a threaded program).
 The one thing this thread shares with the command is its Landlock domain, and Landlock lets
 a process inspect (ptrace) others of its own domain. Three fences keep the command away
 from the agent's memory and files through that thread: it lives only until the command has
-exec'd; before confining itself it drops CAP_SYS_PTRACE (effective, permitted, inheritable
-and bounding sets, so the command cannot get it back; only root has it to drop); and while
+exec'd; before confining itself it drops every capability (effective, permitted, inheritable,
+ambient and bounding sets, so the command cannot get one back; only root has them to drop:
+a root command is uid 0 without CAP_SYS_PTRACE, CAP_MKNOD, CAP_SYS_MODULE ...); and while
 it lives the process is non-dumpable (the agentica CLI always is; a library process is
 switched for the moment of the spawn and back once the thread is gone), so a process of the
 same user without CAP_SYS_PTRACE can neither ptrace it, nor read /proc/<pid>/task/<tid>/mem,
@@ -27,6 +28,14 @@ not in it: the read rules list the entries of the folders on the way to each hid
 of the folders a not-yet-existing secret would appear in, and of the writable folders) and
 is rebuilt when it changes: a new file in $HOME is readable, a new ~/.aws is hidden, from the
 next command on, as with a launcher that builds the rules for every command.
+
+Without the network the thread also installs the seccomp filter (seccomp.py: no socket but
+AF_UNIX, no io_uring) before it starts the command. Run by root, it first moves its future
+children into a new PID namespace (unshare(CLONE_NEWPID), which root may do from one thread):
+the command is that namespace's init, and when it ends the kernel kills everything left in
+it, a daemonised `setsid cmd &` too, also when agentica is SIGKILLed (the group watcher kills
+the init). A user cannot (a new PID namespace needs a user namespace, which a threaded
+process cannot enter): descendants.py ends what is left at agentica's exit instead.
 """
 
 from __future__ import annotations
@@ -40,22 +49,13 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
-from agentica_cli.sandbox.landlock import LandlockError, build_ruleset, enforce_ruleset
+from agentica_cli.sandbox.landlock import LandlockError, build_ruleset, drop_capabilities, enforce_ruleset
 
 _T = TypeVar("_T")
 
-PR_GET_DUMPABLE, PR_SET_DUMPABLE, PR_CAPBSET_DROP = 3, 4, 24
-CAP_SYS_PTRACE = 19
-_CAPABILITY_VERSION_3 = 0x20080522
+PR_GET_DUMPABLE, PR_SET_DUMPABLE = 3, 4
+CLONE_NEWPID = 0x20000000
 _THREAD_GONE_WAIT_S = 1.0
-
-
-class _CapHeader(ctypes.Structure):
-    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
-
-
-class _CapData(ctypes.Structure):
-    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
 
 
 _libc: ctypes.CDLL | None = None
@@ -72,9 +72,10 @@ class PreparedRuleset:
     """A ruleset fd and the fingerprint of the file system it was built from. The fd is
     closed when the object is gone, so a spawn holding it never sees a reused number."""
 
-    def __init__(self, fd: int, fingerprint: tuple[Any, ...]):
+    def __init__(self, fd: int, fingerprint: tuple[Any, ...], network: bool = False):
         self.fd = fd
         self.fingerprint = fingerprint
+        self.network = network  # False: the seccomp filter goes with it
         weakref.finalize(self, os.close, fd)
 
 
@@ -122,28 +123,18 @@ class RulesetCache:
             found = self.entries.get(key)
             if found is not None and found.fingerprint == current:
                 return found
-            fd, _abi = build_ruleset(spec())
-            found = PreparedRuleset(fd, current)
+            rules = spec()
+            fd, _abi = build_ruleset(rules)
+            found = PreparedRuleset(fd, current, bool(rules.get("network")))
             self.entries[key] = found
             return found
 
 
-def _drop_ptrace_capability(libc: ctypes.CDLL) -> None:
-    """CAP_SYS_PTRACE out of this thread's sets (and the bounding set, which needs
-    CAP_SETPCAP: without it no_new_privs still keeps exec from granting it back)."""
-    header = _CapHeader(_CAPABILITY_VERSION_3, 0)
-    data = (_CapData * 2)()
-    if libc.capget(ctypes.byref(header), data) != 0:
-        raise LandlockError(ctypes.get_errno(), "capget failed")
-    bit = 1 << CAP_SYS_PTRACE
-    if not (data[0].effective | data[0].permitted | data[0].inheritable) & bit:
-        return
-    libc.prctl(PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0)
-    data[0].effective &= ~bit
-    data[0].permitted &= ~bit
-    data[0].inheritable &= ~bit
-    if libc.capset(ctypes.byref(header), data) != 0:
-        raise LandlockError(ctypes.get_errno(), "capset (dropping CAP_SYS_PTRACE) failed")
+def _own_pid_namespace(libc: ctypes.CDLL) -> bool:
+    """Root only: this thread's next child starts a new PID namespace (see the module's notes)."""
+    if os.geteuid() != 0:
+        return False
+    return libc.unshare(CLONE_NEWPID) == 0
 
 
 @contextlib.contextmanager
@@ -172,8 +163,13 @@ def spawn_confined(ruleset: PreparedRuleset, start: Callable[[], _T]) -> _T:
     def confine_and_start() -> None:
         outcome["tid"] = threading.get_native_id()
         try:
-            _drop_ptrace_capability(libc)
+            _own_pid_namespace(libc)
+            drop_capabilities(libc)
             enforce_ruleset(ruleset.fd, libc)
+            if not ruleset.network:
+                from agentica_cli.sandbox.seccomp import confine_network
+
+                confine_network(libc)
             outcome["value"] = start()
         except BaseException as exc:  # handed to the caller, whatever it is
             outcome["error"] = exc

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agentica_cli.sandbox.policy import SandboxPolicy
+from agentica_cli.sandbox.policy import AGENT_VARIABLES, PROTECTED_NAMES, SandboxPolicy
 
 _T = TypeVar("_T")
 
@@ -98,10 +98,11 @@ class Sandbox:
     def network_confined(self) -> bool:
         if not self.confines or self.policy.network:
             return False
-        if self.backend == "landlock":
+        if self.backend == "landlock":  # TCP by Landlock, every other socket by the seccomp filter
             from agentica_cli.sandbox.landlock import abi_version
+            from agentica_cli.sandbox.seccomp import supported
 
-            return abi_version() >= 4
+            return abi_version() >= 4 and supported()
         return True
 
     def describe(self) -> str:
@@ -122,10 +123,13 @@ class Sandbox:
         return self._temp
 
     def environment(self, env: dict[str, str]) -> dict[str, str]:
+        """`env` for a confined command: the private TMPDIR, and no variable that leads to a
+        key agent (SSH_AUTH_SOCK, GPG_AGENT_INFO, ...: their sockets are hidden as well)."""
         if not self.confines:
             return env
         temp = str(self.temp_dir())
-        return {**env, "TMPDIR": temp, "TMP": temp, "TEMP": temp}
+        kept = {name: value for name, value in env.items() if name not in AGENT_VARIABLES}
+        return {**kept, "TMPDIR": temp, "TMP": temp, "TEMP": temp}
 
     def _policy_for(self, network: bool) -> SandboxPolicy:
         """The policy for one command: `network` (an approved per-command request) adds the network."""
@@ -133,7 +137,8 @@ class Sandbox:
 
     def _landlock_spec(self, policy: SandboxPolicy) -> dict:
         return {"write": [str(p) for p in policy.writable(self.temp_dir())],
-                "hidden": [str(p) for p in policy.existing_hidden()], "network": policy.network}
+                "hidden": [str(p) for p in policy.existing_hidden()],
+                "protected": [str(p) for p in policy.protected()], "network": policy.network}
 
     def wrap(self, argv: list[str], cwd: str | os.PathLike[str], *, die_with_parent: bool = False,
              network: bool = False) -> list[str]:
@@ -189,6 +194,11 @@ class Sandbox:
         folders = ", ".join(str(p) for p in self.policy.writable(None))
         denied = [f"writes outside {folders} and $TMPDIR" if self.policy.mode == "workspace-write"
                   else "every write but to $TMPDIR", "reading the user's secrets (~/.ssh, ~/.aws, ...)"]
+        if self.policy.mode == "workspace-write":
+            denied.append(f"writes to config that runs later ({', '.join(PROTECTED_NAMES[:6])}, shell start-up files)")
+            if self.backend == "landlock" and self.policy.protected():
+                denied.append("creating, deleting or renaming entries at the top level of a work folder that holds "
+                              "one of them (use the file tools there, or a subfolder)")
         if offline:
             denied.append("network access (TCP connect and listen)")
         ways = ("If it failed because it needs the network, call execute again with network=true and a reason "
