@@ -542,6 +542,7 @@ def _merge_project_mcp_json(settings: Settings, work_dir: Path, data: dict[str, 
     settings.mcp_json_file = path
     found = read_project(path)
     settings.warnings += [f"{problem}; going on without it" for problem in found.problems]
+    settings.warnings += found.notices
     if not trusted:
         settings.mcp_json_held_back = found.servers
         return data
