@@ -54,13 +54,14 @@ def read(text: str) -> FrontMatter:
     try:
         return FrontMatter(_yaml(block), body)
     except FrontMatterError as yaml_error:
-        try:
-            meta = parse(block, first_line=2)
-        except FrontMatterError:
-            return FrontMatter({}, body, f"the front matter is not valid YAML ({yaml_error}); "
-                                         "loaded with no metadata")
-        return FrontMatter(meta, body, f"the front matter is not valid YAML ({yaml_error}); "
-                                       "read as plain 'key: value' lines")
+        for reader in (lambda: parse(block, first_line=2), lambda: loose(block)):
+            try:
+                meta = reader()
+            except FrontMatterError:
+                continue
+            return FrontMatter(meta, body, f"the front matter is not valid YAML ({yaml_error}); "
+                                           "read as plain 'key: value' lines")
+        return FrontMatter({}, body, f"the front matter is not valid YAML ({yaml_error}); loaded with no metadata")
 
 
 def split(text: str) -> tuple[dict[str, Any], str]:
@@ -123,6 +124,45 @@ def parse(lines: list[str], first_line: int = 1) -> dict[str, Any]:
                 more.append(lines[i].strip())
                 i += 1
             data[key] = _value(" ".join([raw, *more])) if more else _value(raw)
+    return data
+
+
+# The keys Claude Code's commands, agents and skills use: in `loose` reading only these start a
+# new entry, so a pasted `user: "..."` line inside a description stays in the description.
+KNOWN_KEYS = frozenset({
+    "name", "description", "tools", "disallowed-tools", "disallowedTools", "model", "color", "allowed-tools",
+    "argument-hint", "disable-model-invocation", "user-invocable", "license", "metadata", "version", "author",
+    "hooks", "skills", "permissionMode", "context", "agent", "mcpServers", "memory", "when_to_use", "category",
+    "tags", "effort", "maxTurns", "arguments", "compatibility", "keywords",
+})
+_RAW_KEYS = ("argument-hint",)  # `[file] [focus]` is a hint, not a list
+
+
+def loose(lines: list[str]) -> dict[str, Any]:
+    """The last resort for front matter that is neither YAML nor the subset: each line that
+    starts with a KNOWN_KEYS key (or the first `key:` line) starts an entry, and every other
+    line belongs to the entry before it (the multi-line descriptions with `<example>` blocks
+    that agent files carry). A one-line value is read as in the subset; a longer one is text."""
+    data: dict[str, Any] = {}
+    key: str | None = None
+    values: list[str] = []
+
+    def flush() -> None:
+        if key is None:
+            return
+        text = "\n".join(values).strip()
+        data[key] = _value(text) if "\n" not in text and key not in _RAW_KEYS else text
+
+    for line in lines:
+        match = _KEY.match(line.rstrip())
+        if match and not line[:1].isspace() and (match.group(1) in KNOWN_KEYS or key is None):
+            flush()
+            key, values = match.group(1), [(match.group(2) or "").strip()]
+        elif key is not None:
+            values.append(line.rstrip())
+    flush()
+    if not data:
+        raise FrontMatterError("no 'key: value' line")
     return data
 
 
