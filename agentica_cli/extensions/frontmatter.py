@@ -65,10 +65,11 @@ def read(text: str) -> FrontMatter:
 
 
 def split(text: str) -> tuple[dict[str, Any], str]:
-    """(front matter, body); FrontMatterError if the front matter is neither YAML nor plain
-    `key: value` lines. A file without a leading `---` line has none."""
+    """(front matter, body), strictly: FrontMatterError if the front matter is not valid YAML
+    or never closed (the loaders use `read`, which loads such a file anyway). A file without
+    a leading `---` line has none."""
     found = read(text)
-    if found.problem and not found.meta:
+    if found.problem:
         raise FrontMatterError(found.problem)
     return found.meta, found.body
 
@@ -76,8 +77,14 @@ def split(text: str) -> tuple[dict[str, Any], str]:
 def _yaml(lines: list[str]) -> dict[str, Any]:
     import yaml  # lazily: see the module's docstring
 
+    text = "\n".join(lines)
     try:
-        data = yaml.safe_load("\n".join(lines))
+        # safe_load's loader, in C where libyaml is there (hundreds of agent files at start-up);
+        # on an error the Python one again, whose error names the line at fault
+        try:
+            data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        except yaml.YAMLError:
+            data = yaml.safe_load(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"line {mark.line + 2}: " if mark is not None else ""  # + the opening '---' line
