@@ -177,6 +177,7 @@ PROJECT_KEYS_WITHOUT_TRUST = (
     "model.name",  # a model of the same provider, with the same key; shown in the banner
     "model.choices",  # only offered in an editor's model picker; you pick
     "model.vision",  # whether images you attach are sent to the same model
+    "models.aliases",  # which model of the same provider a command's Claude model name means
     "tools.exclude",  # fewer tools
     "ui.markdown",
     "ui.show_reasoning",
