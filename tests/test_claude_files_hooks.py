@@ -153,7 +153,7 @@ def test_an_async_hook_does_not_hold_the_call_and_async_rewake_is_named(scripted
     marker = tmp_path / "hook-finished"
     notices: list[str] = []
     specs = specs_from_claude_json({"hooks": {"PreToolUse": [{"hooks": [
-        {"type": "command", "command": f"sleep 3; touch {marker}; exit 2", "async": True}]}],
+        {"type": "command", "command": f"sleep 30; touch {marker}; exit 2", "async": True}]}],
         "PostToolUse": [{"hooks": [{"type": "command", "command": "true", "asyncRewake": True}]}]}}, "s.json", notices)
     assert [s.background for s in specs] == [True, True]
     assert notices == ["s.json: hooks.PostToolUse: 'asyncRewake' is run as 'async' here: the hook runs in the "
