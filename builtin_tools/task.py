@@ -176,6 +176,11 @@ class BuiltinTaskTool(Tool):
         sub_agent.session_id = getattr(parent, "session_id", sub_agent.session_id)
         sub_agent.transcript_path = getattr(parent, "transcript_path", "")
         source = f"task:{ctx.call_id}"
+        fire = getattr(parent, "fire_hooks", None)
+        if fire is not None:  # SubagentStart: what its hooks add is context for the sub-agent
+            started = await fire("SubagentStart", agent_id=source, agent_type=spec.name if spec else GENERAL_AGENT)
+            if started.context:
+                prompt = prompt + "".join(f"\n\n[SubagentStart hook: {text}]" for text in started.context)
         content, reason, error = "", "completed", None
         async for event in sub_agent.run_stream(prompt):
             own = not event.source

@@ -94,7 +94,8 @@ def test_bad_entries_are_named_by_file_and_server_and_the_good_ones_kept() -> No
         "/p/.mcp.json: server 'wrongtype': type 'sse' needs 'url', not 'command'",
         "/p/.mcp.json: server 'argsurl': 'args' is for a 'command' server, not a url one",
         "/p/.mcp.json: server 'envnum': 'env' must be an object of strings, got {\"PORT\": 3000}",
-        "/p/.mcp.json: server 'odd': unknown key 'timeout' (known keys: type, command, args, env, url, headers)",
+        "/p/.mcp.json: server 'odd': unknown key 'timeout' (known keys: type, command, args, env, url, headers, "
+        "headersHelper, cwd)",
         '/p/.mcp.json: server "bad name": a name may use only letters, digits, _ and -',
         "/p/.mcp.json: server 'notobj': must be an object, got [\"a\"]",
     ]

@@ -11,7 +11,7 @@ from extension_support import write
 from agentica_cli.extensions.agents import load_agents
 from agentica_cli.extensions.commands import load_commands
 from agentica_cli.extensions.frontmatter import FrontMatterError, split
-from agentica_cli.extensions.hook_config import HookConfigError, specs_from_claude_json
+from agentica_cli.extensions.hook_config import HOOK_EVENTS, HookConfigError, specs_from_claude_json
 from agentica_cli.extensions.places import Places, project_extensions
 from agentica_cli.extensions.skills import load_skills
 
@@ -51,7 +51,8 @@ def test_command_arguments_namespaces_and_defaults(homes) -> None:
     commands = load_commands(places(homes))
     fix = commands["fix"]
     assert fix.expand('42 "very high"') == 'Fix issue #42 with priority very high. All: 42 "very high". $10 stays.'
-    assert fix.expand("") == "Fix issue # with priority . All: . $10 stays."
+    # a placeholder with no argument stays as written, as in Claude Code (issue 26, item 7)
+    assert fix.expand("") == "Fix issue #$1 with priority $2. All: . $10 stays."
     assert (fix.description, fix.argument_hint, fix.model, fix.scope) == ("Fix an issue", "NUMBER [PRIORITY]",
                                                                           "big-model", "project")
     assert fix.tool_names == {"read_file", "execute"}
@@ -122,8 +123,11 @@ def test_claude_hooks_json_is_checked() -> None:
         {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "check.sh", "timeout": 5}]}]}}, "s.json")
     assert [(s.event, s.matcher, s.command, s.timeout) for s in specs] == [("PreToolUse", "Edit|Write", "check.sh", 5)]
     assert specs[0].matches("write_file", "Write") and not specs[0].matches("execute", "Bash")
-    with pytest.raises(HookConfigError, match="unknown event"):
-        specs_from_claude_json({"hooks": {"BeforeEverything": []}}, "s.json")
+    # an event agentica does not fire is ignored (and named in the notices), as Claude Code does (issue 26)
+    notices: list[str] = []
+    assert specs_from_claude_json({"hooks": {"BeforeEverything": []}}, "s.json", notices) == []
+    assert notices == [f"s.json: hooks.BeforeEverything: ignored: agentica does not fire BeforeEverything hooks "
+                       f"(it fires {', '.join(HOOK_EVENTS)})"]
     with pytest.raises(HookConfigError, match="timeout"):
         specs_from_claude_json({"hooks": {"Stop": [{"hooks": [{"command": "x", "timeout": -1}]}]}}, "s.json")
 

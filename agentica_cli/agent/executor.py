@@ -299,6 +299,9 @@ class ToolExecutor:
         if hook_asks is not None and approve is None:
             return Decision.deny(f"Permission denied: a hook asks for the user's confirmation of '{call.name}' "
                                  "and nobody can answer here.")
+        answered = await self._permission_request_hooks(call)
+        if answered is not None:
+            return answered
         self.run.emit(ApprovalRequested(call.call_id, call.name, call.args or {}))
         await self.run.flush()  # the UI has the request in hand before the hook asks
         confirm = getattr(approve, "confirm", None) if hook_asks is not None else None
@@ -318,6 +321,33 @@ class ToolExecutor:
             return Decision(decision)
         return decision if isinstance(decision, Decision) else Decision(bool(getattr(decision, "allowed", False)),
                                                                         getattr(decision, "message", "") or "")
+
+    async def _permission_request_hooks(self, call: FunctionCall) -> Decision | None:
+        """PermissionRequest hooks, when a person is about to be asked: one that denies (or
+        exits 2) refuses the call; one that allows answers for the person (deny rules and plan
+        mode still apply, through the approve hook's `hook_allowed`); None: ask as usual."""
+        if not any(hasattr(h, "hook_event") for h in self.agent.hooks):
+            return None
+        said = await fire_event(self.agent.hooks, "PermissionRequest",
+                                tool_payload(self.agent, "PermissionRequest", call))
+        for message in said.messages:
+            self.run.emit(Notice(message, kind="warning"))
+        if said.refuses:
+            reason = said.reason or said.stop_reason or "a PermissionRequest hook"
+            return Decision.deny(f"Permission denied: the call to '{call.name}' was not run ({reason}).")
+        if said.decision != "allow":
+            return None
+        if said.updated_input is not None and not call.replace_arguments(said.updated_input):
+            return Decision.deny(f"Permission denied: a hook rewrote the arguments of '{call.name}' badly.")
+        allowed_by_hook = getattr(self.agent.approve, "hook_allowed", None)
+        if allowed_by_hook is None:
+            return Decision(True)
+        try:
+            return await call_maybe_async(allowed_by_hook, call)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            return Decision.deny(f"Permission denied: the approval check failed ({format_tool_error(exc)}).")
 
     async def _check_output(self, call: FunctionCall, status: str) -> str:
         for guardrail in self.agent.tool_output_guardrails:
@@ -351,13 +381,14 @@ class ToolExecutor:
         for hook in self.agent.hooks:
             after = getattr(hook, "after_tool_call", None)
             try:
-                if ran and hasattr(hook, "hook_event"):
-                    said = await fire_event([hook], "PostToolUse", tool_payload(self.agent, "PostToolUse", call))
+                if ran and hasattr(hook, "hook_event"):  # PostToolUseFailure for a call that failed
+                    event = "PostToolUse" if call.error is None else "PostToolUseFailure"
+                    said = await fire_event([hook], event, tool_payload(self.agent, event, call))
                     for message in said.messages:
                         self.run.emit(Notice(message, kind="warning"))
                     notes = ([said.reason] if said.block and said.reason else []) + said.context
                     if notes:
-                        call.result = (call.result or "") + "".join(f"\n\n[PostToolUse hook: {n}]" for n in notes)
+                        call.result = (call.result or "") + "".join(f"\n\n[{event} hook: {n}]" for n in notes)
                 if after is not None:
                     await call_maybe_async(after, call)
             except asyncio.CancelledError:

@@ -38,8 +38,8 @@ BeforeHook = Callable[[FunctionCall], Any]
 AfterHook = Callable[[FunctionCall], Any]
 EventHook = Callable[[str, dict[str, Any]], Any]
 
-HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification", "Stop",
-               "SubagentStop", "PreCompact", "SessionEnd")
+HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
+               "PermissionRequest", "Notification", "Stop", "SubagentStart", "SubagentStop", "PreCompact", "SessionEnd")
 _DECISION_RANK = {None: 0, "allow": 1, "ask": 2, "deny": 3}
 
 
@@ -127,6 +127,12 @@ def outcome_from_json(data: dict[str, Any]) -> HookOutcome:
     specific = specific if isinstance(specific, dict) else {}
     decision = specific.get("permissionDecision") or data.get("decision")
     reason = specific.get("permissionDecisionReason") or data.get("reason") or ""
+    verdict = specific.get("decision")
+    if isinstance(verdict, dict):  # PermissionRequest: {"behavior": "allow" | "deny", "message", "updatedInput"}
+        decision = {"allow": "allow", "deny": "deny"}.get(str(verdict.get("behavior")))
+        reason = verdict.get("message") or reason
+        if isinstance(verdict.get("updatedInput"), dict):
+            specific = {**specific, "updatedInput": verdict["updatedInput"]}
     if decision in ("allow", "ask", "deny"):
         outcome.decision = decision
         outcome.reason = str(reason)
@@ -221,8 +227,11 @@ def tool_payload(agent: Any, event: str, call: FunctionCall) -> dict[str, Any]:
     fields: dict[str, Any] = {"tool_name": call.name, "tool_input": dict(call.args or {}), "tool_use_id": call.call_id}
     if event == "PostToolUse":
         fields["tool_response"] = call.result or ""
-        if call.error is not None:
-            fields["tool_error"] = True
+    elif event == "PostToolUseFailure":  # Claude Code's fields for a call that failed
+        fields["error"] = call.error or call.result or ""
+        fields["is_interrupt"] = False
+    elif event == "PermissionRequest":
+        fields["permission_suggestions"] = []
     return event_payload(agent, event, **fields)
 
 

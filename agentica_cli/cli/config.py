@@ -67,12 +67,14 @@ HOOK_SCHEMA: dict[str, Any] = {
 }
 
 # agentica_cli.agent.hooks.HOOK_EVENTS (not imported: this module stays light)
-LIFECYCLE_HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification", "Stop",
-                         "SubagentStop", "PreCompact", "SessionEnd")
+LIFECYCLE_HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
+                         "PermissionRequest", "Notification", "Stop", "SubagentStart", "SubagentStop", "PreCompact",
+                         "SessionEnd")
 LIFECYCLE_HOOK_SCHEMA: dict[str, Any] = {"matcher": "str", "command": "str", "timeout": "float",
                                          "type": "str", "prompt": "str", "model": "str",  # a prompt hook
                                          "url": "str", "headers": "dict[str,str]",  # an http hook
-                                         "allowed_env_vars": "list[str]"}
+                                         "allowed_env_vars": "list[str]",
+                                         "if": "str", "async": "bool"}  # a permission-rule condition; run in background
 
 # The transport is checked here as one of its values; the rest as the MCP layer types them.
 MCP_SERVER_SCHEMA: dict[str, Any] = {**MCP_CONFIG_KEYS, "transport": MCP_TRANSPORTS}
@@ -142,6 +144,8 @@ SCHEMA: dict[str, Any] = {
         **{event: [LIFECYCLE_HOOK_SCHEMA] for event in LIFECYCLE_HOOK_EVENTS},
     },
     "mcp_servers": {"*": MCP_SERVER_SCHEMA},
+    # Claude's model names in commands and agents -> model ids here (extensions/model_names.py)
+    "models": {"aliases": "dict[str,str]"},
     "sandbox": {
         "mode": ("workspace-write", "read-only", "off"),  # agentica_cli.sandbox.MODES
         "backend": ("auto", "bubblewrap", "landlock", "seatbelt"),
@@ -197,6 +201,7 @@ PROJECT_KEYS_WITHOUT_TRUST = (
     "model.name",  # a model of the same provider, with the same key; shown in the banner
     "model.choices",  # only offered in an editor's model picker; you pick
     "model.vision",  # whether images you attach are sent to the same model
+    "models.aliases",  # which model of the same provider a command's Claude model name means
     "tools.exclude",  # fewer tools
     "ui.markdown",
     "ui.show_reasoning",
@@ -565,6 +570,7 @@ def _merge_project_mcp_json(settings: Settings, work_dir: Path, data: dict[str, 
     settings.mcp_json_file = path
     found = read_project(path)
     settings.warnings += [f"{problem}; going on without it" for problem in found.problems]
+    settings.warnings += found.notices
     if not trusted:
         settings.mcp_json_held_back = found.servers
         return data

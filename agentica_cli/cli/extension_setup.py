@@ -16,8 +16,10 @@ from agentica_cli.cli.config import Settings
 from agentica_cli.extensions.agents import AgentSpec, load_agents
 from agentica_cli.extensions.commands import CustomCommand, load_commands
 from agentica_cli.extensions.hook_config import HookConfigError, HookSpec, load_hook_specs, specs_from_toml
+from agentica_cli.extensions.model_names import ModelNames
 from agentica_cli.extensions.places import Places, project_extensions
 from agentica_cli.extensions.skills import Skill, load_skills
+from agentica_cli.extensions.tool_names import agent_tool
 
 
 @dataclass
@@ -42,11 +44,19 @@ def untrusted_project_extensions(work_dir: Path) -> list[str]:
     return [] if is_trusted(work_dir) else project_extensions(project_root(work_dir))
 
 
+def model_names(settings: Settings) -> ModelNames:
+    """How Claude's model names in commands and agents map to this session's (model_names.py)."""
+    aliases = settings.get("models.aliases") or {}
+    return ModelNames(aliases={str(k): str(v) for k, v in aliases.items()},
+                      served=set(settings.get("model.choices") or []), session_model=settings.model_name or "")
+
+
 def load_extensions(settings: Settings, work_dir: Path) -> Extensions:
     places = places_for(work_dir)
     found = Extensions()
-    found.commands = load_commands(places, found.problems)
-    found.agents = load_agents(places, found.problems)
+    models = model_names(settings)
+    found.commands = load_commands(places, found.problems, models)
+    found.agents = load_agents(places, found.problems, models)
     found.skills = load_skills(places, found.problems)
     found.hooks = load_hook_specs(places, found.problems)
     try:
@@ -67,6 +77,7 @@ def attach_extensions(agent: Any, found: Extensions, work_dir: Path,
     for tool in agent.tools:
         if isinstance(tool, BuiltinTaskTool) and found.agents:
             tool.set_agents(found.agents, budget)
+            found.problems += dropped_agent_tools(found.agents, set(getattr(agent, "functions", None) or {}))
     if found.skills:
         from agentica_cli.extensions.skill_tool import SkillTool
 
@@ -74,7 +85,8 @@ def attach_extensions(agent: Any, found: Extensions, work_dir: Path,
     if found.hooks:
         from agentica_cli.extensions.hooks import CommandHooks
 
-        agent.hooks.append(CommandHooks(found.hooks, work_dir, model=lambda: agent.model))  # prompt hooks ask it
+        agent.hooks.append(CommandHooks(found.hooks, work_dir, model=lambda: agent.model,  # prompt hooks ask it
+                                        rule_matches=_rule_matcher(work_dir)))
     if report is not None:
         from agentica_cli.cli.safe_text import safe_text
 
@@ -95,6 +107,34 @@ def listing_notices(found: Extensions, context_window: int | None) -> list[str]:
                          f"of the context window is {budget:,} characters); it can still use them by name: "
                          f"{command} or `agentica doctor` lists them all")
     return notes
+def dropped_agent_tools(agents: dict[str, AgentSpec], have: set[str]) -> list[str]:
+    """A notice per sub-agent whose `tools:` names tools this session does not have (an MCP
+    tool, `server__tool`, may come once its server starts: not named here)."""
+    notices = []
+    for spec in agents.values():
+        if spec.tools is None or not have:
+            continue
+        missing = [t for t in spec.tools if t not in have and "__" not in t and t != "task"]
+        if not missing:
+            continue
+        written = {agent_tool(t): t for t in (spec.listed_tools or [])}
+        names = ", ".join(written.get(t, t) for t in missing)
+        left = [t for t in spec.tools if t in have or "__" in t]
+        rest = f"it gets {', '.join(left)}" if left else "it gets no tools"
+        notices.append(f"{spec.path}: the agent '{spec.name}' lists tools agentica does not have "
+                       f"({names}): dropped; {rest}")
+    return notices
+
+
+def _rule_matcher(work_dir: Path) -> Callable[[str, str, dict[str, Any]], bool]:
+    """A hook entry's `if`: a permission-rule pattern (`Bash(git commit:*)`) the call must match;
+    it matches when any simple command of a command line does (as an ask or deny rule)."""
+    from agentica_cli.cli.permission_rules import PermissionRule
+
+    def matches(rule: str, tool: str, args: dict[str, Any]) -> bool:
+        return PermissionRule.parse("ask", rule).matches(tool, args, work_dir)
+
+    return matches
 
 
 def bind_session(agent: Any, session: Any) -> None:
@@ -127,5 +167,7 @@ def find_command(prompt: str, found: Extensions) -> tuple[CustomCommand, str] | 
     if not prompt.startswith("/"):
         return None
     name, _, arguments = prompt[1:].partition(" ")
-    command = found.commands.get(name.strip())
+    from agentica_cli.extensions.commands import find
+
+    command = find(found.commands, name.strip())
     return (command, arguments) if command is not None else None

@@ -24,7 +24,8 @@ from agentica_cli.tools.mcp.keys import TRANSPORTS
 
 FILE_NAME = ".mcp.json"
 SERVER_NAME_CHARS = "letters, digits, _ and -"
-KEYS = ("type", "command", "args", "env", "url", "headers")
+READ_NAME_CHARS = "letters, digits, _, -, . and spaces"  # what a name read from a file may use
+KEYS = ("type", "command", "args", "env", "url", "headers", "headersHelper", "cwd")
 # Claude Code's `type` -> our transport ("http" is streamable HTTP in both).
 TYPES = {"stdio": "stdio", "http": "streamable-http", "streamable-http": "streamable-http", "sse": "sse"}
 
@@ -40,6 +41,7 @@ class McpJson:
     where: str  # the file, or "--mcp-config (JSON text)": for messages and `agentica mcp list`
     servers: dict[str, dict[str, Any]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # each names `where` (and the server)
+    notices: list[str] = field(default_factory=list)  # keys ignored (Claude Code ignores them too)
 
 
 @dataclass
@@ -55,6 +57,12 @@ def _valid_name(name: str) -> bool:
     return bool(name) and all(c.isascii() and (c.isalnum() or c in "_-") for c in name)
 
 
+def _readable_name(name: str) -> bool:
+    """A name in someone's .mcp.json (`docs.site`, `GSD-2 Code`): tool names use a safe form of it."""
+    return bool(name.strip()) and name[0] not in ". " and all(c.isascii() and (c.isalnum() or c in "_-. ")
+                                                              for c in name)
+
+
 def _strings(value: Any, what: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ValueError(f"'{what}' must be a list of strings, got {json.dumps(value)[:80]}")
@@ -67,14 +75,19 @@ def _string_map(value: Any, what: str) -> dict[str, str]:
     return value
 
 
-def server_table(entry: Any, *, cwd: Path | None = None) -> dict[str, Any]:
+def server_table(entry: Any, *, cwd: Path | None = None, ignored: list[str] | None = None) -> dict[str, Any]:
     """One `mcpServers` entry as a `[mcp_servers.NAME]` table; ValueError says what is wrong.
-    `cwd`: where a stdio server starts (a project's folder, so `./server.js` works)."""
+    `cwd`: where a stdio server starts (a project's folder, so `./server.js` works). Keys not
+    in KEYS (`description`, `alwaysAllow`, `disabled`, ...) are left out, as Claude Code leaves
+    them, and named in `ignored`; with `ignored` None they are an error."""
     if not isinstance(entry, dict):
         raise ValueError(f"must be an object, got {json.dumps(entry)[:80]}")
     unknown = [key for key in entry if key not in KEYS]
-    if unknown:
+    if unknown and ignored is None:
         raise ValueError(f"unknown key '{unknown[0]}' (known keys: {', '.join(KEYS)})")
+    if unknown:
+        ignored += unknown
+        entry = {key: value for key, value in entry.items() if key in KEYS}
     kind = entry.get("type")
     if kind is not None and kind not in TYPES:
         raise ValueError(f"'type' must be one of stdio, http, sse, got {json.dumps(kind)[:40]}")
@@ -86,7 +99,7 @@ def server_table(entry: Any, *, cwd: Path | None = None) -> dict[str, Any]:
     if has_command:
         if kind not in (None, "stdio"):
             raise ValueError(f"type '{kind}' needs 'url', not 'command'")
-        for key in ("url", "headers"):
+        for key in ("url", "headers", "headersHelper"):
             if key in entry:
                 raise ValueError(f"'{key}' is for a url server, not a 'command' one")
         if not isinstance(entry["command"], str) or not entry["command"].strip():
@@ -96,12 +109,17 @@ def server_table(entry: Any, *, cwd: Path | None = None) -> dict[str, Any]:
             table["args"] = _strings(entry["args"], "args")
         if "env" in entry:
             table["env"] = _string_map(entry["env"], "env")
-        if cwd is not None:
+        if "cwd" in entry:  # relative to the file's folder
+            if not isinstance(entry["cwd"], str) or not entry["cwd"].strip():
+                raise ValueError("'cwd' must be a folder")
+            given = Path(entry["cwd"]).expanduser()
+            table["cwd"] = str(given if given.is_absolute() or cwd is None else cwd / given)
+        elif cwd is not None:
             table["cwd"] = str(cwd)
         return table
     if kind == "stdio":
         raise ValueError("type 'stdio' needs 'command', not 'url'")
-    for key in ("args", "env"):
+    for key in ("args", "env", "cwd"):
         if key in entry:
             raise ValueError(f"'{key}' is for a 'command' server, not a url one")
     if not isinstance(entry["url"], str) or not entry["url"].strip():
@@ -111,12 +129,18 @@ def server_table(entry: Any, *, cwd: Path | None = None) -> dict[str, Any]:
         table["transport"] = TYPES[kind]
     if "headers" in entry:
         table["headers"] = _string_map(entry["headers"], "headers")
+    if "headersHelper" in entry:  # run when the server is started, in a trusted project only
+        if not isinstance(entry["headersHelper"], str) or not entry["headersHelper"].strip():
+            raise ValueError("'headersHelper' must be a shell command")
+        table["headers_helper"] = entry["headersHelper"]
     return table
 
 
-def parse(text: str, where: str, *, cwd: Path | None = None) -> McpJson:
+def parse(text: str, where: str, *, cwd: Path | None = None, lenient: bool = False) -> McpJson:
     """The servers in `text`; a bad file gives no servers, a bad server is left out (both go
-    to `problems`, each naming `where` and the server)."""
+    to `problems`, each naming `where` and the server). `lenient` (a project's file, as
+    Claude Code reads it): unknown keys are ignored (`notices` names them) and names may have
+    dots and spaces."""
     out = McpJson(where)
     try:
         data = json.loads(text)
@@ -129,13 +153,19 @@ def parse(text: str, where: str, *, cwd: Path | None = None) -> McpJson:
                             f"found no \"mcpServers\" object")
         return out
     for name, entry in servers.items():
-        if not _valid_name(name):
-            out.problems.append(f"{where}: server {json.dumps(name)}: a name may use only {SERVER_NAME_CHARS}")
+        if not (_readable_name(name) if lenient else _valid_name(name)):
+            allowed = READ_NAME_CHARS if lenient else SERVER_NAME_CHARS
+            out.problems.append(f"{where}: server {json.dumps(name)}: a name may use only {allowed}")
             continue
+        ignored: list[str] | None = [] if lenient else None
         try:
-            out.servers[name] = server_table(entry, cwd=cwd)
+            out.servers[name] = server_table(entry, cwd=cwd, ignored=ignored)
         except ValueError as err:
             out.problems.append(f"{where}: server '{name}': {err}")
+            continue
+        if ignored:
+            out.notices.append(f"{where}: server '{name}': ignored {', '.join(repr(k) for k in ignored)} "
+                               f"(not part of the format agentica reads: {', '.join(KEYS)})")
     return out
 
 
@@ -157,7 +187,7 @@ def read_project(path: Path) -> McpJson:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         return McpJson(str(path), problems=[f"{path}: cannot read: {getattr(err, 'strerror', None) or err}"])
-    return parse(text, str(path), cwd=path.parent.resolve())
+    return parse(text, str(path), cwd=path.parent.resolve(), lenient=True)
 
 
 # -- --mcp-config -----------------------------------------------------------------------------
@@ -196,7 +226,7 @@ def command_line(values: list[str], *, strict: bool) -> CommandLineMcp:
 
 def entry_for(table: dict[str, Any]) -> dict[str, Any]:
     """A `[mcp_servers.NAME]` table (from `agentica mcp add`) as a `.mcp.json` entry."""
-    beyond = sorted(set(table) - {"command", "args", "env", "url", "headers", "transport"})
+    beyond = sorted(set(table) - {"command", "args", "env", "url", "headers", "transport", "headers_helper"})
     if beyond:
         raise McpJsonError(f"{', '.join(beyond)}: not part of the .mcp.json format; "
                           "add this server to your user config instead (--scope user)")
@@ -213,6 +243,8 @@ def entry_for(table: dict[str, Any]) -> dict[str, Any]:
     entry = {"type": kind, "url": url}
     if "headers" in table:
         entry["headers"] = table["headers"]
+    if "headers_helper" in table:
+        entry["headersHelper"] = table["headers_helper"]
     return entry
 
 

@@ -56,7 +56,9 @@ class SlashCommands:
         name, _, rest = line[1:].partition(" ")
         rest = rest.strip()
         handler = getattr(self, f"cmd_{name}", None) if name in COMMANDS else None
-        custom = self.repl.extensions.commands.get(name)
+        from agentica_cli.extensions.commands import find
+
+        custom = find(self.repl.extensions.commands, name)
         if handler is None and custom is not None:
             from agentica_cli.cli.extension_commands import run_custom_command
 

@@ -32,9 +32,11 @@ AGENT_TIMEOUT = 60.0  # an "agent" hook's (its whole multi-turn run), as Claude 
 PROMPT_EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop")
 # The same as agentica_cli.agent.hooks.HOOK_EVENTS (not imported: loading the configuration
 # must not load the agent loop, which the REPL imports only after its first paint)
-HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification", "Stop",
-               "SubagentStop", "PreCompact", "SessionEnd")
+HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
+               "PermissionRequest", "Notification", "Stop", "SubagentStart", "SubagentStop", "PreCompact", "SessionEnd")
 SETTINGS_FILES = (".claude/settings.json", ".claude/settings.local.json", ".agentica/settings.json")
+# Tool events: where an entry's `if` (a permission-rule pattern such as `Bash(git commit:*)`) applies
+TOOL_CALL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest")
 
 
 class HookConfigError(ValueError):
@@ -54,6 +56,8 @@ class HookSpec:
     url: str = ""  # an http hook's: the event's JSON is POSTed there
     headers: dict[str, str] = field(default_factory=dict)  # an http hook's; values may use $VAR / ${VAR}
     allowed_env_vars: tuple[str, ...] = ()  # the variables those headers may use (others: "")
+    condition: str = ""  # `if`: a permission-rule pattern the tool call must match (tool events)
+    background: bool = False  # `async`: runs without the call waiting; what it says is not read
 
     @property
     def shown(self) -> str:
@@ -71,8 +75,11 @@ class HookSpec:
         return any(pattern.fullmatch(name) for name in (target, *aliases) if name)
 
 
-def specs_from_claude_json(data: Any, source: str) -> list[HookSpec]:
-    """The `hooks` object of a Claude Code settings file."""
+def specs_from_claude_json(data: Any, source: str, notices: list[str] | None = None) -> list[HookSpec]:
+    """The `hooks` object of a Claude Code settings file. An event agentica does not fire is
+    ignored, as Claude Code ignores events it does not know; with `notices` a list, that is
+    said there once per event, and a broken entry is left out with its reason there instead of
+    failing the file (HookConfigError), so one bad hook never drops the others."""
     hooks = data.get("hooks") if isinstance(data, dict) else None
     if hooks is None:
         return []
@@ -82,18 +89,37 @@ def specs_from_claude_json(data: Any, source: str) -> list[HookSpec]:
     for event, groups in hooks.items():
         where = f"{source}: hooks.{event}"
         if event not in HOOK_EVENTS:
-            raise HookConfigError(f"{where}: unknown event (known: {', '.join(HOOK_EVENTS)})")
-        if not isinstance(groups, list):
-            raise HookConfigError(f"{where} must be a list of {{matcher, hooks}} objects")
-        for group in groups:
-            entries = group.get("hooks") if isinstance(group, dict) else None
-            if not isinstance(entries, list):
-                raise HookConfigError(f"{where}: each entry needs a 'hooks' list")
-            for entry in entries:
-                kind = entry.get("type", "command") if isinstance(entry, dict) else None
-                if kind not in ("command", "prompt", "agent", "http"):
-                    continue  # a kind of hook a newer Claude Code may add: not ours to guess at
-                specs.append(_spec(event, entry, str(group.get("matcher") or ""), where))
+            if notices is not None:
+                notices.append(f"{where}: ignored: agentica does not fire {event} hooks "
+                               f"(it fires {', '.join(HOOK_EVENTS)})")
+            continue
+        try:
+            specs += _event_specs(event, groups, where, notices)
+        except HookConfigError as err:
+            if notices is None:
+                raise
+            notices.append(f"{err}; that entry is left out")
+    return specs
+
+
+def _event_specs(event: str, groups: Any, where: str, notices: list[str] | None) -> list[HookSpec]:
+    if not isinstance(groups, list):
+        raise HookConfigError(f"{where} must be a list of {{matcher, hooks}} objects")
+    specs = []
+    for group in groups:
+        entries = group.get("hooks") if isinstance(group, dict) else None
+        if not isinstance(entries, list):
+            raise HookConfigError(f"{where}: each entry needs a 'hooks' list")
+        for entry in entries:
+            kind = entry.get("type", "command") if isinstance(entry, dict) else None
+            if kind not in ("command", "prompt", "agent", "http"):
+                continue  # a kind of hook a newer Claude Code may add: not ours to guess at
+            try:
+                specs.append(_spec(event, entry, str(group.get("matcher") or ""), where, notices))
+            except HookConfigError as err:
+                if notices is None:
+                    raise
+                notices.append(f"{err}; that hook is left out")
     return specs
 
 
@@ -103,7 +129,28 @@ def specs_from_toml(tables: dict[str, Any], source: str) -> list[HookSpec]:
             for event, entries in tables.items() if event in HOOK_EVENTS for entry in entries]
 
 
-def _spec(event: str, entry: dict[str, Any], matcher: str, where: str) -> HookSpec:
+def _spec(event: str, entry: dict[str, Any], matcher: str, where: str,
+          notices: list[str] | None = None) -> HookSpec:
+    spec = _kind_spec(event, entry, matcher, where)
+    condition = entry.get("if")
+    if condition is not None:
+        if not isinstance(condition, str):
+            raise HookConfigError(f"{where}: 'if' must be a permission rule such as \"Bash(git commit:*)\"")
+        if condition.strip() and event not in TOOL_CALL_EVENTS and notices is not None:
+            notices.append(f"{where}: 'if' applies to tool events only ({', '.join(TOOL_CALL_EVENTS)}); ignored")
+        elif event in TOOL_CALL_EVENTS:
+            spec.condition = condition.strip()
+    background = entry.get("async", False) or entry.get("asyncRewake", False)
+    if not isinstance(background, bool):
+        raise HookConfigError(f"{where}: 'async' must be true or false")
+    if entry.get("asyncRewake") and notices is not None:
+        notices.append(f"{where}: 'asyncRewake' is run as 'async' here: the hook runs in the background "
+                       "and its exit code 2 does not wake the agent")
+    spec.background = background and spec.kind == "command"
+    return spec
+
+
+def _kind_spec(event: str, entry: dict[str, Any], matcher: str, where: str) -> HookSpec:
     if entry.get("type") == "agent":
         return _prompt_spec(event, entry, matcher, where, "agent")
     if entry.get("type") == "prompt" or ("prompt" in entry and "command" not in entry):
@@ -130,7 +177,7 @@ def load_hook_specs(places: Places, problems: list[str]) -> list[HookSpec]:
         if not path.is_file():
             continue
         try:
-            specs += specs_from_claude_json(json.loads(read_text(path, root)), str(path))
+            specs += specs_from_claude_json(json.loads(read_text(path, root)), str(path), problems)
         except (UnreadableFile, ValueError) as why:  # HookConfigError and JSON errors are ValueErrors
             problems.append(f"{path}: hooks skipped: {why}")
     return specs
@@ -149,7 +196,7 @@ def _prompt_spec(event: str, entry: dict[str, Any], matcher: str, where: str, ki
     if not isinstance(model, str):
         raise HookConfigError(f"{where}: 'model' must be a model id")
     default = AGENT_TIMEOUT if kind == "agent" else PROMPT_TIMEOUT
-    spec = _spec(event, {"command": "-", "timeout": entry.get("timeout", default)}, matcher, where)
+    spec = _kind_spec(event, {"command": "-", "timeout": entry.get("timeout", default)}, matcher, where)
     spec.command, spec.kind, spec.prompt, spec.model = "", kind, prompt, model
     return spec
 
@@ -165,7 +212,7 @@ def _http_spec(event: str, entry: dict[str, Any], matcher: str, where: str) -> H
     allowed = entry.get("allowedEnvVars", entry.get("allowed_env_vars")) or []
     if not isinstance(allowed, list) or not all(isinstance(name, str) for name in allowed):
         raise HookConfigError(f"{where}: 'allowedEnvVars' must be a list of variable names")
-    spec = _spec(event, {"command": "-", "timeout": entry.get("timeout", DEFAULT_TIMEOUT)}, matcher, where)
+    spec = _kind_spec(event, {"command": "-", "timeout": entry.get("timeout", DEFAULT_TIMEOUT)}, matcher, where)
     spec.command, spec.kind, spec.url = "", "http", url
     spec.headers, spec.allowed_env_vars = dict(headers), tuple(allowed)
     return spec

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,9 @@ from agentica_cli.extensions.hook_config import HookSpec
 from agentica_cli.extensions.tool_names import claude
 
 MAX_OUTPUT = 10_000
-TOOL_EVENTS = ("PreToolUse", "PostToolUse")
+TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest")
+BLOCKING_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "UserPromptSubmit",
+                   "Stop", "SubagentStop")  # where exit code 2 blocks (else it is a message)
 CLAUDE_MODES = {"accept-edits": "acceptEdits", "auto": "bypassPermissions"}  # default and plan are the same
 
 
@@ -31,12 +34,18 @@ class CommandHooks:
     """An Agent hook object (`hook_event`) running the command hooks that match each event, and
     the "prompt" and "agent" hooks (extensions/prompt_hooks.py, agent_hooks.py), which ask
     `model`: a model, or a function that returns the one to ask now (the CLI's: the session's
-    current model; None: an agent hook asks the model of the agent whose event it is)."""
+    current model; None: an agent hook asks the model of the agent whose event it is).
+    `rule_matches(rule, tool_name, tool_input)`: whether a call matches an entry's `if` (a
+    permission-rule pattern); without it a hook with an `if` runs for no call (fail closed
+    would be wrong both ways; not running is what a condition nobody can check means)."""
 
-    def __init__(self, specs: list[HookSpec], work_dir: Path, model: Any = None):
+    def __init__(self, specs: list[HookSpec], work_dir: Path, model: Any = None,
+                 rule_matches: Callable[[str, str, dict[str, Any]], bool] | None = None):
         self.specs = specs
         self.work_dir = work_dir
         self.model = model
+        self.rule_matches = rule_matches
+        self.background: set[asyncio.Task[Any]] = set()  # `async` hooks still running
 
     def current_model(self) -> Any:
         model = self.model
@@ -48,9 +57,23 @@ class CommandHooks:
     def matching(self, event: str, payload: dict[str, Any]) -> list[HookSpec]:
         if event in TOOL_EVENTS:
             name = str(payload.get("tool_name", ""))
-            return [s for s in self.specs if s.event == event and s.matches(name, claude(name))]
-        target = payload.get("source") if event == "SessionStart" else payload.get("trigger")
+            return [s for s in self.specs if s.event == event and s.matches(name, claude(name))
+                    and self._condition_holds(s, name, payload.get("tool_input"))]
+        if event in ("SubagentStart", "SubagentStop"):
+            target = payload.get("agent_type")
+        else:
+            target = payload.get("source") if event == "SessionStart" else payload.get("trigger")
         return [s for s in self.specs if s.event == event and s.matches(target)]
+
+    def _condition_holds(self, spec: HookSpec, tool: str, tool_input: Any) -> bool:
+        if not spec.condition:
+            return True
+        if self.rule_matches is None:
+            return False
+        try:
+            return self.rule_matches(spec.condition, tool, tool_input if isinstance(tool_input, dict) else {})
+        except ValueError:  # a condition that is no rule (RuleError): it matches nothing
+            return False
 
     async def hook_event(self, event: str, payload: dict[str, Any]) -> HookOutcome | None:
         specs = self.matching(event, payload)
@@ -62,7 +85,11 @@ class CommandHooks:
         mode = payload.get("permission_mode")
         if mode in CLAUDE_MODES:  # and its permission mode names
             payload = {**payload, "permission_mode": CLAUDE_MODES[mode], "agentica_permission_mode": mode}
-        outcomes = await asyncio.gather(*(self.run(spec, payload) for spec in specs))
+        for spec in [s for s in specs if s.background]:  # `async`: the call does not wait for it
+            task = asyncio.create_task(self.run(spec, payload))
+            self.background.add(task)
+            task.add_done_callback(self.background.discard)
+        outcomes = await asyncio.gather(*(self.run(spec, payload) for spec in specs if not spec.background))
         merged = HookOutcome()
         for outcome in outcomes:
             merged.merge(outcome)
@@ -87,7 +114,7 @@ class CommandHooks:
             return HookOutcome(messages=[f"{shown} timed out after {spec.timeout:g} s and was stopped"])
         if code == 2:
             reason = err.strip() or f"blocked by the {spec.event} hook `{spec.command}`"
-            if spec.event in ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop"):
+            if spec.event in BLOCKING_EVENTS:
                 return HookOutcome(block=True, reason=reason)
             return HookOutcome(messages=[f"{shown}: {reason}"])
         if code != 0:

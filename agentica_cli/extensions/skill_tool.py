@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from agentica_cli.extensions.frontmatter import FrontMatterError
 from agentica_cli.extensions.places import UnreadableFile
 from agentica_cli.extensions.skills import Skill
 from agentica_cli.tools.base import Tool
@@ -61,7 +60,7 @@ class SkillTool(Tool):
             return self.unknown_skill(name)
         try:
             body = found.instructions()
-        except (UnreadableFile, FrontMatterError) as why:
+        except UnreadableFile as why:
             return f"Error: the skill {name!r} cannot be read: {why}"
         files = found.files()
         listed = "\n".join(f"- {f}" for f in files[:MAX_LISTED_FILES])

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentica_cli.extensions.frontmatter import split
-from agentica_cli.extensions.loading import first_line, read_markdown, text_field
+from agentica_cli.extensions.frontmatter import read
+from agentica_cli.extensions.loading import first_line, read_markdown, say_which_wins, slug, text_field
 from agentica_cli.extensions.places import Places, read_text
 
 _NAME = re.compile(r"^[A-Za-z0-9][\w.-]*$")
@@ -26,10 +26,11 @@ class Skill:
     folder: Path
     scope: str
     root: Path | None  # the project root its files must stay inside (None: the user's own)
+    display_name: str = ""  # the `name:` as written, when it was not usable as it is (`Agent Development`)
 
     def instructions(self) -> str:
         """SKILL.md's body, read now (it may have changed since the session started)."""
-        return split(read_text(self.folder / "SKILL.md", self.root))[1]
+        return read(read_text(self.folder / "SKILL.md", self.root)).body
 
     def files(self) -> list[str]:
         """The other files of the skill (scripts, references), relative to its folder."""
@@ -52,10 +53,18 @@ def load_skills(places: Places, problems: list[str] | None = None) -> dict[str, 
             if parsed is None:
                 continue
             meta, body = parsed
-            name = text_field(meta, "name") or skill_file.parent.name
+            written = text_field(meta, "name") or skill_file.parent.name
+            name = written
+            if not _NAME.match(name):  # `Agent Development`: the folder's name, else a slug
+                folder_name = skill_file.parent.name
+                name = folder_name if _NAME.match(folder_name) else slug(written)
             if not _NAME.match(name):
-                problems.append(f"{skill_file} skipped: '{name}' is not a usable skill name")
+                problems.append(f"{skill_file} skipped: '{written}' is not a usable skill name")
                 continue
             description = text_field(meta, "description") or first_line(body)
-            skills[name] = Skill(name, description, skill_file.parent, folder.scope, folder.root)
+            earlier = skills.get(name)
+            if earlier is not None:
+                say_which_wins("skill", name, earlier.folder / "SKILL.md", skill_file, problems)
+            skills[name] = Skill(name, description, skill_file.parent, folder.scope, folder.root,
+                                 display_name=written if written != name else "")
     return skills

@@ -13,6 +13,7 @@ CONFIG_KEYS: dict[str, str] = {
     "cwd": "str",
     "url": "str",
     "headers": "dict[str,str]",
+    "headers_helper": "str",  # a url server's: a shell command whose stdout (a JSON object) adds headers
     "transport": "str",
     "enabled": "bool",
     "timeout": "float",

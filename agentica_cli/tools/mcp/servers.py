@@ -64,6 +64,9 @@ def expand_env_references(value: str, where: str) -> str:
         raise McpConfigError(str(err)) from None
 
 
+HEADERS_HELPER_TIMEOUT = 10.0  # seconds for a headers helper command
+
+
 @dataclass
 class McpServerConfig:
     """One `[mcp_servers.NAME]` table: a stdio command or an HTTP url, and its options."""
@@ -75,6 +78,7 @@ class McpServerConfig:
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    headers_helper: str | None = None  # Claude Code's `headersHelper`: run when the tool is built
     transport: str | None = None
     enabled: bool = True
     timeout: float = DEFAULT_CALL_TIMEOUT  # seconds per tool call
@@ -93,8 +97,9 @@ class McpServerConfig:
     @classmethod
     def from_dict(cls, name: str, table: Mapping[str, Any]) -> McpServerConfig:
         """Validate a config table; raises McpConfigError naming the bad key."""
-        if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
-            raise McpConfigError(f"mcp_servers.{name}: a server name may use only letters, digits, _ and -")
+        if not re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9_. -]*", name):  # tool names use safe_name(name)
+            raise McpConfigError(f"mcp_servers.{name}: a server name may use only letters, digits, _, -, . "
+                                 "and spaces")
         values: dict[str, Any] = {}
         for key, value in table.items():
             kind = CONFIG_KEYS.get(key)
@@ -113,7 +118,7 @@ class McpServerConfig:
                     raise McpConfigError(f"mcp_servers.{name}.{key} applies to a 'command' server, not a 'url' one")
             if transport == "stdio":
                 raise McpConfigError(f"mcp_servers.{name}.transport 'stdio' needs 'command', not 'url'")
-        elif "headers" in values or transport not in (None, "stdio"):
+        elif "headers" in values or "headers_helper" in values or transport not in (None, "stdio"):
             raise McpConfigError(f"mcp_servers.{name}: 'headers' and HTTP transports need 'url'")
         if any(key in values for key in OAUTH_KEYS):
             if values.get("oauth") is False:
@@ -136,11 +141,42 @@ class McpServerConfig:
                 values[key] = float(values[key])
         return cls(name=name, **values)
 
+    def _helper_headers(self, base_dir: Path | None) -> dict[str, str]:
+        """Run `headers_helper` (a shell command, in `base_dir`, HEADERS_HELPER_TIMEOUT s at most):
+        its stdout must be a JSON object of strings, the headers it adds (Claude Code's
+        `headersHelper`). A project's helper runs only once the project is trusted: its
+        servers are not built before (cli/config.py holds them back)."""
+        import json
+        import subprocess
+
+        where = f"mcp_servers.{self.name}.headers_helper"
+        env = {**os.environ, "CLAUDE_CODE_MCP_SERVER_NAME": self.name, "CLAUDE_CODE_MCP_SERVER_URL": self.url or ""}
+        try:
+            done = subprocess.run(["/bin/sh", "-c", self.headers_helper or ""], cwd=base_dir, env=env,
+                                  capture_output=True, text=True, timeout=HEADERS_HELPER_TIMEOUT,
+                                  stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            raise McpConfigError(f"{where}: the command did not finish: {err}") from None
+        if done.returncode != 0:
+            raise McpConfigError(f"{where}: the command failed (exit code {done.returncode}): "
+                                 f"{done.stderr.strip()[:200]}")
+        try:
+            headers = json.loads(done.stdout)
+        except ValueError:
+            headers = None
+        if not isinstance(headers, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                    for k, v in headers.items()):
+            raise McpConfigError(f"{where}: the command must print a JSON object of strings "
+                                 f"(got {done.stdout.strip()[:80]!r})")
+        return headers
+
     def build_tool(self, *, base_dir: Path | None = None, log_dir: Path | None = None) -> McpTool:
         """The McpTool for this server (not connected). `cwd` is relative to `base_dir`."""
         where = f"mcp_servers.{self.name}"
         env = {k: expand_env_references(v, f"{where}.env.{k}") for k, v in self.env.items()}
         headers = {k: expand_env_references(v, f"{where}.headers.{k}") for k, v in self.headers.items()}
+        if self.headers_helper:
+            headers.update(self._helper_headers(base_dir))
         command = expand_env_references(self.command, f"{where}.command") if self.command is not None else None
         args = [expand_env_references(a, f"{where}.args[{i}]") for i, a in enumerate(self.args)] \
             if self.args is not None else None
