@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from real_sample_support import NO_SAMPLE, sample_folder
 
 from agentica_cli.cli.mcp_json import read_project
 from agentica_cli.extensions.agents import load_agents
@@ -36,16 +37,8 @@ ROOT = Path(__file__).resolve().parent.parent
 THRESHOLDS = {"command": 0.99, "agent": 0.98, "skill": 0.97, "mcp": 0.95, "hooks": 0.99}
 
 
-def sample_folder() -> Path | None:
-    given = os.environ.get("AGENTICA_CLAUDE_SAMPLE")
-    candidates = [Path(given)] if given else []
-    candidates += [ROOT.parent / "shared" / "claude_files", ROOT / "tests" / "claude_files"]
-    return next((c for c in candidates if (c / "MANIFEST.json").is_file()), None)
-
-
 SAMPLE = sample_folder()
-pytestmark = pytest.mark.skipif(SAMPLE is None, reason="no sample of real Claude Code files: set "
-                                "AGENTICA_CLAUDE_SAMPLE or put it in shared/claude_files (see this file's docstring)")
+pytestmark = pytest.mark.skipif(SAMPLE is None, reason=NO_SAMPLE)
 
 
 def manifest() -> list[dict[str, Any]]:
@@ -144,7 +137,7 @@ def test_the_manifest_names_every_file_with_its_source() -> None:
         data = (SAMPLE / entry["file"]).read_bytes()
         assert hashlib.sha256(data).hexdigest() == entry["sha256"], entry["file"]
     kinds = {e["kind"] for e in entries}
-    assert {"command", "agent", "skill", "mcp", "hooks"} <= kinds
+    assert {"command", "agent", "skill", "mcp", "hooks", "instructions"} <= kinds
     assert len(entries) >= 300
     assert any(e["repo"].startswith("anthropics/") for e in entries)
 

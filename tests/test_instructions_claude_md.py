@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from cli_support import cli_env, last_user_message, model_args, run_cli
 from extension_support import write
+from real_sample_support import NO_SAMPLE, sample_folder
 
 from agentica_cli.agent.lifecycle import REPEAT_NOTE, without_repeats
 from agentica_cli.testing import ScriptedModelServer, turns
@@ -87,16 +88,18 @@ def test_claude_md_its_imports_and_the_users_own_reach_the_first_request(home: P
     assert "skipped" not in proc.stderr and "not imported" not in proc.stderr
 
 
-REAL = Path(__file__).with_name("instruction_files")  # real files, with MANIFEST.json
+SAMPLE = sample_folder()  # real files from public repositories, with MANIFEST.json
 
 
+@pytest.mark.skipif(SAMPLE is None, reason=NO_SAMPLE)
 def test_a_real_claude_md_and_the_readme_it_imports_reach_the_first_request(home: Path, project: Path,
                                                                             user_home: Path) -> None:
-    manifest = json.loads((REAL / "MANIFEST.json").read_text())
+    assert SAMPLE is not None
+    manifest = json.loads((SAMPLE / "MANIFEST.json").read_text())
     (project / ".git").mkdir()
-    for entry in manifest["files"]:
-        if entry["repository"] == "ciffelia/sqlpt":
-            write(project / entry["path"], (REAL / entry["file"]).read_text())
+    for entry in manifest:
+        if entry["repo"] == "ciffelia/sqlpt":
+            write(project / entry["path"], (SAMPLE / entry["file"]).read_text())
     with ScriptedModelServer([turns.text("ok")]) as server:
         proc = run_cli(["-p", "hi", *model_args(server)], cwd=project, home=home,
                        env=cli_env(home, HOME=str(user_home)))
