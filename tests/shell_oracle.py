@@ -29,16 +29,15 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from agentica_cli.cli.shell_grammar import parse_shell  # noqa: E402
+from agentica_cli.cli.shell_grammar import parse_shell
 
 NAMES = ["zq", "zqa", "zq1", "'zq'b", 'z"q"', "z\\q", "zq\\ x", "zq-x", "zq.y", "zq=", "zq\\#"]
 WORD_PIECES = [
     "a", "b1", "-f", "--opt=v", "x=y", "'a b'", "'a\"b'", "''", '"a b"', '"a\\"b"', '"a\\\\b"', '"a\\$b"',
     "\"a'b\"", '""', '"x\\y"', '"#"', "'#'", "\\ ", "\\;", "\\#", "\\'", '\\"', "\\\\", "\\a", "\\&", "\\|",
     "$'a\\'b'", "$'\\x41'", "$'x'", '$"t"', "#", "a#b", "$x", "${x}", "$(zqs)", "`zqs`", "<(zqs)", "$((1+2))",
-    "*", "?", "[ab]", "~", "~/d", "{a,b}", "{1..2}", "{}", "=", "a=", "%", "@", "!", ":", ",", "^", "+", "]",
+    "*", "?", "[ab]", "~", "~/d", "a~b", "x:~/d", "HEAD~1", "{a,b}", "{1..2}", "{}", "=", "a=", "%",
+    "@", "!", ":", ",", "^", "+", "]",
     "'", '"', "$", "\\", "(", ")", "{", "}", "é", "日本",
 ]
 BLANKS = [" ", " ", " ", "  ", "\t", " \t", "\u00a0", "\u2003", "\u3000", "\u200b", "\r", "\f", "\v", "\u2028"]

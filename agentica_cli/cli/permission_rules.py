@@ -93,6 +93,11 @@ class PermissionRule:
             return True
         if tool in COMMAND_TOOLS and isinstance(args.get("command"), str):
             return self._matches_command(args["command"])
+        if self.pattern.startswith("domain:"):  # fetch_url(domain:docs.python.org), Claude's WebFetch(domain:...)
+            from agentica_cli.cli.egress import domain_matches, host_of, url_of
+
+            url = url_of(args)
+            return url is not None and domain_matches(self.pattern[len("domain:"):], host_of(url))
         path = next((args[k] for k in PATH_ARGS if isinstance(args.get(k), str)), None)
         if path is not None:
             return self._matches_path(path, work_dir)

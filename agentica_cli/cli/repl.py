@@ -418,14 +418,7 @@ class Repl:
         if name in EDIT_TOOLS:
             return "file edits in this folder (accept-edits)" if self.policy.mode == "default" else None
         grant = self.policy.grant_for(call)
-        if grant is None:
-            return None
-        if not grant.words:
-            return safe_text(name)
-        from agentica_cli.cli.shell_parts import display_words
-
-        shown = safe_text(display_words(list(grant.words)))
-        return f"exactly `{shown}`" if grant.exact else f"`{shown}` commands"
+        return None if grant is None else safe_text(grant.scope())
 
     def expand_last_output(self) -> None:
         """Ctrl-O and /expand: the whole result of the last tool call."""

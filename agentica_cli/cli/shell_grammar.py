@@ -475,8 +475,8 @@ def _unescape_word(text: str) -> tuple[str, bool]:
             raise Opaque("a trailing backslash")
         if char in " \t\n;&|<>()'\"":
             raise Opaque("a word the shell grammar reads differently from bash")  # bash ends a word there
-        if char in "$`~":  # `~` expands at a word's start and after = or : (a=~/x)
-            literal = False
+        if char in "$`" or (char == "~" and (i == 0 or text[i - 1] in "=:")):
+            literal = False  # `~` expands at a word's start and after = or : (a=~/x), not in HEAD~1
         out.append(char)
         unquoted.append(char)
         i += 1
