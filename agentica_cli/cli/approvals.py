@@ -351,7 +351,8 @@ class PermissionPolicy:
         if rule is not None:
             where = f" ({rule.source})" if rule.source else ""
             return Verdict("deny", f"'{name}' was not run: a permission rule denies it: {rule.text}{where}. "
-                                   "Do not try to get around the rule; tell the user if you need it.", "rule")
+                                   f"{_opaque_note(args)}Do not try to get around the rule; tell the user if you "
+                                   "need it.", "rule")
         if self.mode == "plan" and not (read_only or name in PLAN_MODE_TOOLS):
             return Verdict(
                 "deny",
@@ -516,6 +517,21 @@ class PermissionPolicy:
         return (f"'{name}' was not run: it needs the user's permission and this run cannot ask "
                 f"(agentica -p, permission mode '{self.mode}'). Do not retry it; tell the user "
                 "what you would have done, and that they can allow it with --yes or --permission-mode.")
+
+
+def _opaque_note(args: dict[str, Any]) -> str:
+    """For a command a deny rule matched only because the check cannot read it: why."""
+    command = _command_of(args)
+    if command is None:
+        return ""
+    from agentica_cli.cli.shell_parts import parse_command
+
+    parsed = parse_command(command)
+    if not parsed.opaque:
+        return ""
+    return (f"The command could not be fully checked against the rules ({parsed.opaque}), so every deny rule "
+            "matches it; if it does not do what the rule forbids, write it without that (plain quotes, no "
+            "here-document or substitution; write files with write_file). ")
 
 
 def _call_name(call: Any) -> str:

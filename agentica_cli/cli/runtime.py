@@ -208,6 +208,8 @@ def build_agent(
     kwargs["builtin_options"] = {
         "sandbox": sandbox,
         "keep_env": tuple(settings.get("sandbox.env_allow") or ()),
+        # networks fetch_url may reach besides public addresses (an intranet docs server)
+        "allow_private_urls": tuple(settings.get("tools.fetch_allow_private") or ()),
     }
     agent = DeepAgent(model, **kwargs)
     from agentica_cli.cli.extension_setup import attach_extensions, load_extensions
