@@ -25,7 +25,7 @@ SECRET = "STRIPE_SECRET_KEY=sk_live_1234567890"
 class _Collector(BaseHTTPRequestHandler):
     """The stand-in for the attacker's server: records every path it is sent."""
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         self.server.paths.append(self.path)  # type: ignore[attr-defined]
         body = b"<html><title>ok</title>thanks</html>"
         self.send_response(200)
@@ -64,8 +64,9 @@ def _exfiltrate(home: Path, project: Path, collector: ThreadingHTTPServer, *flag
 
 
 @pytest.mark.parametrize("flags", [(), ("--permission-mode", "accept-edits")], ids=["default", "accept-edits"])
-def test_a_secret_read_from_dotenv_is_not_sent_out_under_p(home: Path, project: Path,
-                                                          collector: ThreadingHTTPServer, flags: tuple[str, ...]) -> None:
+def test_a_secret_read_from_dotenv_is_not_sent_out_under_p(
+    home: Path, project: Path, collector: ThreadingHTTPServer, flags: tuple[str, ...]
+) -> None:
     result = _exfiltrate(home, project, collector, *flags)
     assert collector.paths == []  # type: ignore[attr-defined]
     assert "'fetch_url' was not run: it sends data off this machine (to 127.0.0.1)" in result
