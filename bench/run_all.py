@@ -42,6 +42,7 @@ BENCHES = {
     "toolkits": "bench_toolkits.py",
     "headless": "bench_headless.py",
     "acp": "bench_acp.py",
+    "shell": "bench_shell_parse.py",
 }
 
 
@@ -118,6 +119,10 @@ TARGETS = [
            lambda v: v < 15, " ms"),
     Target("sandbox: Landlock added per command (p50)", "sandbox", _get("landlock_added_ms"), "< 3 ms",
            lambda v: v < 3, " ms"),
+    Target("shell grammar: one command line parsed for the permission check (median)", "shell", _get("parse_us"),
+           "< 1000 µs", lambda v: v < 1000, " µs"),
+    Target("shell grammar: the same, p99", "shell", _get("parse_p99_us"), "", None, " µs"),
+    Target("shell grammar: first parse (loads tree-sitter-bash)", "shell", _get("first_parse_ms"), "", None, " ms"),
     Target("acp: first prompt to first update, over the model", "acp", _get("first_prompt_ms"), "< 50 ms",
            lambda v: v < 50, " ms"),
     Target("acp: later prompts to first update, over the model (median)", "acp", _get("warm_median_ms"),

@@ -13,6 +13,8 @@ import asyncio
 import os
 import random
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -171,3 +173,10 @@ def test_the_parser_agrees_with_bash_on_random_command_lines() -> None:
     total, checked, failures = fuzz(int(os.environ.get("SHELL_FUZZ_CASES", "1500")), seed)
     assert checked >= total // 20, f"seed {seed}: only {checked} of {total} lines were understood"
     assert not failures, f"seed {seed}: " + "\n".join(f"{text!r}: {problem}" for text, problem in failures[:10])
+
+
+def test_the_grammar_is_not_loaded_before_the_first_check() -> None:
+    code = ("import sys, agentica_cli.cli.app, agentica_cli.cli.approvals, agentica_cli.cli.permission_rules, "
+            "agentica_cli.cli.shell_parts; print('tree_sitter' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "False", proc.stderr
