@@ -124,9 +124,27 @@ def test_a_git_status_grant_does_not_cover_the_attacks(tmp_path: Path) -> None:
         ("echo 'unterminated", "cannot parse"),
         ("zq;\\ x", "did not read"),
         ("{ ls; }#c", "comment"),
+        # found by the bash-oracle fuzz test: tree-sitter-bash reads these differently from bash
+        ("zq.y | { zq=; }|zq \t\\#\nzq.y >out#c", "line break"),
+        ("ls | [ab]", "[ that bash"),
+        ("ls | {}", "{ that bash"),
+        ("zq= --opt=v", "assignment"),
+        ('zq1 a" "b', "did not read"),
+        ("zqa  {x=y,  }  ]", "differently from bash"),
     ],
 )
 def test_what_the_grammar_cannot_account_for_is_opaque(command: str, reason: str) -> None:
+    _assert_opaque(command, reason)
+
+
+def test_words_bash_expands_keep_a_command_out_of_allow_rules() -> None:
+    for command in ("zqa {a},b}", "echo ~/x", "a=~/x zq", "echo $HOME", "echo ${x}"):
+        parsed = parse_command(command)
+        assert not parsed.opaque and not parsed.grantable, command
+        assert not PermissionRule.parse("allow", "execute(* *)").matches("execute", {"command": command}, Path("."))
+
+
+def _assert_opaque(command: str, reason: str) -> None:
     parsed = parse_command(command)
     assert parsed.opaque and reason in parsed.opaque, parsed.opaque
     assert not parsed.grantable

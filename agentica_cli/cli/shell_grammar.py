@@ -149,31 +149,81 @@ def _check_tree(root: Any, source: bytes) -> None:
         raise Opaque("text the shell grammar cannot parse")
     if source[: root.start_byte].strip(b" \t\n") or source[root.end_byte :].strip(b" \t\n"):
         raise Opaque("text the shell grammar did not read")
+    nodes = []
     stack = [root]
     while stack:
         node = stack.pop()
+        nodes.append(node)
+        stack.extend(node.children)
+    for node in nodes:
+        _check_node(node, source)
+    for node in nodes:  # what the tree left out, once every node is known to be one this reads
         covered = node.start_byte
+        previous = None
         for child in [*node.children, None] if node.child_count else ():
             end = child.start_byte if child is not None else node.end_byte
             gap = source[covered:end]
             if gap and (node.type in _WORD_NODES or gap.strip(b" \t\n")):
                 raise Opaque("text the shell grammar did not read")
+            if b"\n" in gap and not _newline_may_follow(node, previous):
+                raise Opaque("a command the shell grammar continues over a line break")  # bash ends it there
             if child is not None:
                 covered = child.end_byte
-        if node.type == "comment" and node.start_byte and source[node.start_byte - 1] not in _BEFORE_COMMENT:
-            raise Opaque("a # that bash does not read as a comment")
-        if not node.is_named and node.text != node.type.encode():
-            raise Opaque("text the shell grammar did not read")  # a token that swallowed more (`" "` -> ' "')
-        if node.is_missing or node.type == "ERROR":
-            raise Opaque("text the shell grammar cannot parse")
-        reason = _OPAQUE_NODES.get(node.type)
-        if reason:
-            raise Opaque(reason)
-        if node.type == "test_command" and node.child_count and node.children[0].type == "[[":
-            raise Opaque("a [[ ... ]] test (arithmetic and pattern matching)")
-        if node.type == "compound_statement" and node.child_count and node.children[0].type == "((":
-            raise Opaque("arithmetic")
-        stack.extend(node.children)
+                previous = child
+
+
+def _check_node(node: Any, source: bytes) -> None:
+    """Refuse a node that cannot be accounted for, with the reason shown to the user."""
+    if node.is_missing or node.type == "ERROR":
+        raise Opaque("text the shell grammar cannot parse")
+    reason = _OPAQUE_NODES.get(node.type)
+    if reason:
+        raise Opaque(reason)
+    if not node.is_named and node.text != node.type.encode():
+        raise Opaque("text the shell grammar did not read")  # a token that swallowed more (`" "` -> ' "')
+    if node.type == "comment" and node.start_byte and source[node.start_byte - 1] not in _BEFORE_COMMENT:
+        raise Opaque("a # that bash does not read as a comment")
+    first = node.children[0].type if node.child_count else ""
+    if node.type == "test_command" and first == "[[":
+        raise Opaque("a [[ ... ]] test (arithmetic and pattern matching)")
+    if node.type == "compound_statement" and first == "((":
+        raise Opaque("arithmetic")
+    if node.type == "compound_statement" and not _is_brace_group(node, source):
+        raise Opaque("a { that bash does not read as a group")  # `{}` is a command to bash
+    if node.type == "test_command" and not _is_bracket_test(node, source):
+        raise Opaque("a [ that bash does not read as a test")  # `[ab]` is a command (a glob) to bash
+
+
+def _is_bracket_test(node: Any, source: bytes) -> bool:
+    """`[ WORDS ]`: the `[` and `]` stand alone, as bash needs them to run the `[` builtin."""
+    children = node.children
+    if len(children) < 2 or children[0].type != "[" or children[-1].type != "]":
+        return False
+    after_open = source[children[0].end_byte : children[0].end_byte + 1]
+    before_close = source[children[-1].start_byte - 1 : children[-1].start_byte]
+    return after_open in (b" ", b"\t") and before_close in (b" ", b"\t")
+
+
+def _is_brace_group(node: Any, source: bytes) -> bool:
+    """`{ LIST; }`: a blank after `{`, and `}` where a command may start (after `;`, `&`, a newline)."""
+    children = node.children
+    if len(children) < 2 or children[0].type != "{" or children[-1].type != "}":
+        return False
+    after_open = source[children[0].end_byte : children[0].end_byte + 1]
+    before_close = source[children[0].end_byte : children[-1].start_byte].rstrip(b" \t")
+    return after_open in (b" ", b"\t", b"\n") and before_close[-1:] in (b";", b"&", b"\n")
+
+
+def _newline_may_follow(node: Any, previous: Any) -> bool:
+    """Whether bash reads on past a line break after `previous` inside `node`: between the
+    statements of a program or compound, and after `|`, `&&`, `||` (but a simple command ends)."""
+    if node.type in ("program", "compound_statement", "subshell", "do_group", "if_statement", "elif_clause",
+                     "else_clause", "while_statement", "for_statement", "case_statement", "case_item",
+                     "function_definition"):
+        return True
+    if node.type in ("pipeline", "list"):
+        return previous is not None and not previous.is_named and previous.type in ("|", "|&", "&&", "||")
+    return False
 
 
 def _text(node: Any) -> str:
@@ -504,17 +554,14 @@ def _unescape_double_quoted(text: str) -> str:
 
 
 def _braces_in(unquoted: str) -> bool:
-    """Whether unquoted text could brace-expand: a `{` with a `,` or `..` before a later `}`."""
+    """Whether unquoted text could brace-expand: a `{` with a `,` or `..` somewhere before a
+    later `}` (bash pairs braces further than it seems: `{a},b}` is `a}` and `b`)."""
     start = unquoted.find("{")
-    while start >= 0:
-        end = unquoted.find("}", start)
-        if end < 0:
-            return False
-        inner = unquoted[start + 1 : end]
-        if "," in inner or ".." in inner or "{" in inner:
-            return True
-        start = unquoted.find("{", start + 1)
-    return False
+    end = unquoted.rfind("}")
+    if start < 0 or end < start:
+        return False
+    inner = unquoted[start + 1 : end]
+    return "," in inner or ".." in inner
 
 
 def _brace_expands(node: Any) -> bool:
