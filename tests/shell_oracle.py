@@ -86,6 +86,16 @@ def random_command(rng: random.Random) -> tuple[str, bool]:
             pieces.append(f"{{ {_simple(rng)}; }}")
         elif roll < 0.18:
             pieces.append(f"if {_simple(rng)}; then {_simple(rng)}; fi")
+        elif roll < 0.2:
+            pieces.append(f"! {_simple(rng)}")
+        elif roll < 0.22:
+            pieces.append(f"case {_word(rng)} in *) {_simple(rng)};; esac")
+        elif roll < 0.24:
+            pieces.append(f"for v in {_word(rng)}; do {_simple(rng)}; done")
+            exact = False  # the list may expand to no word, or several
+        elif roll < 0.26:
+            pieces.append(f"zqf() {{ {_simple(rng)}; }}; zqf")
+            exact = False  # zqf is a function: bash runs its body, not a command named zqf
         else:
             pieces.append(_simple(rng))
     if rng.random() < 0.2:
@@ -111,8 +121,8 @@ class Bash:
     def close(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
 
-    def runs(self, text: str) -> list[tuple[str, ...]]:
-        """The argv of every simple command bash ran for `text`."""
+    def runs(self, text: str) -> list[tuple[str, ...]] | None:
+        """The argv of every simple command bash ran for `text`; None when that cannot be compared."""
         record = Path(tempfile.mkdtemp(dir=self.root))
         work = record / "cwd"
         work.mkdir()
@@ -124,6 +134,9 @@ class Bash:
                            timeout=10, check=False)
         except subprocess.TimeoutExpired:
             pass
+        if any(work.iterdir()):
+            shutil.rmtree(record, ignore_errors=True)
+            return None  # a redirection made a file here: a glob may have matched it (bash expands, we do not)
         commands = []
         for path in sorted(record.iterdir()):
             if path.is_file() and path.name[0].isdigit():
@@ -152,7 +165,10 @@ def compare(bash: Bash, text: str, exact: bool) -> str | None:
     if ours is None:
         return None
     theirs = bash.runs(text)
-    unseen = Counter(theirs) - Counter(ours)
+    if theirs is None:
+        return None
+    exact = exact and "!" not in text  # `! cmd` fails, and `&&` then skips what follows
+    unseen = set(theirs) - set(ours)  # a loop runs a command more than once: which ones ran is what counts
     if unseen:
         return f"bash ran {sorted(unseen)} that the parser did not report (it reported {ours})"
     if exact and Counter(ours) != Counter(theirs):

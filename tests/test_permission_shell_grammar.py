@@ -128,6 +128,7 @@ def test_a_git_status_grant_does_not_cover_the_attacks(tmp_path: Path) -> None:
         ("zq.y | { zq=; }|zq \t\\#\nzq.y >out#c", "line break"),
         ("ls | [ab]", "[ that bash"),
         ("ls | {}", "{ that bash"),
+        ("ls | ! rm x", "! inside a pipeline"),
         ("zq= --opt=v", "assignment"),
         ('zq1 a" "b', "did not read"),
         ("zqa  {x=y,  }  ]", "differently from bash"),

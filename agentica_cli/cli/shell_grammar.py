@@ -183,6 +183,8 @@ def _check_node(node: Any, source: bytes) -> None:
         raise Opaque("text the shell grammar did not read")  # a token that swallowed more (`" "` -> ' "')
     if node.type == "comment" and node.start_byte and source[node.start_byte - 1] not in _BEFORE_COMMENT:
         raise Opaque("a # that bash does not read as a comment")
+    if node.type == "negated_command" and node.parent is not None and node.parent.type == "pipeline":
+        raise Opaque("a ! inside a pipeline")  # bash takes `!` only at a pipeline's start
     first = node.children[0].type if node.child_count else ""
     if node.type == "test_command" and first == "[[":
         raise Opaque("a [[ ... ]] test (arithmetic and pattern matching)")
