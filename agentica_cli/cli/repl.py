@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
 import threading
@@ -261,7 +262,13 @@ class Repl:
 
             from agentica_cli.cli.render import EventRenderer
 
-            self.console = Console(highlight=False)
+            # On a terminal the size is the terminal's, asked at each redraw: a COLUMNS exported by
+            # the shell is fixed, and once the window is narrower every live redraw miscounts the
+            # rows of its last frame and leaves a copy of the streamed text behind (issue 25, 20).
+            environ = None
+            if sys.stdout.isatty():
+                environ = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+            self.console = Console(highlight=False, _environ=environ)
             self.renderer = EventRenderer(
                 self.console,
                 self.work_dir,
