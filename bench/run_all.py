@@ -43,6 +43,7 @@ BENCHES = {
     "headless": "bench_headless.py",
     "acp": "bench_acp.py",
     "chunks": "bench_chunks.py",
+    "shell": "bench_shell_parse.py",
 }
 
 
@@ -125,6 +126,10 @@ TARGETS = [
            _get("arguments_accumulator_us_best"), "< 1.3 us (1.25 before)", lambda v: v < 1.3, " us"),
     Target("stream chunk: SSE + JSON + accumulator per text chunk (best)", "chunks", _get("text_us_per_chunk_best"),
            "", None, " us"),
+    Target("shell grammar: one command line parsed for the permission check (median)", "shell", _get("parse_us"),
+           "< 1000 µs", lambda v: v < 1000, " µs"),
+    Target("shell grammar: the same, p99", "shell", _get("parse_p99_us"), "", None, " µs"),
+    Target("shell grammar: first parse (loads tree-sitter-bash)", "shell", _get("first_parse_ms"), "", None, " ms"),
     Target("acp: first prompt to first update, over the model", "acp", _get("first_prompt_ms"), "< 50 ms",
            lambda v: v < 50, " ms"),
     Target("acp: later prompts to first update, over the model (median)", "acp", _get("warm_median_ms"),

@@ -343,14 +343,7 @@ class AcpSession:
         if updates.is_edit(name):
             return "file edits in this folder (accept-edits)" if self.policy.mode == "default" else None
         grant = self.policy.grant_for(call)
-        if grant is None:
-            return None
-        if not grant.words:
-            return name
-        from agentica_cli.cli.shell_parts import display_words
-
-        shown = display_words(list(grant.words))
-        return f"exactly `{shown}`" if grant.exact else f"`{shown}` commands"
+        return None if grant is None else grant.scope()
 
     async def ask(self, call: Any, verdict: Any = None) -> Answer:
         """The policy's question, asked through session/request_permission."""

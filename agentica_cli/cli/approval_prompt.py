@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from agentica_cli.cli.safe_text import has_controls, safe_text
+from agentica_cli.cli.safe_text import has_controls, has_odd_spaces, safe_command, safe_text
 
 
 @dataclass(frozen=True)
@@ -56,10 +56,10 @@ def request_renderable(name: str, args: dict[str, Any], diff: str | None, note: 
 
         parts.append(render_diff(diff))  # the whole diff, numbered: the question hides nothing
     elif isinstance(command, str):
-        parts.append(Syntax(safe_text(command), "bash", theme="ansi_dark", background_color="default",
+        parts.append(Syntax(safe_command(command), "bash", theme="ansi_dark", background_color="default",
                             word_wrap=True))
-        if has_controls(command):
-            parts.append(Text("the command holds control characters (shown as ␛, ␍, <U+…>): "
+        if has_controls(command) or has_odd_spaces(command):
+            parts.append(Text("the command holds control characters or unusual spaces (shown as ␛, ␍, <U+…>): "
                               "check what it really does", style="bold red"))
         others = {k: v for k, v in args.items() if k != "command"}  # e.g. a timeout: the user sees it all
         if others:

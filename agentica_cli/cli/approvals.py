@@ -9,7 +9,9 @@ Modes:
 Order of decision: a deny rule refuses (every mode); plan mode refuses anything not
 read-only; a command that asks to run outside the OS sandbox (execute sandbox=false) or to
 use the network inside it (network=true, unless [sandbox] network already allows it) asks
-with its reason in every mode and is refused under auto, where nobody can answer; a write
+with its reason in every mode and is refused under auto, where nobody can answer; a call
+that sends data off the machine (fetch_url, web_search, web toolkits: cli/egress.py) asks in
+every mode unless an allow rule or grant covers it (per domain) or --yes was given; a write
 to a sensitive place (agentica's or git's config and hooks, shell start-up
 files) asks in every mode but an explicit --yes; an ask rule asks; auto allows; an allow
 rule or a session grant allows; a call that is not destructive runs; accept-edits allows
@@ -95,14 +97,28 @@ class Grant:
     tool: str
     words: tuple[str, ...] = ()
     exact: bool = False
+    domain: str = ""  # for a tool that sends data off the machine: the one host it may reach
 
     def describe(self) -> str:
+        if self.domain:
+            return f"{self.tool}: {self.domain}"
         if not self.words:
             return f"{self.tool} (every call)"
         from agentica_cli.cli.shell_parts import display_words
 
         shown = display_words(list(self.words))
         return f"{self.tool}: exactly `{shown}`" if self.exact else f"{self.tool}: `{shown}` commands"
+
+    def scope(self) -> str:
+        """What the "always" answer offers, for the question (the caller makes it safe to print)."""
+        if self.domain:
+            return f"{self.tool} to {self.domain}"
+        if not self.words:
+            return self.tool
+        from agentica_cli.cli.shell_parts import display_words
+
+        shown = display_words(list(self.words))
+        return f"exactly `{shown}`" if self.exact else f"`{shown}` commands"
 
     def covers(self, words: list[str]) -> bool:
         from agentica_cli.cli.shell_parts import starts_with
@@ -122,6 +138,9 @@ class Verdict:
 
 # Why-s whose question offers no "always": asked every time.
 ASKED_EVERY_TIME = frozenset({"sensitive", "rule", "escalation", "network"})
+
+# What a PreToolUse hook's "allow" does not lift: only the user may answer these.
+USER_ONLY = frozenset({"escalation", "network"})
 
 PLAN_MODE_TOOLS = frozenset({"write_todos", "todo_write", "update_todos", "todos", "task", "ask_user"})
 
@@ -177,6 +196,14 @@ class PermissionPolicy:
         args = call_args(call)
         if name in EDIT_TOOLS:
             return Grant(name)  # answered by switching to accept-edits (see `remember`)
+        from agentica_cli.cli.egress import EGRESS_TOOLS, host_of, url_of
+
+        if name in EGRESS_TOOLS:
+            url = url_of(args)
+            if url is None:
+                return Grant(name)  # a search: every query (the user was shown this one)
+            host = host_of(url)
+            return Grant(name, domain=host) if host else None
         command = _command_of(args)
         if command is None:
             return Grant(name)
@@ -210,7 +237,14 @@ class PermissionPolicy:
         grants = [g for g in self.grants if g.tool == name]
         if not grants:
             return False
-        if any(not g.words for g in grants):
+        if any(g.domain for g in grants):
+            from agentica_cli.cli.egress import domain_matches, host_of, url_of
+
+            url = url_of(args)
+            host = host_of(url) if url is not None else None
+            if any(g.domain and domain_matches(g.domain, host) for g in grants):
+                return True
+        if any(not g.words and not g.domain for g in grants):
             return True
         command = _command_of(args)
         if command is None:
@@ -291,6 +325,21 @@ class PermissionPolicy:
             "(no reason given)")
         return Verdict("ask", why="network", note=f"uses the NETWORK (still sandboxed for files): {shown}")
 
+    def _egress(self, name: str, args: dict[str, Any]) -> Verdict | None:
+        """A call that sends data off the machine (fetch_url, web_search, web toolkits): asked
+        in every mode, unless an allow rule or grant covers it (per domain for URLs) or the
+        person running agentica chose --yes. None: not such a call, or --yes."""
+        from agentica_cli.cli.egress import EGRESS_TOOLS, what_leaves
+
+        if name not in EGRESS_TOOLS or (self.mode == "auto" and self.explicit_auto):
+            return None
+        rule = self._rule("ask", name, args)
+        if rule is not None:
+            return Verdict("ask", why="rule", note=f"a permission rule asks: {rule.text}")
+        if self._rule("allow", name, args) is not None or self._granted(name, args):
+            return Verdict("allow")
+        return Verdict("ask", why="egress", note=f"sends data off this machine: {what_leaves(name, args)}")
+
     def evaluate(self, call: Any) -> Verdict:
         """The decision that needs no one: allow, deny, or ask (when someone can be asked).
 
@@ -316,7 +365,8 @@ class PermissionPolicy:
         if rule is not None:
             where = f" ({rule.source})" if rule.source else ""
             return Verdict("deny", f"'{name}' was not run: a permission rule denies it: {rule.text}{where}. "
-                                   "Do not try to get around the rule; tell the user if you need it.", "rule")
+                                   f"{_opaque_note(args)}Do not try to get around the rule; tell the user if you "
+                                   "need it.", "rule")
         if self.mode == "plan" and not (read_only or name in PLAN_MODE_TOOLS):
             return Verdict(
                 "deny",
@@ -325,7 +375,7 @@ class PermissionPolicy:
                 "make) for the user to approve.",
                 "plan",
             )
-        escalation = self._escalation(name, args) or self._network_request(name, args)
+        escalation = self._escalation(name, args) or self._network_request(name, args) or self._egress(name, args)
         if escalation is not None:
             return escalation
         sensitive = self._sensitive(name, args) if (destructive or name in EDIT_TOOLS) else None
@@ -358,6 +408,16 @@ class PermissionPolicy:
         if self.mode == "plan" and not (read_only or name in PLAN_MODE_TOOLS):
             return "refused in plan mode"
         some = " (some calls: rules)" if covering else ""
+        from agentica_cli.cli.egress import EGRESS_TOOLS
+
+        if name in EGRESS_TOOLS and not (self.mode == "auto" and self.explicit_auto):
+            if any(g.tool == name and not g.words and not g.domain for g in self.grants) or any(
+                r.kind == "allow" and r.pattern is None for r in covering
+            ):
+                return "runs (allowed this session)"
+            domains = [g.domain for g in self.grants if g.tool == name and g.domain]
+            allowed = f" (allowed: {', '.join(domains)})" if domains else ""
+            return "asks: sends data off this machine" + allowed + some
         if self.mode == "auto" or not destructive:
             sensitive = " (sensitive files ask)" if name in EDIT_TOOLS or name in COMMAND_TOOLS else ""
             return ("runs" + (sensitive if self.mode == "auto" and not self.explicit_auto else "")) + some
@@ -401,14 +461,19 @@ class PermissionPolicy:
             return Decision.deny(verdict.message)
         return await self._ask_user(call, Verdict("ask", why="rule", note=f"a hook asks: {reason}"))
 
-    def hook_allowed(self, call: Any) -> Decision:
-        """A PreToolUse hook said "allow": no question, but deny rules and plan mode still refuse."""
+    async def hook_allowed(self, call: Any) -> Decision:
+        """A PreToolUse hook said "allow": no question, but deny rules and plan mode still refuse,
+        and what only the user may allow (running outside the sandbox, a sandboxed command's
+        network) is still asked, or refused where nobody can be asked: a hook is a program the
+        repository or a plugin may have put there."""
         from agentica_cli.agent.approval import Decision
 
         verdict = self.evaluate(call)
         if verdict.kind == "deny":
             self._refused(_call_name(call), verdict.why)
             return Decision.deny(verdict.message)
+        if verdict.kind == "ask" and verdict.why in USER_ONLY:
+            return await self._ask_user(call, verdict)
         return Decision.allow()
 
     async def _ask_user(self, call: Any, verdict: Verdict) -> Decision:
@@ -454,12 +519,33 @@ class PermissionPolicy:
             return (f"'{name}' was not run: it asked for the network, which always needs the user's confirmation, "
                     "and this run cannot ask. Do not retry it or try another way; tell the user what you needed "
                     "and why.")
+        if verdict.why == "egress":
+            what = verdict.note.removeprefix("sends data off this machine: ")
+            return (f"'{name}' was not run: it sends data off this machine ({what}), which needs the user's "
+                    "permission, and this run cannot ask. Do not retry it or try another way; tell the user what "
+                    "you wanted to fetch or search. They can allow a domain with a rule such as "
+                    f"{name}(domain:docs.python.org).")
         if verdict.why == "outside":
             return (f"'{name}' was not run: it edits a file outside the work folder, and this run cannot ask. "
                     "Do not retry it; tell the user, who can allow that folder with --add-dir.")
         return (f"'{name}' was not run: it needs the user's permission and this run cannot ask "
                 f"(agentica -p, permission mode '{self.mode}'). Do not retry it; tell the user "
                 "what you would have done, and that they can allow it with --yes or --permission-mode.")
+
+
+def _opaque_note(args: dict[str, Any]) -> str:
+    """For a command a deny rule matched only because the check cannot read it: why."""
+    command = _command_of(args)
+    if command is None:
+        return ""
+    from agentica_cli.cli.shell_parts import parse_command
+
+    parsed = parse_command(command)
+    if not parsed.opaque:
+        return ""
+    return (f"The command could not be fully checked against the rules ({parsed.opaque}), so every deny rule "
+            "matches it; if it does not do what the rule forbids, write it without that (plain quotes, no "
+            "here-document or substitution; write files with write_file). ")
 
 
 def _call_name(call: Any) -> str:
@@ -498,6 +584,10 @@ def refusal_hint(name: str, mode: str, why: str = "") -> str:
     if why == "network":
         return (f"agentica: refused '{name}': it asked for the network, which is never allowed without asking; "
                 "set network = true under [sandbox] in the config to let sandboxed commands connect")
+    if why == "egress":
+        example = f'"{name}(domain:HOST)"' if name == "fetch_url" else f'"{name}"'
+        return (f"agentica: refused '{name}': it sends data off this machine, which -p runs never allow "
+                f"unasked; allow it with --allowed-tools {example} or [permissions] allow, or --yes")
     if why == "outside":
         return f"agentica: refused '{name}': the file is outside the work folder; allow its folder with --add-dir"
     edit = name in EDIT_TOOLS

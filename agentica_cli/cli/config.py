@@ -119,6 +119,7 @@ SCHEMA: dict[str, Any] = {
         "max_result_tokens": "int",  # one tool result's budget; larger ones are saved to a file
         "exclude": "list[str]",
         "enable": "list[str]",  # toolkits by name (agentica_cli.toolkits.catalog): arxiv, weather, sql, ...
+        "fetch_allow_private": "list[str]",  # networks fetch_url may reach besides public ones: ["10.0.0.0/8"]
     },
     "toolkits": {"*": TOOLKIT_OPTIONS},  # [toolkits.<name>]: cli/toolkit_setup.py
     "ui": {
@@ -184,6 +185,7 @@ UNTRUSTED_PROJECT_KEYS = (
     "tools.context_overflow_threshold",  # when the context is compacted (or overflows)
     "tools.compress_tool_results",
     "tools.enable",  # toolkits: run programs (shell, code), send data to web services
+    "tools.fetch_allow_private",  # lets fetch_url reach this machine's and the LAN's services
     "toolkits",  # base_url decides where a toolkit's key goes
     "instructions",  # uncapped text sent with every request (AGENTS.md is the capped way)
     "ui.statusline",  # runs a program

@@ -93,6 +93,11 @@ class PermissionRule:
             return True
         if tool in COMMAND_TOOLS and isinstance(args.get("command"), str):
             return self._matches_command(args["command"])
+        if self.pattern.startswith("domain:"):  # fetch_url(domain:docs.python.org), Claude's WebFetch(domain:...)
+            from agentica_cli.cli.egress import domain_matches, host_of, url_of
+
+            url = url_of(args)
+            return url is not None and domain_matches(self.pattern[len("domain:"):], host_of(url))
         path = next((args[k] for k in PATH_ARGS if isinstance(args.get(k), str)), None)
         if path is not None:
             return self._matches_path(path, work_dir)
@@ -113,11 +118,35 @@ class PermissionRule:
     def matches_words(self, words: list[str]) -> bool:
         return bool(self.command_pattern().fullmatch(" ".join(words)))
 
+    def could_match_words(self, known: list[str]) -> bool:
+        """Whether a command whose first words are `known` (the rest only known when it runs)
+        may match: the pattern can still match something that starts with them."""
+        pattern = self.pattern or "*"
+        if pattern.endswith(":*"):
+            pattern = pattern[:-2] + " *"
+        return _prefix_can_match(pattern, " ".join(known))
+
     def _matches_command(self, command: str) -> bool:
+        """An allow rule must match every simple command of a command line it fully
+        understands; a deny or ask rule matches when any simple command (also one a wrapper
+        or `bash -c` runs) may match, and always when the line cannot be accounted for."""
+        from agentica_cli.cli.shell_parts import DenyCheckOpaque, deny_candidates
+
         parsed = parse_command(command)
         if self.kind == "allow":
             return parsed.grantable and all(self.matches_words(words) for words in parsed.parts)
-        return any(self.matches_words(words) for words in _all_parts(command))
+        if parsed.opaque:
+            return True
+        try:
+            for simple in deny_candidates(parsed):
+                if simple.is_literal:
+                    if self.matches_words(simple.words):
+                        return True
+                elif self.could_match_words(simple.words[: simple.known]):
+                    return True
+        except DenyCheckOpaque:
+            return True
+        return False
 
     # -- paths ---------------------------------------------------------------------------
 
@@ -147,14 +176,39 @@ class PermissionRule:
         return False
 
 
-def _all_parts(command: str, depth: int = 0) -> list[list[str]]:
-    """Every simple command, also those inside substitutions (what a deny rule must see)."""
-    parsed = parse_command(command)
-    parts = list(parsed.parts)
-    if depth < 4:
-        for body in parsed.nested:
-            parts += _all_parts(body, depth + 1)
-    return parts
+def _prefix_can_match(pattern: str, text: str) -> bool:
+    """Whether some string that starts with `text` fullmatches the wildcard `pattern` (`*`
+    matches anything): `text` is consumed by the pattern's tokens with a set of positions."""
+    tokens = [None if part == "*" else part for part in re.split(r"(\*)", pattern) if part]
+    chars: list[str | None] = []
+    for token in tokens:
+        if token is None:
+            chars.append(None)
+        else:
+            chars.extend(token)
+    positions = {0}
+
+    def closure(states: set[int]) -> set[int]:
+        out = set(states)
+        for state in states:
+            while state < len(chars) and chars[state] is None:  # a star may match nothing
+                state += 1
+                out.add(state)
+        return out
+
+    positions = closure(positions)
+    for char in text:
+        following = set()
+        for state in positions:
+            if state < len(chars):
+                if chars[state] is None:
+                    following.add(state)  # the star takes this character
+                elif chars[state] == char:
+                    following.add(state + 1)
+        positions = closure(following)
+        if not positions:
+            return False
+    return True
 
 
 def split_rule_list(text: str) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
 import threading
@@ -284,7 +285,13 @@ class Repl:
 
             from agentica_cli.cli.render import EventRenderer
 
-            self.console = Console(highlight=False)
+            # On a terminal the size is the terminal's, asked at each redraw: a COLUMNS exported by
+            # the shell is fixed, and once the window is narrower every live redraw miscounts the
+            # rows of its last frame and leaves a copy of the streamed text behind (issue 25, 20).
+            environ = None
+            if sys.stdout.isatty():
+                environ = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+            self.console = Console(highlight=False, _environ=environ)
             self.renderer = EventRenderer(
                 self.console,
                 self.work_dir,
@@ -443,14 +450,7 @@ class Repl:
         if name in EDIT_TOOLS:
             return "file edits in this folder (accept-edits)" if self.policy.mode == "default" else None
         grant = self.policy.grant_for(call)
-        if grant is None:
-            return None
-        if not grant.words:
-            return safe_text(name)
-        from agentica_cli.cli.shell_parts import display_words
-
-        shown = safe_text(display_words(list(grant.words)))
-        return f"exactly `{shown}`" if grant.exact else f"`{shown}` commands"
+        return None if grant is None else safe_text(grant.scope())
 
     def expand_last_output(self) -> None:
         """Ctrl-O and /expand: the whole result of the last tool call."""

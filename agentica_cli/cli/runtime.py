@@ -298,6 +298,8 @@ def build_agent(
     kwargs["builtin_options"] = {
         "sandbox": sandbox,
         "keep_env": tuple(settings.get("sandbox.env_allow") or ()),
+        # networks fetch_url may reach besides public addresses (an intranet docs server)
+        "allow_private_urls": tuple(settings.get("tools.fetch_allow_private") or ()),
     }
     agent = DeepAgent(model, **kwargs)
     agent.instruction_texts = list(instructions.texts)

@@ -59,3 +59,19 @@ def safe_text(text: str, *, keep_newlines: bool = True, tab_size: int = 4) -> st
 def has_controls(text: str) -> bool:
     """Whether `text` holds anything `safe_text` would change (besides tabs)."""
     return bool(_UNSAFE.search(text or ""))
+
+
+# Spaces other than the ASCII one: bash does not split words at them, a reader does.
+_ODD_SPACES = re.compile("[\u00a0\u1680\u180e\u2000-\u200a\u202f\u205f\u3000]")
+
+
+def safe_command(text: str) -> str:
+    """A shell command for the approval question: `safe_text`, and every non-ASCII space shown
+    as `<U+00A0>` (`ls\u00a0# list; touch x` is one command `ls\u00a0#` and then `touch x`,
+    not `ls` and a comment)."""
+    return _ODD_SPACES.sub(lambda m: f"<U+{ord(m.group()):04X}>", safe_text(text))
+
+
+def has_odd_spaces(text: str) -> bool:
+    return bool(_ODD_SPACES.search(text or ""))
+

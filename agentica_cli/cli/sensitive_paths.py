@@ -27,7 +27,8 @@ SHELL_STARTUP_FILES = frozenset(
 _COMMAND_MARKERS = re.compile(
     r"(?:^|[\s/'\"=<>])(?:\.agentica|\.claude|\.git/(?:hooks|config|info)|\.ssh)(?:/|\b)"
     r"|(?:^|[\s/'\"=<>])(?:" + "|".join(re.escape(n) for n in sorted(SHELL_STARTUP_FILES)) + r")\b"
-    r"|\bcore\.hooksPath\b|\bgit\s+config\b"
+    r"|\bcore\.hooksPath\b|\bgit\s+config\b",
+    re.IGNORECASE,  # `.GIT/config` is `.git/config` on a case-insensitive file system (macOS, Windows)
 )
 
 
@@ -42,12 +43,14 @@ def sensitive_reason(path: str | os.PathLike[str], work_dir: Path | None = None)
     except (OSError, ValueError):
         pass
     for candidate in candidates:
+        # Compared without case: on a case-insensitive file system `.GIT/config` is git's config.
         for part in candidate.parts[:-1]:
-            if part in SENSITIVE_FOLDERS:
-                return SENSITIVE_FOLDERS[part]
-        if candidate.name in SENSITIVE_FOLDERS:
-            return SENSITIVE_FOLDERS[candidate.name]
-        if candidate.name in SHELL_STARTUP_FILES:
+            if part.lower() in SENSITIVE_FOLDERS:
+                return SENSITIVE_FOLDERS[part.lower()]
+        name = candidate.name.lower()
+        if name in SENSITIVE_FOLDERS:
+            return SENSITIVE_FOLDERS[name]
+        if name in SHELL_STARTUP_FILES:
             return "a shell start-up file (it runs at the next login)"
     return None
 

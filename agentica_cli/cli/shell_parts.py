@@ -1,193 +1,112 @@
-"""Split a shell command into the simple commands it runs, for permission decisions.
+"""The simple commands a command line runs, for permission decisions.
 
 A grant for `pytest` must not approve `pytest; rm x`, `pytest && rm x`, `pytest | sh` or
-`pytest $(rm x)`. This is not a shell parser: it finds what a grant can be checked against
-(the simple commands between `;`, `&&`, `||`, `|`, `&` and newlines, as words) and flags
-what no grant may cover (command or process substitution, backticks, redirections to files,
-subshells, compound statements). When in doubt it says "not grantable", which means the
-user is asked: the safe side.
+`pytest $(rm x)`. The command is read with bash's grammar (shell_grammar.py, tree-sitter-bash):
+this module turns that into what a grant or rule is checked against (the simple commands, as
+the words bash passes them) and what no grant may cover (redirections to files, compound
+statements, words only known when they run). What the grammar cannot account for at all makes
+the command opaque: no grant or allow rule covers it, every deny and ask rule matches it.
 """
 
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-_SEPARATORS = ("&&", "||", "|&", ";;", ";", "|", "&", "\n")
-# Redirections that neither read nor write a file: fd duplication and the null device.
-_HARMLESS_REDIRECT_TARGETS = ("/dev/null",)
-_COMPOUND_WORDS = frozenset(
-    {"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac", "function",
-     "select", "{", "}", "(", ")", "[[", "]]", "coproc"}
-)
+from agentica_cli.cli.shell_grammar import SimpleCommand, parse_shell
 
 
 @dataclass
 class ShellCommand:
     """What a command line runs: its simple commands, and what makes it ungrantable."""
 
-    parts: list[list[str]] = field(default_factory=list)  # each simple command, as words
-    raw_parts: list[str] = field(default_factory=list)
+    commands: list[SimpleCommand] = field(default_factory=list)
     hazards: list[str] = field(default_factory=list)  # why no grant can approve it, for the question
-    nested: list[str] = field(default_factory=list)  # bodies of $(...), `...`, <(...): checked by deny rules
+    opaque: str = ""  # why the check cannot account for it at all ("" when it can)
+
+    @property
+    def parts(self) -> list[list[str]]:
+        """Each simple command, as words."""
+        return [command.words for command in self.commands]
 
     @property
     def grantable(self) -> bool:
-        return not self.hazards and bool(self.parts)
-
-
-def _read_nested(text: str, start: int, opener: str, closer: str) -> int:
-    """Index just past the `closer` matching the `opener` at text[start-1] (quote-aware)."""
-    depth = 1
-    i = start
-    quote = ""
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == "\\" and quote == '"':
-                i += 2
-                continue
-            if ch == quote:
-                quote = ""
-        elif ch == "\\":
-            i += 2
-            continue
-        elif ch in ("'", '"'):
-            quote = ch
-        elif ch == opener:
-            depth += 1
-        elif ch == closer:
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    return len(text)
+        return not self.hazards and bool(self.commands)
 
 
 def parse_command(command: str) -> ShellCommand:
-    result = ShellCommand()
-    hazards: set[str] = set()
-    current: list[str] = []
-    i = 0
-    quote = ""
-    n = len(command)
-
-    def close_part() -> None:
-        raw = "".join(current).strip()
-        current.clear()
-        if raw:
-            result.raw_parts.append(raw)
-
-    while i < n:
-        ch = command[i]
-        if quote == "'":
-            current.append(ch)
-            if ch == "'":
-                quote = ""
-            i += 1
-            continue
-        if ch == "\\" and i + 1 < n:
-            if command[i + 1] == "\n":  # a line continuation joins lines
-                i += 2
-                continue
-            current.append(command[i : i + 2])
-            i += 2
-            continue
-        if ch == "`":
-            end = command.find("`", i + 1)
-            end = n if end < 0 else end
-            hazards.add("a `...` command substitution")
-            result.nested.append(command[i + 1 : end])
-            current.append(command[i : end + 1])
-            i = end + 1
-            continue
-        if ch == "$" and command.startswith("$(", i):
-            end = _read_nested(command, i + 2, "(", ")")
-            hazards.add("a $(...) command substitution")
-            result.nested.append(command[i + 2 : end - 1])
-            current.append(command[i:end])
-            i = end
-            continue
-        if quote == '"':
-            current.append(ch)
-            if ch == '"':
-                quote = ""
-            i += 1
-            continue
-        if ch in ("'", '"'):
-            quote = ch
-            current.append(ch)
-            i += 1
-            continue
-        if ch in "<>" and command.startswith("(", i + 1):
-            end = _read_nested(command, i + 2, "(", ")")
-            hazards.add("a <(...) process substitution")
-            result.nested.append(command[i + 2 : end - 1])
-            current.append(command[i:end])
-            i = end
-            continue
-        if ch == "#" and (not current or current[-1][-1:].isspace()):
-            end = command.find("\n", i)
-            i = n if end < 0 else end  # a comment runs to the end of the line
-            continue
-        separator = next((s for s in _SEPARATORS if command.startswith(s, i)), None)
-        if separator is not None and not _is_redirect_ampersand(command, i):
-            close_part()
-            i += len(separator)
-            continue
-        if ch in "<>":
-            i = _scan_redirect(command, i, current, hazards)
-            continue
-        current.append(ch)
-        i += 1
-    if quote:
-        hazards.add("an unterminated quote")
-    close_part()
-    for raw in result.raw_parts:
-        try:
-            words = shlex.split(raw, comments=False, posix=True)
-        except ValueError:
-            hazards.add("text the permission check cannot split into words")
-            continue
-        if not words:
-            continue
-        if words[0] in _COMPOUND_WORDS or raw.startswith(("(", "{")):
-            hazards.add("a compound statement or subshell")
-        result.parts.append(words)
-    result.hazards = sorted(hazards)
-    return result
+    parsed = parse_shell(command)
+    if parsed.opaque:
+        return ShellCommand([], [parsed.opaque], parsed.opaque)
+    hazards = list(parsed.hazards)
+    if any(not c.is_literal for c in parsed.commands):
+        hazards.append("a word only known when it runs ($x, ~, {a,b}, a glob as the command name)")
+    return ShellCommand(parsed.commands, sorted(set(hazards)))
 
 
-def _is_redirect_ampersand(command: str, i: int) -> bool:
-    """`2>&1`, `>&2`, `&>file`: the `&` belongs to a redirection, not a background separator."""
-    if command[i] != "&":
-        return False
-    return (i > 0 and command[i - 1] in "<>") or command.startswith("&>", i)
+# -- what a deny or ask rule must see ------------------------------------------------------
+
+# Commands that run the command in their arguments (`sudo rm x`, `timeout 5 rm x`, `xargs rm`,
+# `find . -exec rm {} ;`): a deny rule for `rm` must see `rm` there too.
+_RUNS_ITS_ARGUMENTS = frozenset(
+    {"sudo", "doas", "env", "nohup", "time", "timeout", "nice", "ionice", "command", "builtin", "exec", "xargs",
+     "setsid", "stdbuf", "unbuffer", "watch", "strace", "ltrace", "chroot", "busybox", "find", "parallel", "flock",
+     "taskset", "chrt", "nsenter", "unshare", "firejail", "catchsegv", "caffeinate", "entr"}
+)
+# Shells whose `-c` argument (and eval, whose arguments) is a command line of its own.
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "su", "script"})
 
 
-def _scan_redirect(command: str, i: int, current: list[str], hazards: set[str]) -> int:
-    """Read one redirection at command[i] (`>`, `>>`, `<`, `<<`, `>|`, `>&2` ...), add it to the
-    current part, and flag it unless it only duplicates a descriptor or targets /dev/null."""
-    start = i
-    if command.startswith("<<", i):
-        hazards.add("a here-document")
-    while i < len(command) and command[i] in "<>|&":
-        i += 1
-    while i < len(command) and command[i] in " \t":
-        i += 1
-    target_start = i
-    while i < len(command) and not command[i].isspace() and command[i] not in ";|&<>":
-        i += 1
-    target = command[target_start:i].strip("'\"")
-    op = command[start:target_start].strip()
-    if op.endswith("&") and (target.isdigit() or target == "-"):
-        pass  # 2>&1, >&2, <&0: descriptor duplication
-    elif target in _HARMLESS_REDIRECT_TARGETS:
-        pass
-    elif not op.startswith("<<"):
-        hazards.add("a redirection to or from a file")
-    current.append(command[start:i])
-    return i
+class DenyCheckOpaque(Exception):
+    """A command line run by another (bash -c CODE, eval) that cannot be accounted for."""
+
+
+def deny_candidates(parsed: ShellCommand, depth: int = 0) -> Iterator[SimpleCommand]:
+    """Every simple command a deny rule must be checked against: each one, the commands the
+    wrappers among them run, and the commands inside `bash -c '...'` and `eval '...'`.
+    Raises DenyCheckOpaque when one of those cannot be read."""
+    for command in parsed.commands:
+        yield from _expand(command, depth)
+
+
+def _expand(command: SimpleCommand, depth: int) -> Iterator[SimpleCommand]:
+    yield command
+    if depth > 4 or not command.words:
+        return
+    if not command.literal[0]:
+        return  # its name is unknown: every deny rule matches it already
+    name = command.words[0].rsplit("/", 1)[-1]
+    if name in _RUNS_ITS_ARGUMENTS:
+        for start in range(1, len(command.words)):
+            yield from _expand(SimpleCommand(command.words[start:], command.literal[start:]), depth + 1)
+    code = _inner_code(name, command)
+    if code is not None:
+        inner = parse_command(code)
+        if inner.opaque:
+            raise DenyCheckOpaque(inner.opaque)
+        yield from deny_candidates(inner, depth + 1)
+
+
+def _inner_code(name: str, command: SimpleCommand) -> str | None:
+    """The command line `bash -c CODE` or `eval ARGS` runs, or None. Code whose value is only
+    known when it runs: DenyCheckOpaque."""
+    words, literal = command.words, command.literal
+    if name == "eval":
+        if not all(literal[1:]):
+            raise DenyCheckOpaque("eval of a word only known when it runs")
+        return " ".join(words[1:])
+    if name not in _SHELLS:
+        return None
+    for index in range(1, len(words)):
+        word = words[index]
+        if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
+            if index + 1 >= len(words):
+                return None
+            if not literal[index + 1]:
+                raise DenyCheckOpaque(f"{name} -c with code only known when it runs")
+            return words[index + 1]
+    return None
 
 
 # -- the prefix an "always" answer grants ------------------------------------------------

@@ -274,6 +274,10 @@ class SlashCommands:
         policy = self.repl.policy
         if not rest:
             plain(f"mode: {policy.mode}   (modes: {', '.join(PERMISSION_MODES)}; Shift+Tab cycles)")
+            egress = ("run (--yes)" if policy.mode == "auto" and policy.explicit_auto
+                      else "ask in every mode unless a rule or grant allows the domain")
+            plain(f"sending data off this machine (fetch_url, web_search, web toolkits): {egress}; "
+                  "a rule: fetch_url(domain:docs.python.org)", "2")
             rules = [r for r in policy.rules]
             if rules:
                 plain("rules (deny wins, then ask, then allow):")
