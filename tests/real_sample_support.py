@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def sample_folder() -> Path | None:
     given = os.environ.get("AGENTICA_CLAUDE_SAMPLE")
     candidates = [Path(given)] if given else []
-    candidates += [ROOT.parent / "shared" / "claude_files", ROOT / "tests" / "claude_files"]
+    candidates.append(ROOT.parent / "shared" / "claude_files")
     return next((c for c in candidates if (c / "MANIFEST.json").is_file()), None)
 
 

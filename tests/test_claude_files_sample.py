@@ -3,9 +3,11 @@
 The sample is a folder per source collection, each laid out as a project (`.claude/commands`,
 `.claude/agents`, `.claude/skills/NAME/SKILL.md`, `hooks/*.json` and `.claude/settings.json`,
 `mcp/*.mcp.json`), and a MANIFEST.json naming each file's repository, commit, path, licence
-and sha256. It is other people's work, so it is not in this repository: it is read from
-$AGENTICA_CLAUDE_SAMPLE, or `shared/claude_files` beside the checkout (where CI has shared/),
-or `tests/claude_files`; without one these tests skip and say so.
+and sha256. It is other people's work, fetched from public repositories, so only its manifest is in this
+repository (tests/claude_files_manifest.json: repository, commit, path, licence and sha256 of
+every file, enough to gather it again); the files are read from $AGENTICA_CLAUDE_SAMPLE, or
+`shared/claude_files` beside the checkout (where CI has shared/); without one these tests
+skip and say so.
 
 Every collection (Anthropic's own included) must load: commands >= 99%, agents >= 98%,
 skills >= 97%, .mcp.json servers >= 95%, hook entries >= 99% (of events agentica fires; the
@@ -38,7 +40,7 @@ THRESHOLDS = {"command": 0.99, "agent": 0.98, "skill": 0.97, "mcp": 0.95, "hooks
 
 
 SAMPLE = sample_folder()
-pytestmark = pytest.mark.skipif(SAMPLE is None, reason=NO_SAMPLE)
+needs_sample = pytest.mark.skipif(SAMPLE is None, reason=NO_SAMPLE)
 
 
 def manifest() -> list[dict[str, Any]]:
@@ -126,9 +128,13 @@ def all_tallies() -> dict[tuple[str, str], Tally]:
     return out
 
 
+@needs_sample
 def test_the_manifest_names_every_file_with_its_source() -> None:
     assert SAMPLE is not None
     entries = manifest()
+    # The sample is exactly the one this repository describes (tests/claude_files_manifest.json:
+    # each file's repository, commit, path, licence and sha256, to gather it from).
+    assert entries == json.loads((ROOT / "tests" / "claude_files_manifest.json").read_text())
     listed = {e["file"] for e in entries}
     on_disk = {str(p.relative_to(SAMPLE)) for p in SAMPLE.rglob("*") if p.is_file() and p.name != "MANIFEST.json"}
     assert on_disk == listed
@@ -142,6 +148,7 @@ def test_the_manifest_names_every_file_with_its_source() -> None:
     assert any(e["repo"].startswith("anthropics/") for e in entries)
 
 
+@needs_sample
 def test_load_rates_overall_and_in_every_collection() -> None:
     tallies = all_tallies()
     report = []
@@ -158,6 +165,18 @@ def test_load_rates_overall_and_in_every_collection() -> None:
     print("; ".join(report))
 
 
+@needs_sample
 def test_every_file_that_does_not_load_is_named_with_its_reason() -> None:
     unnamed = [f for t in all_tallies().values() for f, why in t.failed.items() if why.startswith("NOT NAMED")]
     assert unnamed == []
+
+
+def test_the_committed_manifest_names_a_source_for_every_file_of_every_kind() -> None:
+    # Runs without the sample too: what the sample must be is fixed here, not by whoever has one.
+    entries = json.loads((ROOT / "tests" / "claude_files_manifest.json").read_text())
+    assert len(entries) >= 400
+    for entry in entries:
+        assert entry["repo"].count("/") == 1 and len(entry["commit"]) == 40, entry
+        assert entry["path"] and entry["licence"] and len(entry["sha256"]) == 64, entry
+    assert {"command", "agent", "skill", "mcp", "hooks", "instructions"} <= {e["kind"] for e in entries}
+    assert any(e["repo"].startswith("anthropics/") for e in entries)
