@@ -61,6 +61,8 @@ def third_party_imports(folders: list[Path], local: set[str]) -> dict[str, str]:
                     continue
                 for name in names:
                     top = name.split(".")[0]
+                    if (path.parent / f"{top}.py").is_file():
+                        continue  # a script's own sibling module (the Landlock launcher's seccomp.py)
                     if top not in sys.stdlib_module_names and top not in local and top != "__future__":
                         found.setdefault(top, str(path.relative_to(ROOT)))
     return found

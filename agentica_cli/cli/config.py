@@ -175,6 +175,7 @@ UNTRUSTED_PROJECT_KEYS = (
     "model.extra_body",  # anything in the request body (and what it costs)
     "model.context_window",  # when the context is compacted (or overflows)
     "model.tool_call_format",  # the model's text would run as tool calls
+    "model.dialect",  # which reasoning, signatures and details go back to the provider
     "permissions.mode",  # stops agentica asking
     "permissions.allow",
     "permissions.deny",
