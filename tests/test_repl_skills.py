@@ -21,6 +21,8 @@ def test_trusting_at_start_names_the_instructions_and_skipped_files_and_skills_l
     write(project / ".claude/skills/release-notes/SKILL.md",
           "---\nname: release-notes\ndescription: Write release notes from the git log\n---\nSteps.\n")
     write(project / ".claude/skills/pdf/SKILL.md", "---\nname: pdf\ndescription: Fill in PDF forms\n---\nSteps.\n")
+    write(project / ".claude/skills/agent-dev/SKILL.md",  # a name as Anthropic's plugin-dev writes it
+          "---\nname: Agent Development\ndescription: Build agents\n---\nSteps.\n")
     write(home / "skills/standup/SKILL.md",  # no description: the body's first line is, escape and all
           "---\nname: standup\n---\nSummarise yesterday \x1b[31min red\n\nSteps.\n")
     write(tmp_path / "outside.md", "not for the model\n")
@@ -30,7 +32,7 @@ def test_trusting_at_start_names_the_instructions_and_skipped_files_and_skills_l
         repl = start_repl(server, wait=False, env=cli_env(home, HOME=str(user_home)))
         repl.expect(r"Trust this project\? \[y/N\]")
         repl.send_line("y")
-        repl.expect(r"Extensions: 3 skills \(/skills\)\.")
+        repl.expect(r"Extensions: 4 skills \(/skills\)\.")
         repl.expect(r"Instructions: AGENTS\.md, CLAUDE\.md \(\+1 imported\)\.")
         skipped = repl.expect(r"leak\.md skipped: it leads outside the project")
         repl.expect_prompt()  # all of it before the first prompt: nothing was sent yet
@@ -41,5 +43,7 @@ def test_trusting_at_start_names_the_instructions_and_skipped_files_and_skills_l
         assert "\x1b[31min red" not in shown  # the escape from the file is shown, not obeyed
         assert "pdf" in shown and "Fill in PDF forms" in shown and "project: " in shown
         assert "release-notes" in shown and "Write release notes from the git log" in shown
+        # a usable name (its folder's), and the name as written beside it
+        assert "agent-dev " in shown and "name: 'Agent Development'" in shown
         repl.expect_prompt()
         assert repl.exit() == 0

@@ -54,8 +54,8 @@ def show_agents(repl: Repl) -> None:
         tools = ", ".join(spec.tools) if spec.tools is not None else "same as general"
         where = home_relative(spec.path) if spec.path is not None else ""
         plain(f"  {safe_text(name, keep_newlines=False):<12} {safe_text(spec.description, keep_newlines=False)[:90]}")
-        plain(f"  {'':<12} tools: {safe_text(tools)} · model: {safe_text(spec.model or 'inherit')} · "
-              f"{spec.scope}: {safe_text(where)}", "2")
+        plain(f"  {'':<12} {_as_written(spec.display_name)}tools: {safe_text(tools)} · "
+              f"model: {safe_text(spec.model or 'inherit')} · {spec.scope}: {safe_text(where)}", "2")
     if not agents:
         plain("  Define more in .agentica/agents/NAME.md (or .claude/agents, ~/.agentica/agents).", "2")
 
@@ -66,6 +66,13 @@ def show_skills(repl: Repl) -> None:
     for name, skill in sorted(skills.items()):
         where = home_relative(skill.folder / "SKILL.md")
         plain(f"  {safe_text(name, keep_newlines=False):<12} {safe_text(skill.description, keep_newlines=False)[:90]}")
-        plain(f"  {'':<12} {skill.scope}: {safe_text(where, keep_newlines=False)}", "2")
+        plain(f"  {'':<12} {_as_written(skill.display_name)}{skill.scope}: {safe_text(where, keep_newlines=False)}",
+              "2")
     if not skills:
         plain("  None. Add one as .agentica/skills/NAME/SKILL.md (or .claude/skills, ~/.agentica/skills).", "2")
+
+
+def _as_written(display_name: str) -> str:
+    """The file's own `name:` where it was not usable as a name (`Agent Development` is used as
+    `agent-development`): shown so the user recognises the entry."""
+    return f"name: {safe_text(display_name, keep_newlines=False)!r} · " if display_name else ""
