@@ -38,8 +38,9 @@ def run(tool: BuiltinExecuteTool, command: str, timeout: int = 30, **extra: obje
 
 
 @contextmanager
-def loopback_server() -> Iterator[int]:
-    """A TCP server on 127.0.0.1 that answers every connection with b"hello"; yields its port."""
+def loopback_server(accepted: list[int] | None = None) -> Iterator[int]:
+    """A TCP server on 127.0.0.1 that answers every connection with b"hello"; yields its port.
+    Each connection it accepts adds a 1 to `accepted`, when given (to count what reached it)."""
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen()
@@ -52,6 +53,8 @@ def loopback_server() -> Iterator[int]:
                 conn, _ = server.accept()
             except OSError:
                 continue
+            if accepted is not None:
+                accepted.append(1)
             with conn:
                 conn.sendall(b"hello")
 

@@ -15,13 +15,13 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from sandbox_support import loopback_server
 
 from agentica_cli.sandbox import backend_available
 
@@ -200,31 +200,9 @@ except OSError as e: print("udp refused:", e)
 @pytest.fixture
 def counting_server() -> Iterator[tuple[int, list[int]]]:
     """A TCP server on 127.0.0.1 that answers b"hello" and counts its connections."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    server.settimeout(0.2)
     accepted: list[int] = []
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            accepted.append(1)
-            with conn:
-                conn.sendall(b"hello")
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield server.getsockname()[1], accepted
-    finally:
-        stop.set()
-        thread.join(timeout=5)
-        server.close()
+    with loopback_server(accepted) as port:
+        yield port, accepted
 
 
 def test_mptcp_and_tcp_fast_open_do_not_reach_the_host(backend: str, place: Place,

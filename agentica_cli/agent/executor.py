@@ -262,15 +262,7 @@ class ToolExecutor:
         "allow" skips the question (the approve hook's `hook_allowed`, if it has one, may still
         refuse: deny rules, plan mode); its "ask" always asks."""
         if hooked.decision == "allow":
-            allowed_by_hook = getattr(self.agent.approve, "hook_allowed", None)
-            if allowed_by_hook is None:
-                return None
-            try:
-                return await call_maybe_async(allowed_by_hook, call)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                return Decision.deny(f"Permission denied: the approval check failed ({format_tool_error(exc)}).")
+            return await self._after_hook_allowed(call, None)
         if hooked.decision == "ask" or self._needs_approval(call):
             return await self._ask_approval(call, hooked.reason if hooked.decision == "ask" else None)
         return None
@@ -339,9 +331,14 @@ class ToolExecutor:
             return None
         if said.updated_input is not None and not call.replace_arguments(said.updated_input):
             return Decision.deny(f"Permission denied: a hook rewrote the arguments of '{call.name}' badly.")
+        return await self._after_hook_allowed(call, Decision(True))
+
+    async def _after_hook_allowed(self, call: FunctionCall, without_check: Decision | None) -> Decision | None:
+        """A hook allowed `call`: what the approve hook's `hook_allowed` still says (deny rules,
+        plan mode, escalations); `without_check` where the approve hook has none."""
         allowed_by_hook = getattr(self.agent.approve, "hook_allowed", None)
         if allowed_by_hook is None:
-            return Decision(True)
+            return without_check
         try:
             return await call_maybe_async(allowed_by_hook, call)
         except asyncio.CancelledError:
