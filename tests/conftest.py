@@ -123,6 +123,14 @@ def home(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def agentica_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """AGENTICA_HOME of this process (the library's checkpoints and sessions), not created."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("AGENTICA_HOME", str(home))
+    return home
+
+
+@pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A project folder with one small file, notes.txt (a test file may define its own)."""
     path = tmp_path / "project"

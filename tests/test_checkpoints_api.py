@@ -25,13 +25,6 @@ def git(cwd: Path, *args: str) -> str:
 
 
 @pytest.fixture
-def agentica_home(tmp_path, monkeypatch):
-    home = tmp_path / "home"
-    monkeypatch.setenv("AGENTICA_HOME", str(home))
-    return home
-
-
-@pytest.fixture
 def user_repo(tmp_path, agentica_home):
     """A project that is a git repository with a commit, a stash, a branch and a staged change."""
     project = tmp_path / "proj"

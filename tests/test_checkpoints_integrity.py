@@ -24,13 +24,6 @@ SWAP_TO_A_LINK = "rm -rf src && mv docs docs.v1 && ln -s /usr/share/doc docs"
 
 
 @pytest.fixture
-def agentica_home(tmp_path, monkeypatch):
-    home = tmp_path / "home"
-    monkeypatch.setenv("AGENTICA_HOME", str(home))
-    return home
-
-
-@pytest.fixture
 def tree(tmp_path: Path) -> Path:
     project = tmp_path / "tree"
     (project / "src").mkdir(parents=True)

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sandbox_support import connect_command, home_with_secrets, make_tool, run
+from sandbox_support import connect_command, home_with_secrets, make_tool, processes_with, run
 from sandbox_support import loopback_server as serving_hello
 
 from agentica_cli.sandbox import Sandbox, SandboxPolicy, backend_available
@@ -120,20 +120,6 @@ def test_network_true_gives_one_command_the_network_and_nothing_more(backend: st
     assert "got hello" not in run(tool, connect_command(loopback_server))  # for that one command only
 
 
-def _processes_with(marker: str) -> list[int]:
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as f:
-                if marker.encode() in f.read():
-                    found.append(int(name))
-        except OSError:
-            continue
-    return found
-
-
 def test_a_runaway_fork_flood_is_killed_at_the_timeout(backend: str, project: Path, fake_home: Path) -> None:
     tool = make_tool(backend, project, fake_home)
     marker = f"60{os.getpid() % 1000}.{ {'bubblewrap': 1, 'landlock': 2}[backend] }"  # a unique sleep length
@@ -143,9 +129,9 @@ def test_a_runaway_fork_flood_is_killed_at_the_timeout(backend: str, project: Pa
     assert "exit code 124: timed out after 2 s" in result
     assert time.monotonic() - started < 30
     deadline = time.monotonic() + 5
-    while _processes_with(f"sleep\0{marker}") and time.monotonic() < deadline:
+    while processes_with(f"sleep\0{marker}") and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert _processes_with(f"sleep\0{marker}") == []
+    assert processes_with(f"sleep\0{marker}") == []
 
 
 def test_escalated_command_runs_outside_the_sandbox(backend: str, project: Path, fake_home: Path,

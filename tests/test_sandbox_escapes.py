@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from sandbox_support import loopback_server
+from sandbox_support import loopback_server, processes_with
 
 from agentica_cli.sandbox import backend_available
 
@@ -310,24 +310,12 @@ def test_agent_sockets_are_left_out_of_the_environment_and_hidden(backend: str, 
 
 # -- item 13: nothing outlives the session ------------------------------------------------------
 
-def _running(marker: str) -> list[int]:
-    found = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/cmdline", "rb") as f:
-                    if marker.encode() in f.read():
-                        found.append(int(name))
-            except OSError:
-                continue
-    return found
-
 
 def _gone(marker: str, seconds: float = 5.0) -> bool:
     deadline = time.monotonic() + seconds
-    while _running(marker) and time.monotonic() < deadline:
+    while processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return not _running(marker)
+    return not processes_with(marker)
 
 
 def _marker(backend: str, who: Who, case: int) -> str:
@@ -342,7 +330,7 @@ def test_a_daemonised_command_does_not_outlive_a_normal_exit(backend: str, place
         assert "started" in result["output"]
         assert _gone(f"sleep\0{marker}"), "the daemon outlived the session"
     finally:
-        for pid in _running(f"sleep\0{marker}"):
+        for pid in processes_with(f"sleep\0{marker}"):
             os.kill(pid, signal.SIGKILL)
 
 
@@ -357,16 +345,16 @@ def test_a_daemonised_command_does_not_survive_sigkill_of_the_agent(backend: str
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"})
     try:
         deadline = time.monotonic() + 20
-        while not _running(f"sleep\0{marker}") and time.monotonic() < deadline:
+        while not processes_with(f"sleep\0{marker}") and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert _running(f"sleep\0{marker}"), "the daemon never started"
+        assert processes_with(f"sleep\0{marker}"), "the daemon never started"
         os.kill(agent.pid, signal.SIGKILL)  # the probe itself: setpriv execs it, so the pid is the same
         agent.wait(timeout=10)
         assert _gone(f"sleep\0{marker}", 10), "the daemon survived the agent's SIGKILL"
     finally:
         agent.kill()
         agent.wait()
-        for pid in _running(f"sleep\0{marker}"):
+        for pid in processes_with(f"sleep\0{marker}"):
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
