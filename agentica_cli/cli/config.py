@@ -129,6 +129,7 @@ SCHEMA: dict[str, Any] = {
         "statusline": "str",  # a shell command whose first line of output is the status line
         "notify": "bool",  # bell + OSC 9 when a long turn ends or a question waits
         "notify_after": "float",  # seconds a turn must take before its end notifies
+        "editing_mode": ("emacs", "vi"),  # the input line's keys
     },
     "instructions": "str",
     "checkpoints": {
@@ -210,6 +211,7 @@ PROJECT_KEYS_WITHOUT_TRUST = (
     "ui.show_reasoning",
     "ui.notify",
     "ui.notify_after",
+    "ui.editing_mode",
     "sandbox.hide",  # more paths commands cannot read
 )
 

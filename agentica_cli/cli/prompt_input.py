@@ -2,7 +2,10 @@
 
 Enter sends; Alt+Enter (Esc Enter) or a trailing backslash adds a newline; pasted text
 (bracketed paste) stays one message, and a large paste shows as `[Pasted text #1 +200 lines]`
-until it is sent whole. Tab completes slash commands and `@path` mentions. Shift+Tab calls
+until it is sent whole. Menus open as you type `/` (commands) and `@` (the project's files,
+matched fuzzily: agentica_cli/file_index.py); Tab completes too. Ctrl-R searches the history
+backwards, and Enter runs the prompt found (as in bash; Esc keeps it to edit). Ctrl-G edits the
+input in $VISUAL / $EDITOR. `[ui] editing_mode = "vi"` gives vi keys. Shift+Tab calls
 `on_shift_tab` (the REPL cycles the permission mode). Ctrl-C clears a non-empty line, and at
 an empty line asks to press it again to exit.
 """
@@ -24,6 +27,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.styles import Style
 
+from agentica_cli.file_index import FileIndex
 from agentica_cli.images import is_image_path
 
 PROMPT = "❯ "
@@ -82,10 +86,22 @@ class PasteExpandingHistory(FileHistory):
         super().store_string(self.pastes.expand(string))
 
 
+def completing_word(before: str) -> bool:
+    """Is the cursor in a word a menu should open for while typing: `/command` (the first
+    word) or `@mention`?"""
+    if before.startswith("/") and " " not in before:
+        return True
+    return MENTION_AT_END.search(before) is not None
+
+
+MENTION_AT_END = re.compile(r"(?:^|\s)@([^\s@]*)$")
+
+
 class ReplCompleter(Completer):
     def __init__(self, commands: dict[str, str], work_dir: Path):
         self.commands = commands
         self.work_dir = work_dir
+        self.index = FileIndex(work_dir)  # the project's files for `@` (listed off the event loop)
         # Commands that come and go (MCP server prompts): name -> (help, argument names).
         self.dynamic: Callable[[], dict[str, tuple[str, list[str]]]] | None = None
         # MCP resources for `@server:uri`: server -> URIs.
@@ -110,7 +126,7 @@ class ReplCompleter(Completer):
                 if arg not in used and arg.startswith(word):
                     yield Completion(f"{arg}=", start_position=-len(word), display_meta="argument")
             return
-        match = re.search(r"(?:^|\s)@([^\s@]*)$", before)
+        match = MENTION_AT_END.search(before)
         if match:
             yield from self._resources(match.group(1))
             yield from self._paths(match.group(1))
@@ -127,8 +143,19 @@ class ReplCompleter(Completer):
                         yield Completion(f"{name}:{uri}", start_position=-len(partial), display_meta="MCP resource")
 
     def _paths(self, partial: str) -> Iterable[Completion]:
+        """The project's files matching `partial` fuzzily (`@module` finds src/pkg/module_util.py);
+        a path outside the project (`/`, `~`, `..`) is completed name by name from its folder."""
+        if partial.startswith(("/", "~", "..")):
+            yield from self._folder_entries(partial)
+            return
+        for match in self.index.match(partial):
+            yield Completion(match.path, start_position=-len(partial), display=match.path,
+                             display_meta="folder" if match.path.endswith("/") else "")
+
+    def _folder_entries(self, partial: str) -> Iterable[Completion]:
         folder_part, _, name_part = partial.rpartition("/")
-        folder = (self.work_dir / folder_part) if folder_part else self.work_dir
+        folder = Path(folder_part or "/").expanduser()
+        folder = folder if folder.is_absolute() else self.work_dir / folder
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError:
@@ -148,7 +175,23 @@ def make_key_bindings(
     on_shift_tab: Callable[[], object] | None = None,
     on_expand: Callable[[], object] | None = None,
 ) -> KeyBindings:
+    from prompt_toolkit.filters import is_searching
+
     kb = KeyBindings()
+
+    @kb.add("enter", filter=is_searching)
+    def _run_found(event: KeyPressEvent) -> None:
+        """Enter in Ctrl-R's search: the prompt found is sent (bash's reverse-i-search)."""
+        from prompt_toolkit.search import accept_search
+
+        target = event.app.layout.search_target_buffer_control
+        accept_search()  # the match into the input, the search line gone, the input focused again
+        (target.buffer if target is not None else event.app.current_buffer).validate_and_handle()
+
+    @kb.add("c-g")
+    def _edit_in_editor(event: KeyPressEvent) -> None:
+        """Ctrl-G: the input in $VISUAL / $EDITOR; what is saved there comes back to edit or send."""
+        event.current_buffer.open_in_editor(validate_and_handle=False)
 
     if on_expand is not None:
         @kb.add("c-o")
@@ -169,7 +212,7 @@ def make_key_bindings(
             on_shift_tab()
             event.app.invalidate()  # the status line shows the change at once
 
-    @kb.add("enter")
+    @kb.add("enter", filter=~is_searching)
     def _submit(event: KeyPressEvent) -> None:
         buffer = event.current_buffer
         if buffer.complete_state is not None and buffer.complete_state.current_completion is not None:
@@ -200,7 +243,7 @@ def make_key_bindings(
     if sys.platform == "win32":  # Windows Terminal may keep Ctrl-V for its own text paste: Alt-V too
         kb.add("escape", "v")(_paste_image)
 
-    @kb.add("c-c")
+    @kb.add("c-c", filter=~is_searching)  # in Ctrl-R's search, Ctrl-C leaves the search
     def _interrupt(event: KeyPressEvent) -> None:
         buffer = event.current_buffer
         if buffer.text:
@@ -239,9 +282,10 @@ def make_session(
     pastes: PastedTexts | None = None,
     on_shift_tab: Callable[[], object] | None = None,
     on_expand: Callable[[], object] | None = None,
+    editing_mode: str = "emacs",
 ) -> PromptSession[str]:
     """The input line. `status` draws the line under it; `pastes` collapses large pastes
-    (the caller expands the result with `pastes.expand`)."""
+    (the caller expands the result with `pastes.expand`); `editing_mode` "vi" gives vi keys."""
     history: InMemoryHistory | FileHistory = InMemoryHistory()
     if history_path is not None:
         try:
@@ -251,13 +295,18 @@ def make_session(
             history = PasteExpandingHistory(path, pastes) if pastes is not None else FileHistory(path)
         except OSError:
             pass
+    from prompt_toolkit.application import get_app
+    from prompt_toolkit.filters import Condition
+
+    completer = ReplCompleter(commands, work_dir)
     session: PromptSession[str] = PromptSession(
         message=FormattedText([("class:prompt", PROMPT)]),
         history=history,
         multiline=True,
         key_bindings=make_key_bindings(pastes, on_shift_tab, on_expand),
-        completer=ReplCompleter(commands, work_dir),
-        complete_while_typing=False,
+        completer=completer,
+        complete_while_typing=Condition(lambda: completing_word(get_app().current_buffer.document.text_before_cursor)),
+        vi_mode=editing_mode == "vi",
         prompt_continuation=continuation,
         style=STYLE,
         enable_history_search=False,

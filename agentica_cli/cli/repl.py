@@ -87,7 +87,8 @@ class Repl:
         self.instructions: Any = None  # AGENTS.md, CLAUDE.md... read after the trust question
         self.command_help = dict(COMMANDS)  # what Tab completes: built-in and custom commands
         self.prompt = make_session(history, self.command_help, work_dir, status=self.status, pastes=self.pastes,
-                                   on_shift_tab=self.status.cycle_mode, on_expand=self.expand_last_output)
+                                   on_shift_tab=self.status.cycle_mode, on_expand=self.expand_last_output,
+                                   editing_mode=settings.get("ui.editing_mode", "emacs"))
         self.question = make_session(None, {}, work_dir)
         self.preloader: threading.Thread | None = None
         self.mcp: Any = None
@@ -130,6 +131,10 @@ class Repl:
             return
         loop = asyncio.get_running_loop()
         servers = self.enabled_mcp_servers()
+
+        index = getattr(getattr(self.prompt, "completer", None), "index", None)
+        if index is not None:
+            index.refresh_in_background()  # the project's files for `@`, listed before the first `@`
 
         def work() -> None:
             _preload(bool(servers))

@@ -1,0 +1,154 @@
+"""The input line's keys through a pseudo-terminal at 80x24 (one at 120x40): Ctrl-R then Enter
+sends the prompt found, Ctrl-G edits the input in $EDITOR, `[ui] editing_mode = "vi"` gives vi
+keys, and the menus that open as `/` and `@` are typed (`@` fuzzy over the project's files,
+git-aware), and `@folder/` attaching a listing."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cli_support import last_user_message
+from cli_support import model_args
+from screen_support import PROMPT, Screen, open_screen, spawn_screen
+
+from agentica_cli.testing import ScriptedModelServer, turns
+
+
+@pytest.fixture
+def screens() -> Iterator[list[Screen]]:
+    started: list[Screen] = []
+    yield started
+    for screen in started:
+        if screen.child.isalive():
+            screen.child.terminate(force=True)
+
+
+def _wait_requests(server: ScriptedModelServer, count: int, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while len(server.requests) < count:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{len(server.requests)} request(s), wanted {count}")
+        time.sleep(0.05)
+
+
+def _history(home: Path, *prompts: str) -> None:
+    """~/.agentica/history as prompt_toolkit's FileHistory writes it."""
+    (home / "history").write_text("".join(f"\n# 2026-12-01 10:00:00.000000\n+{p}\n" for p in prompts))
+
+
+def test_ctrl_r_then_enter_sends_the_prompt_found(home: Path, project: Path, screens: list[Screen]) -> None:
+    _history(home, "explain the parser module", "run the linter")
+    with ScriptedModelServer([turns.text("Explained.")]) as server:
+        screen = spawn_screen(home, project, server, columns=80, lines=24)
+        screens.append(screen)
+        screen.send("\x12")  # Ctrl-R
+        screen.send("parser")
+        screen.wait_text("explain the parser module")
+        screen.send("\r")
+        screen.wait_text("Explained.")
+        assert last_user_message(server.requests[0]) == "explain the parser module"
+        screen.pump()
+        assert "i-search" not in screen.text().lower()  # the search line went with the search
+
+
+def test_ctrl_g_edits_the_input_in_the_editor(home: Path, project: Path, tmp_path: Path,
+                                              screens: list[Screen]) -> None:
+    editor = tmp_path / "editor.sh"
+    editor.write_text('#!/bin/sh\nprintf "%s" "$(cat "$1") and the tests too" > "$1"\n')
+    editor.chmod(0o755)
+    with ScriptedModelServer([turns.text("Fixed.")]) as server:
+        screen = open_screen(home, project, model_args(server), columns=80, lines=24, VISUAL=str(editor),
+                             EDITOR=None)
+        screens.append(screen)
+        screen.wait_text(PROMPT)
+        screen.send("fix the parser")
+        screen.wait_text("fix the parser")
+        screen.send("\x07")  # Ctrl-G
+        screen.wait_text("and the tests too")  # back in the input, not sent yet
+        assert not server.requests
+        screen.send("\r")
+        screen.wait_text("Fixed.")
+        assert last_user_message(server.requests[0]) == "fix the parser and the tests too"
+
+
+@pytest.fixture
+def vi_home(home: Path) -> Path:
+    (home / "config.toml").write_text('[ui]\nediting_mode = "vi"\n')
+    return home
+
+
+def test_vi_editing_mode_from_config(vi_home: Path, project: Path, screens: list[Screen]) -> None:
+    with ScriptedModelServer([turns.text("Done.")]) as server:
+        screen = spawn_screen(vi_home, project, server, columns=80, lines=24)
+        screens.append(screen)
+        screen.send("hello brave world")
+        screen.wait_text("hello brave world")
+        time.sleep(0.1)
+        screen.send("\x1b")  # normal mode
+        time.sleep(0.6)  # past prompt_toolkit's wait for a longer escape sequence
+        screen.send("0dw")  # to the start, delete a word
+        screen.wait_for(lambda text: "❯ brave world" in text, what="the first word deleted")
+        screen.send("\r")
+        screen.wait_text("Done.")
+        assert last_user_message(server.requests[0]) == "brave world"
+
+
+def test_the_command_menu_opens_as_slash_is_typed(home: Path, project: Path, screens: list[Screen]) -> None:
+    with ScriptedModelServer([]) as server:
+        screen = spawn_screen(home, project, server, columns=80, lines=24)
+        screens.append(screen)
+        screen.send("/re")  # no Tab
+        text = screen.wait_text("/rewind")
+        assert "/resume" in text and "/redo" in text
+        assert "/clear" not in text  # only the commands that start with what was typed
+
+
+def _git_project(project: Path, files: int = 0) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("needs the git program")
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    (project / "src" / "deep" / "pkg").mkdir(parents=True)
+    (project / "src" / "deep" / "pkg" / "module_util.py").write_text("def helper():\n    return 42\n")
+    (project / "generated").mkdir()
+    (project / "generated" / "module_gen.py").write_text("ignored\n")
+    (project / ".gitignore").write_text("generated/\n")
+    for number in range(files):
+        folder = project / "bulk" / f"d{number // 500}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"f{number}.txt").write_text("")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+def test_at_matches_the_projects_files_fuzzily_as_typed(home: Path, project: Path, screens: list[Screen],
+                                                        size: tuple[int, int]) -> None:
+    _git_project(project)
+    with ScriptedModelServer([turns.text("Read it.")]) as server:
+        screen = spawn_screen(home, project, server, columns=size[0], lines=size[1])
+        screens.append(screen)
+        screen.send("what does @modutil")  # no Tab: the menu opens by itself, fuzzy (m-o-d-u-t-i-l)
+        text = screen.wait_text("src/deep/pkg/module_util.py")
+        assert "module_gen.py" not in text  # .gitignore'd
+        screen.send("\t")  # the first entry
+        screen.send("\r")  # takes the completion
+        screen.wait_text("@src/deep/pkg/module_util.py")
+        screen.send(" do\r")
+        screen.wait_text("Read it.")
+        sent = last_user_message(server.requests[0])
+        assert sent.startswith("what does @src/deep/pkg/module_util.py do")
+        assert "return 42" in sent  # the file went with the message
+
+
+def test_at_folder_attaches_a_listing(home: Path, project: Path, screens: list[Screen]) -> None:
+    _git_project(project)
+    with ScriptedModelServer([turns.text("Listed.")]) as server:
+        screen = spawn_screen(home, project, server, columns=80, lines=24)
+        screens.append(screen)
+        screen.send("what is in @src/deep/pkg/ ?\r")
+        screen.wait_text("Listed.")
+        sent = last_user_message(server.requests[0])
+        assert "module_util.py" in sent.split("?", 1)[1]  # a listing after the message
