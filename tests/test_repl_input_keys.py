@@ -12,8 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_support import last_user_message
-from cli_support import model_args
+from cli_support import last_user_message, model_args
 from screen_support import PROMPT, Screen, open_screen, spawn_screen
 
 from agentica_cli.testing import ScriptedModelServer, turns
