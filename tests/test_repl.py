@@ -432,7 +432,8 @@ def test_always_answer_grants_a_command_prefix_and_the_question_shows_the_whole_
         assert "execute" in screen and "wants to run" in screen
         assert "word39" in screen  # longer than the terminal: wrapped, never cut
         assert "timeout=120" in screen  # the other arguments are shown too
-        assert "[a] yes, and don't ask again for" not in screen  # a compound command cannot be granted
+        # a compound command: "always" grants each part's rule (issue 28: every part could be granted)
+        assert "[a] yes, and don't ask again for `sleep` commands and `echo` commands" in flat(screen)
         repl.child.send("y")
         screen = flat(repl.expect(r"Allow\?"))
         assert "[a] yes, and don't ask again for `echo` commands" in screen

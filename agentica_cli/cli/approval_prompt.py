@@ -5,7 +5,8 @@ ordinary lines first, so they wrap at any width and stay in the scrollback; only
 one-line key reader starts. Keys typed before the question was on screen are discarded
 (a `y` typed into a turn must not answer a question the user never saw). Answers:
 
-    y  yes, once          a  yes, and don't ask again for <scope>
+    y  yes, once          a  yes, and don't ask again for <scope> this session
+    p  the same, in this project from now on (saved; /permissions lists and revokes it)
     n  no                 e  no, and tell the agent what to do instead
     Esc / Ctrl-C  no, and stop the turn
 """
@@ -24,13 +25,17 @@ from agentica_cli.cli.safe_text import has_controls, has_odd_spaces, safe_comman
 class Choice:
     key: str
     label: str
-    answer: str  # "once", "always", "no", "reason", "stop"
+    answer: str  # "once", "always", "project", "no", "reason", "stop"
 
 
-def choices_for(always_scope: str | None) -> list[Choice]:
+def choices_for(always_scope: str | None, *, in_project: bool = False) -> list[Choice]:
+    """The answers offered; "always" when `always_scope` says what it would allow, and "always
+    in this project" beside it when `in_project` (edits are granted by a mode, not saved)."""
     found = [Choice("y", "yes", "once")]
     if always_scope:
-        found.append(Choice("a", f"yes, and don't ask again for {always_scope}", "always"))
+        found.append(Choice("a", f"yes, and don't ask again for {always_scope} this session", "always"))
+        if in_project:
+            found.append(Choice("p", "yes, and not in this project either (saved)", "project"))
     found += [
         Choice("n", "no", "no"),
         Choice("e", "no, and tell it what to do instead", "reason"),
@@ -61,7 +66,8 @@ def request_renderable(name: str, args: dict[str, Any], diff: str | None, note: 
         if has_controls(command) or has_odd_spaces(command):
             parts.append(Text("the command holds control characters or unusual spaces (shown as ␛, ␍, <U+…>): "
                               "check what it really does", style="bold red"))
-        others = {k: v for k, v in args.items() if k != "command"}  # e.g. a timeout: the user sees it all
+        # e.g. a timeout: the user sees it all; an empty value (reason="") says nothing
+        others = {k: v for k, v in args.items() if k != "command" and v not in ("", None)}
         if others:
             parts.append(Text("  ".join(f"{k}={safe_text(json.dumps(v, ensure_ascii=False))}"
                                         for k, v in others.items()), "dim"))
@@ -93,8 +99,9 @@ def discard_typeahead() -> None:
         pass
 
 
-async def read_choice(choices: list[Choice]) -> str:
-    """Wait for one key of `choices` (no Enter needed); returns its answer."""
+async def read_choice(choices: list[Choice], *, question: str = "Allow? ", escape_answer: str = "stop") -> str:
+    """Wait for one key of `choices` (no Enter needed); returns its answer (Esc and Ctrl-C:
+    `escape_answer`, Ctrl-D: "no")."""
     from prompt_toolkit.application import Application
     from prompt_toolkit.formatted_text import FormattedText
     from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
@@ -113,14 +120,16 @@ async def read_choice(choices: list[Choice]) -> str:
 
     for choice in choices:
         if choice.key == "esc":
-            bindings.add("escape", eager=True)(answer_with("stop"))
+            bindings.add("escape", eager=True)(answer_with(escape_answer))
         else:
             bindings.add(choice.key)(answer_with(choice.answer))
             bindings.add(choice.key.upper())(answer_with(choice.answer))
-    bindings.add("c-c")(answer_with("stop"))
-    bindings.add("c-d")(answer_with("no"))
+    if not any(c.key == "esc" for c in choices):
+        bindings.add("escape", eager=True)(answer_with(escape_answer))
+    bindings.add("c-c")(answer_with(escape_answer))
+    bindings.add("c-d")(answer_with("no" if escape_answer == "stop" else escape_answer))
     bindings.add("<any>")(lambda event: None)  # other keys do nothing (Enter alone never answers)
-    prompt = FormattedText([("ansiyellow bold", "Allow? "), ("", f"[{keys}, esc] ")])
+    prompt = FormattedText([("ansiyellow bold", question), ("", f"[{keys}, esc] ")])
     window = Window(FormattedTextControl(prompt, show_cursor=True), wrap_lines=True, dont_extend_height=True)
     app: Application[str] = Application(layout=Layout(window), key_bindings=bindings, erase_when_done=True)
     app.ttimeoutlen = 0.05  # a lone Esc answers at once, not after prompt_toolkit's 0.5 s

@@ -37,6 +37,7 @@ from agentica_cli.cli.tool_kinds import COMMAND_TOOLS, EDIT_TOOLS
 
 if TYPE_CHECKING:  # imported when a call is decided: agentica_cli.agent is too heavy for the REPL's first paint
     from agentica_cli.agent.approval import Decision
+    from agentica_cli.project_grants import StoredGrant
 
 PATH_KEYS = ("file_path", "path", "filename", "file")
 COMMAND_KEYS = ("command", "cmd")
@@ -44,7 +45,7 @@ COMMAND_KEYS = ("command", "cmd")
 
 @dataclass(frozen=True)
 class Answer:
-    choice: str  # "once", "always" or "no"
+    choice: str  # "once", "always", "project" (always, saved for this project) or "no"
     message: str = ""
 
 
@@ -125,6 +126,19 @@ class Grant:
 
         return list(self.words) == words if self.exact else starts_with(words, list(self.words))
 
+    def stored(self) -> StoredGrant:
+        return {"tool": self.tool, "words": list(self.words), "exact": self.exact, "domain": self.domain}
+
+    @classmethod
+    def from_stored(cls, entry: StoredGrant) -> Grant:
+        return cls(entry["tool"], tuple(entry["words"]), entry["exact"], entry["domain"])
+
+
+def scopes_text(grants: list[Grant]) -> str:
+    """What several grants (one per part of a compound command) allow, for the question."""
+    scopes = list(dict.fromkeys(g.scope() for g in grants))
+    return scopes[0] if len(scopes) == 1 else ", ".join(scopes[:-1]) + " and " + scopes[-1]
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -170,6 +184,8 @@ class PermissionPolicy:
         self.rules: list[PermissionRule] = list(rules or [])
         self.rules += [PermissionRule.parse("allow", text, "") for text in always_allow]
         self.grants: list[Grant] = []  # this session's "always" answers, in order
+        self.project_grants: list[Grant] = []  # "always in this project" answers (project_grants.py)
+        self.project_grants_home: Path | None = None  # where they are saved; None: not saved (tests, ACP)
         self.ask = ask
         self.on_refusal = on_refusal
         self.refusals: list[str] = []
@@ -189,9 +205,45 @@ class PermissionPolicy:
     def clear_grants(self) -> None:
         self.grants.clear()
 
+    def load_project_grants(self, home: Path) -> None:
+        """This project's saved "always in this project" answers, from the user's file in `home`."""
+        from agentica_cli.project_grants import load_project_grants
+
+        self.project_grants_home = home
+        self.project_grants = [Grant.from_stored(g) for g in load_project_grants(self.work_dir, home)]
+
+    def revoke_project(self, index: int) -> Grant:
+        grant = self.project_grants.pop(index)
+        self._save_project_grants()
+        return grant
+
+    def _save_project_grants(self) -> None:
+        if self.project_grants_home is None:
+            return
+        from agentica_cli.project_grants import save_project_grants
+
+        save_project_grants(self.work_dir, [g.stored() for g in self.project_grants], self.project_grants_home)
+
+    def grants_for(self, call: Any) -> list[Grant] | None:
+        """What "always" would grant for this call: one grant, or for a compound command
+        (`git status && pytest`) one per part; None when some part cannot be granted (an
+        opaque part, a sensitive path): that call is asked each time."""
+        name = _call_name(call)
+        command = _command_of(call_args(call))
+        if name in EDIT_TOOLS or command is None:
+            single = self.grant_for(call)
+            return [single] if single is not None else None
+        from agentica_cli.cli.sensitive_paths import command_touches_sensitive
+        from agentica_cli.cli.shell_parts import parse_command
+
+        parsed = parse_command(command)
+        if not parsed.grantable or not parsed.parts or command_touches_sensitive(command):
+            return None
+        return list(dict.fromkeys(_grant_for_words(name, words) for words in parsed.parts))
+
     def grant_for(self, call: Any) -> Grant | None:
-        """What "always" would grant for this call, or None when no grant can cover it
-        (a compound command: the user is asked each time)."""
+        """What "always" would grant for this call when one grant covers it, else None (a
+        compound command: see grants_for)."""
         name = _call_name(call)
         args = call_args(call)
         if name in EDIT_TOOLS:
@@ -208,33 +260,36 @@ class PermissionPolicy:
         if command is None:
             return Grant(name)
         from agentica_cli.cli.sensitive_paths import command_touches_sensitive
-        from agentica_cli.cli.shell_parts import _WRAPPERS, grant_prefix, parse_command
+        from agentica_cli.cli.shell_parts import parse_command
 
         parsed = parse_command(command)
         if not parsed.grantable or len(parsed.parts) != 1 or command_touches_sensitive(command):
             return None
-        words = parsed.parts[0]
-        prefix = grant_prefix(words)
-        exact = prefix == words and words[0].rsplit("/", 1)[-1] in _WRAPPERS
-        return Grant(name, tuple(prefix), exact=exact)
+        return _grant_for_words(name, parsed.parts[0])
 
-    def remember(self, call: Any) -> str:
-        """Record an "always" answer; returns what it now allows, for the user."""
+    def remember(self, call: Any, *, project: bool = False) -> str:
+        """Record an "always" answer (`project`: saved for this project, beyond this session);
+        returns what it now allows, for the user."""
         name = _call_name(call)
         if name in EDIT_TOOLS:
             if self.mode == "default":
                 self.mode = "accept-edits"
                 return "file edits inside the work folder, for this session (mode accept-edits)"
             return "this edit"
-        grant = self.grant_for(call)
-        if grant is None:
-            return "this call only (a compound command is asked each time)"
-        if grant not in self.grants:
-            self.grants.append(grant)
-        return grant.describe()
+        grants = self.grants_for(call)
+        if grants is None:
+            return "this call only (part of this command cannot be granted, so it is asked each time)"
+        kept = self.project_grants if project else self.grants
+        for grant in grants:
+            if grant not in kept:
+                kept.append(grant)
+        if project:
+            self._save_project_grants()
+        where = "in this project" if project else "this session"
+        return "; ".join(g.describe() for g in grants) + f" ({where})"
 
     def _granted(self, name: str, args: dict[str, Any]) -> bool:
-        grants = [g for g in self.grants if g.tool == name]
+        grants = [g for g in (*self.grants, *self.project_grants) if g.tool == name]
         if not grants:
             return False
         if any(g.domain for g in grants):
@@ -486,9 +541,9 @@ class PermissionPolicy:
         answer = self.ask(call, verdict) if _takes_verdict(self.ask) else self.ask(call)
         if inspect.isawaitable(answer):
             answer = await answer
-        if answer.choice == "always":
+        if answer.choice in ("always", "project"):
             if verdict.why not in ASKED_EVERY_TIME:
-                self.remember(call)
+                self.remember(call, project=answer.choice == "project")
             return Decision.allow()
         if answer.choice == "once":
             return Decision.allow()
@@ -531,6 +586,16 @@ class PermissionPolicy:
         return (f"'{name}' was not run: it needs the user's permission and this run cannot ask "
                 f"(agentica -p, permission mode '{self.mode}'). Do not retry it; tell the user "
                 "what you would have done, and that they can allow it with --yes or --permission-mode.")
+
+
+def _grant_for_words(name: str, words: list[str]) -> Grant:
+    """The grant for one simple command: its prefix (`git status`, `pytest`), or exactly the
+    command for a wrapper (`sudo x`, `env A=1 x`) whose own words say nothing."""
+    from agentica_cli.cli.shell_parts import _WRAPPERS, grant_prefix
+
+    prefix = grant_prefix(words)
+    exact = prefix == words and words[0].rsplit("/", 1)[-1] in _WRAPPERS
+    return Grant(name, tuple(prefix), exact=exact)
 
 
 def _opaque_note(args: dict[str, Any]) -> str:
@@ -620,4 +685,7 @@ def policy_from_settings(
         on_refusal=on_refusal,
     )
     policy.sandbox = sandbox_for(settings, work_dir, allowed_dirs)
+    from agentica_cli.private_files import agentica_home
+
+    policy.load_project_grants(agentica_home())  # "always in this project" answers given before
     return policy

@@ -454,8 +454,10 @@ class Repl:
         name = getattr(call, "name", "?")
         if name in EDIT_TOOLS:
             return "file edits in this folder (accept-edits)" if self.policy.mode == "default" else None
-        grant = self.policy.grant_for(call)
-        return None if grant is None else safe_text(grant.scope())
+        from agentica_cli.cli.approvals import scopes_text
+
+        grants = self.policy.grants_for(call)  # a compound command: one per part, when every part can be
+        return None if not grants else safe_text(scopes_text(grants))
 
     def expand_last_output(self) -> None:
         """Ctrl-O and /expand: the whole result of the last tool call."""
@@ -492,8 +494,10 @@ class Repl:
         from rich.text import Text
 
         from agentica_cli.cli.approval_prompt import choices_for, choices_text, read_choice
+        from agentica_cli.cli.tool_kinds import EDIT_TOOLS
 
-        choices = choices_for(self.always_scope(call, verdict))
+        scope = self.always_scope(call, verdict)
+        choices = choices_for(scope, in_project=scope is not None and getattr(call, "name", "") not in EDIT_TOOLS)
         self.console.print(choices_text(choices))
         self.notify_waiting()
         with self.terminal_for_question():
@@ -502,8 +506,8 @@ class Repl:
         self.console.print(Text(f"  → {label}", style="dim"))
         if choice == "once":
             return Answer("once")
-        if choice == "always":
-            granted = self.policy.remember(call)
+        if choice in ("always", "project"):
+            granted = self.policy.remember(call, project=choice == "project")
             self.console.print(Text(f"  (allowed from now on: {granted}; /permissions to review or revoke)",
                                     style="dim"))
             return Answer("once")  # remembered above, with its scope
@@ -592,6 +596,8 @@ class Repl:
         from agentica_cli.cli.notify import notify_turn_end
 
         notify_turn_end(asyncio.get_running_loop().time() - started, self.settings, interrupted=turn.cancelled())
+        if self.policy.mode == "plan" and not turn.cancelled() and turn.exception() is None:
+            await self.offer_to_leave_plan_mode()
         # A server that died during the turn is noticed when its state is read: read it now,
         # so the user hears of it at the end of this turn rather than during the next one.
         self.sync_mcp_tools()
@@ -602,6 +608,31 @@ class Repl:
             from agentica_cli.cli.safe_text import safe_text
 
             plain(safe_text(problem, keep_newlines=False).capitalize() + "; this session is no longer saved.", "31")
+
+    async def offer_to_leave_plan_mode(self) -> None:
+        """After a plan-mode turn that ended with an answer (the plan): proceed? Yes switches the
+        mode (accept-edits, or default: each edit asked) and tells the model to carry it out, as
+        Claude Code's leaving plan mode does; no keeps planning (the next message refines it)."""
+        messages = getattr(self.agent, "messages", None) or []
+        last = messages[-1] if messages else {}
+        if last.get("role") != "assistant" or not str(last.get("content") or "").strip():
+            return
+        from rich.text import Text
+
+        from agentica_cli.cli.approval_prompt import Choice, choices_text, read_choice
+
+        choices = [Choice("a", "yes, and accept edits", "accept-edits"),
+                   Choice("y", "yes, asking before each edit", "default"),
+                   Choice("n", "no, keep planning", "plan")]
+        self.console.print(Text("The plan is ready. Proceed (leaves plan mode)?", style="bold"))
+        self.console.print(choices_text(choices))
+        self.notify_waiting()
+        answer = await read_choice(choices, question="Proceed? ", escape_answer="plan")
+        label = next((c.label for c in choices if c.answer == answer), "no, keep planning")
+        self.console.print(Text(f"  → {label}", style="dim"))
+        if answer in ("accept-edits", "default"):
+            self.policy.set_mode(answer)
+            self.queued_messages.insert(0, "The plan is approved; carry it out now.")
 
     async def run_shell(self, command: str) -> None:
         """`!cmd`: run it here, show its output as it comes, keep it for the next message."""

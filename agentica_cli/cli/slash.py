@@ -290,21 +290,32 @@ class SlashCommands:
                 plain("allowed without asking this session:")
                 for number, grant in enumerate(policy.grants, 1):
                     plain(f"  {number}. {safe_text(grant.describe())}")
-                plain("Revoke one with /permissions revoke N (or revoke all).", "2")
             else:
                 plain("allowed without asking this session: nothing", "2")
+            if policy.project_grants:  # numbered on from the session's: one `revoke N` for both
+                plain("allowed without asking in this project (saved, ~/.agentica/project_permissions.json):")
+                for number, grant in enumerate(policy.project_grants, len(policy.grants) + 1):
+                    plain(f"  {number}. {safe_text(grant.describe())}")
+            if policy.grants or policy.project_grants:
+                plain("Revoke one with /permissions revoke N (or revoke all).", "2")
             return
         words = rest.split()
         if words[0] == "revoke":
             target = words[1] if len(words) > 1 else ""
             if target == "all":
-                count = len(policy.grants)
+                count = len(policy.grants) + len(policy.project_grants)
                 policy.clear_grants()
+                while policy.project_grants:
+                    policy.revoke_project(0)
                 plain(f"Revoked {count} grant(s); those calls ask again.", "2")
                 return
             if target.isdigit() and 1 <= int(target) <= len(policy.grants):
                 grant = policy.revoke(int(target) - 1)
                 plain(f"Revoked: {safe_text(grant.describe())}. It asks again.", "2")
+                return
+            if target.isdigit() and 1 <= int(target) - len(policy.grants) <= len(policy.project_grants):
+                grant = policy.revoke_project(int(target) - len(policy.grants) - 1)
+                plain(f"Revoked in this project: {safe_text(grant.describe())}. It asks again.", "2")
                 return
             plain(f"No grant {target!r}; /permissions lists them with their numbers.", "33")
             return
