@@ -112,12 +112,17 @@ class CheckpointCommands:
             plain(f"Could not restore: {safe_text(str(exc))}", "31")
             return None
 
-    def _report(self, verb: str, result: Any) -> None:
+    def _report(self, verb: str, result: Any, action: str) -> None:
         if result is None:
             return
         if not result.done:
             plain(result.reason.capitalize() + ".", "2")
             return
+        from agentica_cli.restore_notes import restore_note
+
+        # The model is told with the next message: otherwise it goes on believing its edits are there.
+        self.repl.pending_context.append(restore_note(action, result.turn.number, result.turn.prompt,
+                                                      list(result.files)))
         prompt = safe_text(result.turn.prompt, keep_newlines=False)
         plain(f"{verb} turn {result.turn.number} ({short_prompt(prompt)}): {len(result.files)} file(s)", "32")
         for path in result.files[:30]:
@@ -133,12 +138,13 @@ class CheckpointCommands:
     async def undo(self, rest: str) -> None:
         checkpoints = self.checkpoints()
         if checkpoints is not None:
-            self._report("Undid", await self._restore("last turn", lambda force: checkpoints.undo(force=force)))
+            self._report("Undid", await self._restore("last turn", lambda force: checkpoints.undo(force=force)),
+                         "undo")
 
     async def redo(self, rest: str) -> None:
         checkpoints = self.checkpoints()
         if checkpoints is not None:
-            self._report("Redid", await self._restore("undo", lambda force: checkpoints.redo(force=force)))
+            self._report("Redid", await self._restore("undo", lambda force: checkpoints.redo(force=force)), "redo")
 
     async def rewind(self, rest: str) -> None:
         """/rewind: list the turns; /rewind N [code|conversation|both]."""
@@ -176,7 +182,7 @@ class CheckpointCommands:
             result = await self._restore("last turn", lambda force: checkpoints.rewind(number, force=force))
             if result is None:
                 return
-            self._report("Rewound code to before", result)
+            self._report("Rewound code to before", result, "rewind")
         if what in ("conversation", "both"):
             self.rewind_conversation(turn)
 

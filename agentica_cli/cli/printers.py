@@ -173,6 +173,11 @@ def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prom
     if problem:
         sys.stderr.write(f"agentica: {problem}\n")
         return exitcodes.USAGE_ERROR
+    if session is not None and (args.resume or args.continue_) and prompt.strip():
+        from agentica_cli.restore_notes import take_note
+
+        note = take_note(session.path)  # files `agentica --undo` put back since: the model is told
+        prompt = f"{note}\n\n{prompt}" if note else prompt
     runner = (runner_class or PrintRun)(args, settings, work_dir, model, session)
     try:
         code = runner.run(prompt)

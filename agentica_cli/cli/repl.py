@@ -280,7 +280,18 @@ class Repl:
             if self.session.notice:  # another agentica is writing it: this one forked it
                 plain(self.session.notice, "33")
             self.resume_messages = list(self.session.messages)
+            self.take_restore_note()
         return None
+
+    def take_restore_note(self) -> None:
+        """What `agentica --undo` put back since this session's last message: for the model,
+        with the next one (restore_notes.py)."""
+        from agentica_cli.restore_notes import take_note
+
+        path = getattr(self.session, "path", None)
+        note = take_note(path) if path is not None else ""
+        if note:
+            self.pending_context.append(note)
 
     # -- the agent --------------------------------------------------------------------------
 

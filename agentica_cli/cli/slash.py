@@ -348,6 +348,7 @@ class SlashCommands:
             repl.session.close()
         repl.session = session
         repl.resume_messages = list(session.messages)
+        repl.take_restore_note()
         if session.notice:  # another agentica is writing it: this one forked it
             plain(session.notice, "33")
         if repl.agent is not None:

@@ -74,6 +74,13 @@ def run_undo(args: argparse.Namespace, settings: Settings, work_dir: Path) -> in
                    "left_alone": result.left_alone, "reason": result.reason or None}
         sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
     if result.done:
+        from agentica_cli.restore_notes import leave_note, restore_note
+
+        try:  # for the model, with the next message of `--continue` / `--resume` of this session
+            note = restore_note(action, turn.number, turn.prompt, result.files)
+            leave_note(SessionStore().path_for(session_id), note)
+        except OSError:
+            pass
         if args.output_format != "json":
             verb = "Undid" if action == "undo" else "Redid"
             sys.stdout.write(f"{verb} turn {turn.number} of session {session_id}: "
