@@ -19,7 +19,7 @@ from typing import Any
 from agentica_cli.agent.approval import ApproveHook
 from agentica_cli.agent.checkpointing import CheckpointRunner
 from agentica_cli.agent.config import RunResult, ToolConfig
-from agentica_cli.agent.context import ContextManager, UnusableSummary, estimate_tokens
+from agentica_cli.agent.context import ContextManager, UnusableSummary, estimate_tokens, is_summary
 from agentica_cli.agent.events import (
     Checkpoint,
     Error,
@@ -91,6 +91,7 @@ class Agent(LifecycleEvents):
         self.tool_output_guardrails = list(tool_output_guardrails or ())
         self.approve = approve
         self.messages: list[dict[str, Any]] = [m for m in messages or () if m.get("role") != "system"]
+        self.compacted_away: list[dict[str, Any]] = []  # what compactions replaced, oldest first
         self.on_message = on_message
         # Compaction rewrites the history rather than appending to it; a session store
         # that only saw appends would resume the long version.
@@ -150,6 +151,7 @@ class Agent(LifecycleEvents):
         hooks get `source` ("clear", or "resume" when a saved history follows); None: the same
         session goes on with a shorter history (a rewind)."""
         self.messages = []
+        self.compacted_away = []
         self.context = ContextManager(self.tool_config)
         if source is not None:
             self._session_started, self._session_source, self._start_context = False, source, []
@@ -434,23 +436,25 @@ class Agent(LifecycleEvents):
             run.emit(Notice("The conversation was compacted: older messages were replaced by a summary.",
                             kind="compaction"))
 
-    async def compact(self, keep_messages: int | None = None) -> str | None:
-        """Summarise all but the last `keep_messages` messages into one (the CLI's /compact).
+    async def compact(self, keep_messages: int | None = None, instructions: str = "") -> str | None:
+        """Summarise all but the last `keep_messages` messages into one (the CLI's /compact);
+        `instructions` (`/compact focus on the tests`) go to the summariser.
 
         Returns the summary, or None when there was nothing to compact. Raises ModelError
         when the request fails and UnusableSummary when the reply is empty or a tool call;
         either way the history is left as it was.
         """
         keep = self.tool_config.compact_keep_messages if keep_messages is None else keep_messages
-        return await self._compact(keep, None)
+        return await self._compact(keep, None, instructions)
 
-    async def _compact(self, keep: int, run: RunState | None) -> str | None:
+    async def _compact(self, keep: int, run: RunState | None, instructions: str = "") -> str | None:
         cut = self.context.split_for_compaction(self.messages, keep)
         if cut <= 0:
             return None
-        await self.fire_hooks("PreCompact", run, trigger="manual" if run is None else "auto", custom_instructions="")
+        await self.fire_hooks("PreCompact", run, trigger="manual" if run is None else "auto",
+                              custom_instructions=instructions)
         try:
-            summary = await self.context.summarise(self.model, self.messages[:cut])
+            summary = await self.context.summarise(self.model, self.messages[:cut], instructions)
         except (ModelError, UnusableSummary) as err:
             if run is None:
                 raise
@@ -458,6 +462,9 @@ class Agent(LifecycleEvents):
             run.emit(Notice(f"Could not compact the conversation ({err.message}); the history is kept as it was.",
                             kind="warning"))
             return None
+        # What the summary replaced, as it was: a rewind to a turn the summary covers starts from these
+        # rather than keep a summary of the turns it takes back (see uncompacted_history).
+        self.compacted_away.extend(m for m in self.messages[:cut] if not is_summary(m))
         self.messages = self.context.compacted(summary, self.messages[cut:])
         await self._after_compaction(run)
         if self.on_history_replaced is not None:

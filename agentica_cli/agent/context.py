@@ -120,12 +120,15 @@ class ContextManager:
             cut -= 1
         return cut
 
-    async def summarise(self, model: Model, old: list[dict[str, Any]]) -> str:
-        """The model's summary of `old`. The request offers no tools; a reply that is empty
-        or calls a tool anyway raises UnusableSummary: replacing the history with it would
-        lose the user's request."""
+    async def summarise(self, model: Model, old: list[dict[str, Any]], instructions: str = "") -> str:
+        """The model's summary of `old` (`instructions`: the user's, e.g. "focus on the tests").
+        The request offers no tools; a reply that is empty or calls a tool anyway raises
+        UnusableSummary: replacing the history with it would lose the user's request."""
+        system = SUMMARY_INSTRUCTIONS
+        if instructions.strip():
+            system += f"\n\nThe user's instructions for this summary (follow them): {instructions.strip()}"
         request = [
-            {"role": "system", "content": SUMMARY_INSTRUCTIONS},
+            {"role": "system", "content": system},
             {"role": "user", "content": "Summarise this conversation:\n\n" + transcript(old)},
         ]
         response = await model.response(request, None)
@@ -141,6 +144,18 @@ class ContextManager:
         self._known_upto = 0  # the next estimate starts from the new, shorter history
         self._shortened.clear()
         return [{"role": "user", "content": SUMMARY_PREFIX + summary}, *kept]
+
+
+def is_summary(message: dict[str, Any]) -> bool:
+    """Is this the message a compaction put in place of the older ones?"""
+    content = message.get("content")
+    return message.get("role") == "user" and isinstance(content, str) and content.startswith(SUMMARY_PREFIX)
+
+
+def uncompacted_history(compacted_away: list[dict[str, Any]], messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The conversation as it was before its compactions: what they replaced, then the history
+    without its summary."""
+    return [*compacted_away, *(m for m in messages if not is_summary(m))]
 
 
 def join_consecutive_user_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -112,17 +112,20 @@ class CheckpointCommands:
             plain(f"Could not restore: {safe_text(str(exc))}", "31")
             return None
 
-    def _report(self, verb: str, result: Any, action: str) -> None:
+    def _report(self, verb: str, result: Any, action: str, *, tell_model: bool = True) -> None:
+        """Show what was restored; `tell_model`: and tell the model with the next message (not when
+        the conversation goes back to before the same turn: then it never saw those edits)."""
         if result is None:
             return
         if not result.done:
             plain(result.reason.capitalize() + ".", "2")
             return
-        from agentica_cli.restore_notes import restore_note
+        if tell_model:
+            from agentica_cli.restore_notes import restore_note
 
-        # The model is told with the next message: otherwise it goes on believing its edits are there.
-        self.repl.pending_context.append(restore_note(action, result.turn.number, result.turn.prompt,
-                                                      list(result.files)))
+            # Otherwise the model goes on believing its edits are there.
+            self.repl.pending_context.append(restore_note(action, result.turn.number, result.turn.prompt,
+                                                          list(result.files)))
         prompt = safe_text(result.turn.prompt, keep_newlines=False)
         plain(f"{verb} turn {result.turn.number} ({short_prompt(prompt)}): {len(result.files)} file(s)", "32")
         for path in result.files[:30]:
@@ -182,7 +185,7 @@ class CheckpointCommands:
             result = await self._restore("last turn", lambda force: checkpoints.rewind(number, force=force))
             if result is None:
                 return
-            self._report("Rewound code to before", result, "rewind")
+            self._report("Rewound code to before", result, "rewind", tell_model=what == "code")
         if what in ("conversation", "both"):
             self.rewind_conversation(turn)
 
@@ -196,11 +199,19 @@ class CheckpointCommands:
     def rewind_conversation(self, turn: Any) -> None:
         """Cut the history just before the turn's prompt (the session file too), and put the
         prompt back at the input to edit and send again."""
+        from agentica_cli.agent.context import is_summary, uncompacted_history
         from agentica_cli.checkpoints import conversation_cut
 
         repl = self.repl
         messages = repl.agent.messages if repl.agent is not None else (repl.resume_messages or [])
         cut = conversation_cut(messages, turn)
+        away = list(getattr(repl.agent, "compacted_away", None) or [])
+        if (cut is None or (cut == 0 and messages and is_summary(messages[0]))) and away:
+            # The turn's prompt was summarised: the summary tells of the very turns taken back, so
+            # the conversation goes back to what the summary replaced, before that turn.
+            messages = uncompacted_history(away, messages)
+            cut = conversation_cut(messages, turn)
+            away = []
         if cut is None:
             plain("The conversation no longer holds that prompt (it was compacted); the conversation is unchanged.",
                   "33")
@@ -209,6 +220,7 @@ class CheckpointCommands:
         if repl.agent is not None:
             repl.agent.reset(source=None)  # the same session, a shorter history
             repl.agent.messages.extend(kept)
+            repl.agent.compacted_away = away if kept and is_summary(kept[0]) else []
         repl.resume_messages = list(kept)
         session = repl.current_session()
         if session is not None:

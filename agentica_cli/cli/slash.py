@@ -146,7 +146,7 @@ class SlashCommands:
         before = len(agent.messages)
         plain("Compacting…", "2")
         try:
-            summary = await agent.compact()
+            summary = await agent.compact(instructions=rest)  # `/compact focus on the tests`
         except Exception as exc:  # a failed request or an unusable (empty, tool call) summary
             reason = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
             plain(f"Could not compact: {safe_text(reason)}. The conversation is unchanged ({before} messages).", "31")
