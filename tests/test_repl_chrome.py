@@ -71,6 +71,8 @@ def test_status_line_shows_model_mode_context_and_tokens_and_shift_tab_cycles_th
             assert f"mode: {mode} " in _status_row(text)
         screen.send("make a plan\r")
         screen.wait_text("Planned.")
+        screen.wait_text("Proceed?")  # the plan is presented: leave plan mode? (issue 28) No, keep planning
+        screen.send("n")
         # the mode chosen with Shift+Tab is the one the turn ran in
         assert "Plan mode is on" in server.requests[1]["messages"][0]["content"]
         assert "Plan mode is on" not in server.requests[0]["messages"][0]["content"]

@@ -404,7 +404,8 @@ class Agent(LifecycleEvents):
             usage = response.usage = TokenUsage(prompt_tokens, out, prompt_tokens + out)
         run.usage = run.usage + usage
         self.usage = self.usage + usage
-        run.emit(Usage(usage.input_tokens, usage.output_tokens, usage.total_tokens, estimated=estimated))
+        run.emit(Usage(usage.input_tokens, usage.output_tokens, usage.total_tokens, estimated=estimated,
+                       cost=usage.cost))
         return response
 
     async def _after_overflow(self, run: RunState, tools: list[dict[str, Any]] | None,

@@ -117,6 +117,7 @@ class Usage(Event):
     output_tokens: int = 0
     total_tokens: int = 0
     estimated: bool = False
+    cost: float | None = None  # US dollars, when the provider reported it (OpenRouter's usage.cost)
     type: str = field(init=False, default="usage")
 
 

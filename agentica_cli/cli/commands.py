@@ -244,6 +244,10 @@ def agentica(
         help="send an image (PNG, JPEG, GIF, WebP) with the prompt; repeatable (config model.vision)")] = None,
     max_turns: Annotated[Optional[int], typer.Option(
         "--max-turns", metavar="N", help="stop after this many model requests")] = None,
+    max_cost: Annotated[Optional[float], typer.Option(
+        "--max-cost", metavar="USD",
+        help="with -p: stop once the run has cost this many US dollars (prices: [prices] in config.toml, "
+        "or what the provider reports)")] = None,
     version: Annotated[bool, typer.Option(
         "-V", "--version", is_eager=True, callback=_show_version, help="print the version and exit")] = False,
 ) -> int:

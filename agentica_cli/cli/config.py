@@ -132,6 +132,7 @@ SCHEMA: dict[str, Any] = {
         "editing_mode": ("emacs", "vi"),  # the input line's keys
     },
     "instructions": "str",
+    "prices": "prices",  # model -> { input, output }: US dollars per million tokens (models/prices.py)
     "checkpoints": {
         "enabled": "bool",  # snapshots for /diff, /undo, /rewind, agentica --undo
         "max_file_size": "int",  # bytes; larger files are left out of snapshots
@@ -190,6 +191,7 @@ UNTRUSTED_PROJECT_KEYS = (
     "tools.fetch_allow_private",  # lets fetch_url reach this machine's and the LAN's services
     "toolkits",  # base_url decides where a toolkit's key goes
     "instructions",  # uncapped text sent with every request (AGENTS.md is the capped way)
+    "prices",  # what --max-cost counts: a project's low prices would lift the spending limit
     "ui.statusline",  # runs a program
     "ui.history",  # whether your prompts are written to disk
     "checkpoints",  # pruning deletes other projects' snapshots; size decides what is copied
@@ -283,6 +285,15 @@ def _check_leaf(kind: Any, value: Any, key: str, where: str) -> Any:
     elif kind == "list[str]":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise bad("an array of strings")
+    elif kind == "prices":
+        from agentica_cli.models.prices import PriceError, parse_prices
+
+        if not isinstance(value, dict):
+            raise bad('a table ([prices] "model" = { input = 0.28, output = 0.42 })')
+        try:
+            parse_prices(value)
+        except PriceError as err:
+            raise ConfigError(f"{where}: {err}") from None
     elif kind == "table":
         if not isinstance(value, dict):
             raise bad("a table (e.g. extra_body = {thinking = {type = \"disabled\"}})")

@@ -23,7 +23,7 @@ def default_args() -> argparse.Namespace:
         allowed_tools=[], disallowed_tools=[], sandbox=None, system_prompt=None, system_prompt_file=None,
         append_system_prompt=None, append_system_prompt_file=None, trust=False, mcp_config=[],
         strict_mcp_config=False, work_dir=None, add_dir=[], continue_=False, resume=None, no_session=False,
-        undo=False, redo=False, force=False, tools=None, image=[], max_turns=None, version=False,
+        undo=False, redo=False, force=False, tools=None, image=[], max_turns=None, max_cost=None, version=False,
     )
 
 
@@ -71,6 +71,11 @@ def start(args: argparse.Namespace) -> int:
         return fail("--force goes with --undo or --redo")
     if args.max_turns is not None and args.max_turns < 1:
         return fail("--max-turns must be at least 1")
+    max_cost = getattr(args, "max_cost", None)
+    if max_cost is not None and not max_cost > 0:
+        return fail("--max-cost must be more than 0 (US dollars)")
+    if max_cost is not None and not args.print_mode:
+        return fail("--max-cost goes with -p (the interactive session shows its cost in /cost and the status line)")
     problem = stream_input_problem(args)
     if problem:  # before anything reads stdin (--api-key -)
         return fail(problem)

@@ -207,6 +207,11 @@ class PrintRun:
         self.interrupted = False
         self.mcp: Any = None
         self.checkpoints: Any = None  # snapshots for --undo and /undo (checkpoint_setup)
+        from agentica_cli.models.prices import CostMeter, parse_prices
+
+        self.cost = CostMeter(parse_prices(settings.get("prices")))  # the run's money (--max-cost)
+        self.max_cost: float | None = getattr(args, "max_cost", None)
+        self.over_budget = ""  # why --max-cost stopped the run
         self.reset_turn()
 
     def reset_turn(self) -> None:
@@ -285,6 +290,12 @@ class PrintRun:
         if kind == "usage":
             for key in self.usage:
                 self.usage[key] += getattr(event, key, 0) or 0
+            model_id = getattr(self.model, "id", "")
+            self.cost.add(model_id, event.input_tokens, event.output_tokens, event.cost)
+            if self.session is not None:
+                self.session.record_usage(event.input_tokens, event.output_tokens, event.total_tokens, event.cost,
+                                          model_id)
+            self.check_budget()
         elif kind == "model_request_started" and not event.source:
             self.requests += 1
         elif kind == "tool_call_started":
@@ -304,6 +315,21 @@ class PrintRun:
             self.checkpoint_turn = event.turn
         elif kind == "error" and not event.source:
             self.error = event
+
+    def check_budget(self) -> None:
+        """--max-cost: past the limit, or a request whose price cannot be known (fail closed: a
+        limit that cannot be checked is not kept), the run stops after this request."""
+        if self.max_cost is None or self.over_budget:
+            return
+        from agentica_cli.models.prices import format_dollars
+
+        if self.cost.unpriced:
+            model = safe_text(getattr(self.model, "id", "") or "the model", keep_newlines=False)
+            self.over_budget = (f"--max-cost: the price of {model} is not known (add it to [prices] in config.toml), "
+                                "so the spending limit cannot be kept; stopped")
+        elif self.cost.dollars >= self.max_cost:
+            self.over_budget = (f"--max-cost: the run cost {format_dollars(self.cost.dollars)}, the limit is "
+                                f"{format_dollars(self.max_cost)}; stopped")
 
     async def start_mcp(self) -> list[Any]:
         """-p waits for the configured MCP servers (bounded by their connect timeouts), so
@@ -372,6 +398,8 @@ class PrintRun:
                     self.emit_json(event.to_dict())
                 elif self.format == "text":
                     self.progress.handle(event)
+                if self.over_budget:
+                    break  # closing the stream ends the run before its next request
 
     @property
     def session_id(self) -> str | None:
@@ -408,6 +436,8 @@ class PrintRun:
     def exit_code(self) -> int:
         if self.interrupted:
             return exitcodes.INTERRUPTED
+        if self.over_budget:
+            return exitcodes.INCOMPLETE
         if self.error is not None or self.final is None:
             return exitcodes.MODEL_ERROR
         reason = self.final.stop_reason
@@ -445,11 +475,14 @@ class PrintRun:
             "result": self.final.content if self.final is not None else "",
             "is_error": code != exitcodes.OK,
             "exit_code": code,
-            "stop_reason": "cancelled" if self.interrupted else (self.final.stop_reason if self.final else "error"),
-            "error": self.error.message if self.error is not None else self.blocked_message() or self.ended_message(),
+            "stop_reason": "cancelled" if self.interrupted else "max_cost" if self.over_budget else (
+                self.final.stop_reason if self.final else "error"),
+            "error": self.over_budget or (self.error.message if self.error is not None
+                                          else self.blocked_message() or self.ended_message()),
             "session_id": self.session_id,
             "model": self.model_label,
             "usage": dict(self.usage),
+            "total_cost_usd": round(self.cost.dollars, 6) if self.cost.known else None,
             "num_model_requests": self.requests,
             "tool_calls": list(self.tool_calls.values()),
             **self.turn_changes(),
@@ -495,6 +528,8 @@ class PrintRun:
         if self.format == "text":
             if self.interrupted:
                 sys.stderr.write("agentica: interrupted\n")
+            elif self.over_budget:
+                sys.stderr.write(f"agentica: {self.over_budget}\n")
             elif code == exitcodes.INCOMPLETE and self.ended_message():
                 sys.stderr.write("agentica: the answer is incomplete (said above); exit code 3\n")
             elif code == exitcodes.INCOMPLETE:

@@ -188,6 +188,19 @@ def make_key_bindings(
         accept_search()  # the match into the input, the search line gone, the input focused again
         (target.buffer if target is not None else event.app.current_buffer).validate_and_handle()
 
+    @kb.add("tab", filter=~is_searching)
+    def _complete(event: KeyPressEvent) -> None:
+        """Tab: the only completion is taken at once (the menu open as you type shows it); among
+        several, the next one is selected (and the menu opened if it is not)."""
+        buffer = event.current_buffer
+        state = buffer.complete_state
+        if state is not None and len(state.completions) == 1 and state.current_completion is None:
+            buffer.apply_completion(state.completions[0])
+        elif state is not None:
+            buffer.complete_next()
+        else:
+            buffer.start_completion(insert_common_part=True)
+
     @kb.add("c-g")
     def _edit_in_editor(event: KeyPressEvent) -> None:
         """Ctrl-G: the input in $VISUAL / $EDITOR; what is saved there comes back to edit or send."""

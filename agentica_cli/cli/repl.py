@@ -76,7 +76,10 @@ class Repl:
         self.pending_context: list[str] = []
         self.approval_lock = asyncio.Lock()
         self.policy = policy_from_settings(settings, work_dir, allowed_dirs=self.allowed_dirs, ask=self.ask_approval)
-        self.usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+        self.usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}  # the whole session's
+        from agentica_cli.models.prices import CostMeter, parse_prices
+
+        self.cost = CostMeter(parse_prices(settings.get("prices")))  # money, where a price is known
         history = None if not settings.get("ui.history", True) else self._history_path()
         self.context_tokens: int | None = None  # prompt tokens of the last request (the status line's context %)
         self.pastes = PastedTexts()
@@ -194,6 +197,9 @@ class Repl:
             trust(self.work_dir)
             self.settings = load_settings(self.work_dir, flag_settings(self.args), trusted=True,
                                           mcp_flags=getattr(self.args, "mcp_flags", None))
+            from agentica_cli.models.prices import parse_prices
+
+            self.cost.prices = parse_prices(self.settings.get("prices"))  # the project's own, now trusted
             # the project's [permissions] rules and mode apply from now on
             self.policy = policy_from_settings(
                 self.settings, self.work_dir, allowed_dirs=self.allowed_dirs, ask=self.ask_approval
@@ -281,7 +287,30 @@ class Repl:
                 plain(self.session.notice, "33")
             self.resume_messages = list(self.session.messages)
             self.take_restore_note()
+            self.count_session_usage()
         return None
+
+    def count_usage(self, input_tokens: int, output_tokens: int, total_tokens: int, cost: float | None,
+                    model: str) -> None:
+        """One model request, into /cost and the status line (sub-agents' requests included)."""
+        self.usage["input_tokens"] += input_tokens or 0
+        self.usage["output_tokens"] += output_tokens or 0
+        self.usage["total_tokens"] += total_tokens or 0
+        self.cost.add(model, input_tokens or 0, output_tokens or 0, cost)
+
+    def count_session_usage(self) -> None:
+        """A resumed session's requests so far, from its file: /cost and the status line count
+        the whole session (the numbers of the conversation before this resume start again)."""
+        from agentica_cli.models.prices import CostMeter
+
+        self.usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+        self.cost = CostMeter(self.cost.prices)
+        path = getattr(self.session, "path", None)
+        for entry in self.store.load_usage(path) if path is not None else ():
+            cost = entry.get("cost")
+            self.count_usage(int(entry.get("input_tokens") or 0), int(entry.get("output_tokens") or 0),
+                             int(entry.get("total_tokens") or 0), cost if isinstance(cost, (int, float)) else None,
+                             str(entry.get("model") or ""))
 
     def take_restore_note(self) -> None:
         """What `agentica --undo` put back since this session's last message: for the model,
@@ -569,8 +598,12 @@ class Repl:
         async def consume() -> None:
             async for event in agent.run_stream(text, images or ()):
                 if event.type == "usage":
-                    for key in self.usage:
-                        self.usage[key] += getattr(event, key, 0) or 0
+                    self.count_usage(event.input_tokens, event.output_tokens, event.total_tokens, event.cost,
+                                     getattr(self.model, "id", ""))
+                    session = self.current_session()
+                    if session is not None:
+                        session.record_usage(event.input_tokens, event.output_tokens, event.total_tokens,
+                                             event.cost, getattr(self.model, "id", ""))
                     if not event.source:  # a sub-agent's requests are not this conversation's context
                         self.context_tokens = event.input_tokens
                 self.renderer.handle(event)

@@ -25,6 +25,7 @@ class ReplHost(Protocol):
     renderer: Any
     policy: Any  # approvals.ApprovalPolicy
     usage: dict[str, int]
+    cost: Any  # models.prices.CostMeter
     context_tokens: int | None
     pending_context: list[str]
     next_default: str
@@ -49,3 +50,5 @@ class ReplHost(Protocol):
     def current_session(self) -> Any: ...
 
     def take_restore_note(self) -> None: ...
+
+    def count_session_usage(self) -> None: ...

@@ -139,6 +139,15 @@ class Session:
             self.save_error += "; what was saved before is kept"
         self.close()
 
+    def record_usage(self, input_tokens: int, output_tokens: int, total_tokens: int, cost: float | None,
+                     model: str) -> None:
+        """One model request's tokens (and reported cost): a resumed session's /cost and status
+        line count the whole session, not only the process that resumed it."""
+        if self._header is not None:
+            return  # no message yet, no file: nothing of this session is worth a file
+        self._write({"type": "usage", "input_tokens": input_tokens, "output_tokens": output_tokens,
+                     "total_tokens": total_tokens, "cost": cost, "model": model})
+
     def replace_history(self, messages: list[dict[str, Any]]) -> None:
         """Record that the history is now `messages` (after a compaction); loading starts from here."""
         self._write({"type": "history", "messages": messages})
@@ -279,6 +288,14 @@ class SessionStore:
                     continue  # a line torn by a kill
                 if isinstance(entry, dict):
                     yield entry
+
+    @classmethod
+    def load_usage(cls, path: Path) -> list[dict[str, Any]]:
+        """The usage entries of a session file, one per model request, oldest first."""
+        try:
+            return [e for e in cls._lines(path) if e.get("type") == "usage"]
+        except OSError:
+            return []
 
     @classmethod
     def load_messages(cls, path: Path) -> list[dict[str, Any]]:

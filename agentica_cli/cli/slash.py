@@ -239,6 +239,16 @@ class SlashCommands:
         plain(
             f"tokens this session: {u['input_tokens']:,} in · {u['output_tokens']:,} out · {u['total_tokens']:,} total"
         )
+        from agentica_cli.models.prices import format_dollars
+
+        cost = repl.cost
+        if cost.known:
+            plain(f"cost this session: {format_dollars(cost.dollars)} ({cost.requests} requests)")
+        elif cost.requests:
+            model = safe_text(getattr(repl.model, "id", "") or "this model", keep_newlines=False)
+            priced = f"{format_dollars(cost.dollars)} for {cost.requests - cost.unpriced} of {cost.requests} requests; "
+            plain(f"cost: unknown ({priced if cost.dollars else ''}no price for {model}: "
+                  "add it to [prices] in config.toml)", "2")
 
     async def cmd_status(self, rest: str) -> None:
         from agentica_cli.cli.runtime import model_label
@@ -349,6 +359,7 @@ class SlashCommands:
         repl.session = session
         repl.resume_messages = list(session.messages)
         repl.take_restore_note()
+        repl.count_session_usage()
         if session.notice:  # another agentica is writing it: this one forked it
             plain(session.notice, "33")
         if repl.agent is not None:

@@ -95,6 +95,11 @@ class StatusLine:
         total = self.repl.usage.get("total_tokens", 0)
         if total:
             parts.append(("class:status", f"· {short_count(total)} tokens"))
+        cost = getattr(self.repl, "cost", None)
+        if cost is not None and cost.known:
+            from agentica_cli.models.prices import format_dollars
+
+            parts.append(("class:status", f" · {format_dollars(cost.dollars)}"))
         return parts
 
     def session_json(self) -> dict[str, Any]:
@@ -115,6 +120,7 @@ class StatusLine:
             "cwd": work_dir,
             "workspace": {"current_dir": work_dir, "project_dir": work_dir},
             "usage": dict(repl.usage),
+            "cost": {"total_cost_usd": repl.cost.dollars if getattr(repl, "cost", None) and repl.cost.known else None},
             "context_tokens": repl.context_tokens,
             "context_window": self.context_window(),
             "context_percent": None if percent is None else round(percent, 1),

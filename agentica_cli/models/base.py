@@ -12,12 +12,15 @@ class TokenUsage:
     input_tokens: int = 0
     output_tokens: int = 0
     total_tokens: int = 0
+    cost: float | None = None  # US dollars, when the provider reports it (OpenRouter's usage.cost)
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
+        costs = [c for c in (self.cost, other.cost) if c is not None]
         return TokenUsage(
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
             self.total_tokens + other.total_tokens,
+            sum(costs) if costs else None,
         )
 
 

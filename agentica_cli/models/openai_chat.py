@@ -191,7 +191,9 @@ def _usage(raw: dict[str, Any] | None) -> TokenUsage | None:
         return None
     prompt = raw.get("prompt_tokens") or 0
     completion = raw.get("completion_tokens") or 0
-    return TokenUsage(prompt, completion, raw.get("total_tokens") or prompt + completion)
+    cost = raw.get("cost")  # OpenRouter: what the request cost, in US dollars (credits)
+    cost = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0 else None
+    return TokenUsage(prompt, completion, raw.get("total_tokens") or prompt + completion, cost)
 
 
 def _reasoning_of(obj: dict[str, Any]) -> str:

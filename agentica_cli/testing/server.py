@@ -194,11 +194,13 @@ class ScriptedModelServer:
 
     # -- rendering ----------------------------------------------------------------------
 
-    def _usage(self, body: dict[str, Any], turn: Turn, completion: Any) -> dict[str, int]:
+    def _usage(self, body: dict[str, Any], turn: Turn, completion: Any) -> dict[str, Any]:
         given = turn.get("usage") or {}
         prompt = int(given.get("prompt_tokens", _estimate_tokens(body.get("messages", []))))
         out = int(given.get("completion_tokens", _estimate_tokens(completion)))
-        return {"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out}
+        counted = {"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out}
+        # Other fields as given: OpenRouter's `cost`, `prompt_tokens_details`, ...
+        return counted | {k: v for k, v in given.items() if k not in counted}
 
     def render_json(self, body: dict[str, Any], turn: Turn, index: int) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": turn.get("content") or None}
