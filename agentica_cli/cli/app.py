@@ -26,7 +26,18 @@ def main(argv: list[str] | None = None) -> int:
         return start(default_args())
     from agentica_cli.cli.commands import run
 
-    return run(args)
+    return run(resume_without_id(args))
+
+
+def resume_without_id(args: list[str]) -> list[str]:
+    """`--resume` (or `-r`) last, or before another option: the session picker (an empty ID)."""
+    out = list(args)
+    for i, arg in enumerate(out):
+        if arg == "--":
+            break
+        if arg in ("-r", "--resume") and (i + 1 == len(out) or out[i + 1].startswith("-")):
+            out[i] = "--resume="
+    return out
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentica_cli.cli.safe_text import safe_text
 from agentica_cli.cli.terminal import plain
+from agentica_cli.prompt_parts import typed_part
 
 if TYPE_CHECKING:
     from agentica_cli.cli.repl_host import ReplHost
@@ -126,7 +127,7 @@ class CheckpointCommands:
             # Otherwise the model goes on believing its edits are there.
             self.repl.pending_context.append(restore_note(action, result.turn.number, result.turn.prompt,
                                                           list(result.files)))
-        prompt = safe_text(result.turn.prompt, keep_newlines=False)
+        prompt = safe_text(typed_part(result.turn.prompt), keep_newlines=False)
         plain(f"{verb} turn {result.turn.number} ({short_prompt(prompt)}): {len(result.files)} file(s)", "32")
         for path in result.files[:30]:
             plain(f"  {safe_text(path, keep_newlines=False)}", "2")
@@ -163,7 +164,7 @@ class CheckpointCommands:
             for turn in turns:
                 when = time.strftime("%H:%M", time.localtime(turn.started))
                 mark = "  (undone)" if turn.undone else ""
-                prompt = short_prompt(safe_text(turn.prompt, keep_newlines=False))
+                prompt = short_prompt(safe_text(typed_part(turn.prompt), keep_newlines=False))  # as typed
                 plain(f"  {turn.number:>3}. {when}  {prompt}  · {len(turn.files)} file(s){mark}")
             try:
                 words = (await self.repl.ask_line("Rewind to before which turn? (number; Enter: none) ")).split()
@@ -226,7 +227,7 @@ class CheckpointCommands:
         if session is not None:
             session.replace_history(kept)
         repl.context_tokens = None
-        repl.next_default = turn.prompt
+        repl.next_default = typed_part(turn.prompt)  # as typed: its @mentions attach again when sent
         plain(f"Rewound the conversation to before turn {turn.number} ({len(kept)} messages kept); "
               "its prompt is back at the input.", "32")
 

@@ -63,8 +63,11 @@ def start(args: argparse.Namespace) -> int:
     import agentica_cli.child_env  # noqa: F401  (notes the user's own environment before any library runs)
     if args.yes and args.permission_mode not in (None, "auto"):
         return fail(f"--yes conflicts with --permission-mode {args.permission_mode}")
-    if args.continue_ and args.resume:
+    if args.continue_ and args.resume is not None:
         return fail("use either --continue or --resume ID, not both")
+    if args.resume == "" and (args.print_mode or args.undo or getattr(args, "redo", False) or not sys.stdin.isatty()):
+        return fail("--resume without an ID opens a picker in the interactive session; here give the ID "
+                    "(agentica sessions list shows them)")
     if args.undo and getattr(args, "redo", False):
         return fail("use either --undo or --redo, not both")
     if args.force and not (args.undo or getattr(args, "redo", False)):

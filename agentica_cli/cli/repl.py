@@ -270,7 +270,19 @@ class Repl:
         for text, code in replay(messages):
             plain(f"  {text}", code)
 
-    def open_initial_session(self) -> str | None:
+    async def open_initial_session(self) -> str | None:
+        if self.args.resume == "":  # `agentica --resume` with no ID: the picker
+            from agentica_cli.cli.session_picker import pick_session
+
+            sessions = [s for s in self.store.list(self.work_dir) if s.messages]
+            if not sessions:
+                plain("No earlier session in this folder; starting a new one.", "2")
+                return None
+            chosen = await pick_session(sessions)
+            if chosen is None:
+                plain("No session chosen; starting a new one.", "2")
+                return None
+            self.args.resume = chosen
         if self.args.resume or self.args.continue_:
             try:
                 if self.args.resume:
@@ -752,7 +764,7 @@ class Repl:
 
     async def main(self, first_prompt: str) -> int:
         self.install_sigint()
-        problem = self.open_initial_session()
+        problem = await self.open_initial_session()
         if problem:
             plain(f"agentica: {problem}", "31")
             return exitcodes.USAGE_ERROR

@@ -346,7 +346,9 @@ class SessionStore:
                     replaced = [entry.get("message") or {}]
                 for message in replaced:
                     if not title and message.get("role") == "user" and isinstance(message.get("content"), str):
-                        title = " ".join(message["content"].split())[:70]
+                        from agentica_cli.prompt_parts import typed_part
+
+                        title = " ".join(typed_part(message["content"]).split())[:70]  # as typed
         except OSError:
             return None
         if header is None:

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 from agentica_cli.cli.config import PERMISSION_MODES
 from agentica_cli.cli.safe_text import safe_text
-from agentica_cli.cli.sessions import describe
 from agentica_cli.cli.terminal import home_relative, plain
 
 if TYPE_CHECKING:
@@ -338,15 +337,18 @@ class SlashCommands:
     async def cmd_resume(self, rest: str) -> None:
         repl = self.repl
         sessions = [s for s in repl.store.list(repl.work_dir) if repl.session is None or s.id != repl.session.id]
+        chosen = None
         if not rest:
+            sessions = [s for s in sessions if s.messages]
             if not sessions:
                 plain("No earlier sessions in this folder.", "2")
                 return
-            for number, info in enumerate(sessions[:20], 1):
-                plain(f"  {number:>2}. {describe(info)}")
-            plain("Resume one with /resume N or /resume ID.", "2")
-            return
-        chosen = None
+            from agentica_cli.cli.session_picker import pick_session
+
+            chosen = await pick_session(sessions)  # arrows, type to filter; /resume N or ID still work
+            if chosen is None:
+                return
+            rest = chosen
         if rest.isdigit() and 1 <= int(rest) <= len(sessions):
             chosen = sessions[int(rest) - 1].id
         try:
