@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agentica_cli.cli.config import ConfigError, Settings
+from agentica_cli.app.settings.config import ConfigError, Settings
 
 DEFAULTS = {"enabled": True, "max_file_size": 10_000_000, "keep_sessions": 50, "keep_days": 30.0}
 

@@ -75,7 +75,7 @@ def _execute_tool(agent: Any) -> Any:
 
 
 def _granted_by_command(command: CustomCommand, line: str, work_dir: Any) -> bool:
-    from agentica_cli.cli.permission_rules import PermissionRule, RuleError
+    from agentica_cli.app.permissions.permission_rules import PermissionRule, RuleError
 
     for entry in command.allowed_tools or ():
         if tool_of_rule(entry) != "execute":
@@ -154,7 +154,7 @@ async def expand_command(command: CustomCommand, arguments: str, agent: Any, wor
     """The prompt of `/name arguments`: the body with its arguments, `@path` files attached,
     then `` !`cmd` `` run. Only the body's own commands run: never one that an attached file
     or a command's output happens to contain. Returns (prompt, the attached files' names)."""
-    from agentica_cli.cli.prompt_input import attach_mentions
+    from agentica_cli.app.mentions import attach_mentions
 
     expanded = command.expand(arguments)
     with_files, attached = attach_mentions(expanded, work_dir)

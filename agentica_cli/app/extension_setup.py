@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentica_cli.cli.config import Settings
+from agentica_cli.app.settings.config import Settings
 from agentica_cli.extensions.agents import AgentSpec, load_agents
 from agentica_cli.extensions.commands import CustomCommand, load_commands
 from agentica_cli.extensions.hook_config import HookConfigError, HookSpec, load_hook_specs, specs_from_toml
@@ -32,14 +32,14 @@ class Extensions:
 
 
 def places_for(work_dir: Path) -> Places:
-    from agentica_cli.cli.trust import is_trusted, project_root
+    from agentica_cli.app.settings.trust import is_trusted, project_root
 
     return Places(project=project_root(work_dir) if is_trusted(work_dir) else None)
 
 
 def untrusted_project_extensions(work_dir: Path) -> list[str]:
     """What an untrusted project defines (commands, agents, skills, hooks): ignored until trust."""
-    from agentica_cli.cli.trust import is_trusted, project_root
+    from agentica_cli.app.settings.trust import is_trusted, project_root
 
     return [] if is_trusted(work_dir) else project_extensions(project_root(work_dir))
 
@@ -88,7 +88,7 @@ def attach_extensions(agent: Any, found: Extensions, work_dir: Path,
         agent.hooks.append(CommandHooks(found.hooks, work_dir, model=lambda: agent.model,  # prompt hooks ask it
                                         rule_matches=_rule_matcher(work_dir)))
     if report is not None:
-        from agentica_cli.cli.safe_text import safe_text
+        from agentica_cli.app.safe_text import safe_text
 
         for problem in [*found.problems, *listing_notices(found, getattr(agent, "context_window", None))]:
             report(safe_text(problem, keep_newlines=False))
@@ -129,7 +129,7 @@ def dropped_agent_tools(agents: dict[str, AgentSpec], have: set[str]) -> list[st
 def _rule_matcher(work_dir: Path) -> Callable[[str, str, dict[str, Any]], bool]:
     """A hook entry's `if`: a permission-rule pattern (`Bash(git commit:*)`) the call must match;
     it matches when any simple command of a command line does (as an ask or deny rule)."""
-    from agentica_cli.cli.permission_rules import PermissionRule
+    from agentica_cli.app.permissions.permission_rules import PermissionRule
 
     def matches(rule: str, tool: str, args: dict[str, Any]) -> bool:
         return PermissionRule.parse("ask", rule).matches(tool, args, work_dir)

@@ -30,10 +30,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentica_cli.cli.config import agentica_home
-from agentica_cli.cli.instruction_imports import MAX_DEPTH
-from agentica_cli.cli.project_paths import find_git_root
-from agentica_cli.cli.safe_text import safe_text
+from agentica_cli.app.instruction_imports import MAX_DEPTH
+from agentica_cli.app.safe_text import safe_text
+from agentica_cli.app.settings.config import agentica_home
+from agentica_cli.app.settings.project_paths import find_git_root
 
 FILE_NAME = "AGENTS.md"
 # In each project folder, in reading order (CLAUDE.local.md, the personal one, last).
@@ -208,7 +208,7 @@ class _Reader:
             self.follow_imports(path, text, personal, depth)
 
     def follow_imports(self, path: Path, text: str, personal: bool, depth: int) -> None:
-        from agentica_cli.cli.instruction_imports import candidate_paths, import_tokens
+        from agentica_cli.app.instruction_imports import candidate_paths, import_tokens
 
         for token in import_tokens(text):
             target = next((p for p in candidate_paths(token, path.parent) if os.path.isfile(p)), None)

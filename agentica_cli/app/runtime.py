@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentica_cli.cli.config import ConfigError, Settings, agentica_home
+from agentica_cli.app.settings.config import ConfigError, Settings, agentica_home
 
 # The env var each provider's key comes from, for the "no key" message (the model presets
 # name their own variable in MissingApiKeyError; this is the fallback).
@@ -230,7 +230,7 @@ def build_instructions(
 
 def read_instruction_files(work_dir: Path, report: Callable[[str], None] | None = None) -> Any:
     """AGENTS.md, CLAUDE.md and their imports (cli/instructions.py), problems to `report`."""
-    from agentica_cli.cli.instructions import read_instructions
+    from agentica_cli.app.instructions import read_instructions
 
     found = read_instructions(work_dir)
     for problem in found.problems if report is not None else ():
@@ -260,9 +260,9 @@ def build_agent(
     --append-system-prompt (cli/system_prompt_flags.py). `instructions` / `extensions`: the
     instruction files and extensions the caller read already and whose problems it told (the
     REPL does at start); else they are read here and their problems go to `report`."""
-    from agentica_cli.cli.hooks import ConfigHooks
-    from agentica_cli.cli.sandbox_settings import sandbox_for
-    from agentica_cli.cli.toolkit_setup import build_enabled_toolkits
+    from agentica_cli.app.hooks import ConfigHooks
+    from agentica_cli.app.sandbox_settings import sandbox_for
+    from agentica_cli.app.toolkit_setup import build_enabled_toolkits
     from agentica_cli.deep import DeepAgent
 
     sandbox = sandbox_for(settings, work_dir, allowed_dirs)
@@ -304,7 +304,7 @@ def build_agent(
     agent = DeepAgent(model, **kwargs)
     agent.instruction_texts = list(instructions.texts)
     agent.instruction_files = [str(f.path) for f in instructions.files]  # for -p's stream-json session line
-    from agentica_cli.cli.extension_setup import attach_extensions, load_extensions
+    from agentica_cli.app.extension_setup import attach_extensions, load_extensions
 
     if extensions is None:
         attach_extensions(agent, load_extensions(settings, work_dir), work_dir, report)

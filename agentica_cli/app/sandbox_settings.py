@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from agentica_cli.cli.config import ConfigError
+from agentica_cli.app.settings.config import ConfigError
 
 _CACHE_ATTR = "_agentica_sandbox"
 

@@ -110,7 +110,7 @@ class Session:
                 self._header = None
             elif self._fh is None:  # reopened after close(): take the lock again
                 self._fh = _open_locked(self.path)
-            from agentica_cli.cli.session_images import externalize, images_dir
+            from agentica_cli.app.session_images import externalize, images_dir
 
             entry = externalize(entry, images_dir(self.path), self._image_refs)  # image bytes go to files
             _append_line(self._fh, json.dumps(entry, ensure_ascii=False, default=str) + "\n")
@@ -288,7 +288,7 @@ class SessionStore:
                 messages.append(entry["message"])
             elif entry.get("type") == "history" and isinstance(entry.get("messages"), list):
                 messages = list(entry["messages"])
-        from agentica_cli.cli.session_images import images_dir, resolve
+        from agentica_cli.app.session_images import images_dir, resolve
 
         return resolve(repair_history(messages), images_dir(path))
 

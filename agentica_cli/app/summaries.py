@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agentica_cli.cli.safe_text import safe_text
+from agentica_cli.app.safe_text import safe_text
 
 # Which argument best says what a call does, in order of preference.
 _MAIN_ARGS = (

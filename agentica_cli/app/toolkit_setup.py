@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentica_cli.cli.config import TOOLKIT_OPTIONS, ConfigError, Settings
+from agentica_cli.app.settings.config import TOOLKIT_OPTIONS, ConfigError, Settings
 
 
 def parse_tools_flag(values: list[str] | None) -> list[str] | None:

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from agentica_cli.cli import exitcodes
-from agentica_cli.cli.config import Settings
-from agentica_cli.cli.safe_text import safe_text
-from agentica_cli.cli.summaries import format_elapsed, summarize_call, summarize_result
+from agentica_cli.app import exitcodes
+from agentica_cli.app.safe_text import safe_text
+from agentica_cli.app.settings.config import Settings
+from agentica_cli.app.summaries import format_elapsed, summarize_call, summarize_result
 
 STDIN_LIMIT = 2_000_000  # characters of piped input attached to the prompt
 
@@ -110,7 +110,7 @@ def _say_fork(session: Any) -> Any:
 
 def open_session(args: argparse.Namespace, work_dir: Path, model_label: str) -> tuple[Any, str | None]:
     """The session to append to (new, --continue or --resume) and an error message."""
-    from agentica_cli.cli.sessions import SessionStore
+    from agentica_cli.app.sessions import SessionStore
 
     store = SessionStore()
     if args.resume:
@@ -146,7 +146,7 @@ def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prom
         names = safe_text(", ".join(settings.mcp_json_held_back), keep_newlines=False)
         sys.stderr.write(f"agentica: ignoring the MCP servers of untrusted {settings.mcp_json_file} ({names}) "
                          "(run with --trust to use them)\n")
-    from agentica_cli.cli.extension_setup import untrusted_project_extensions
+    from agentica_cli.app.extension_setup import untrusted_project_extensions
 
     ignored = untrusted_project_extensions(work_dir)
     if ignored:
@@ -162,7 +162,7 @@ def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prom
             sys.stderr.write(f"agentica: --image: {err}\n")
             return exitcodes.USAGE_ERROR
 
-    from agentica_cli.cli.runtime import MissingKey, build_model, model_label
+    from agentica_cli.app.runtime import MissingKey, build_model, model_label
 
     try:
         model = build_model(settings)
@@ -235,15 +235,15 @@ class PrintRun:
         return exitcodes.OUTPUT_CLOSED
 
     def on_refusal(self, name: str, mode: str, why: str = "") -> None:
-        from agentica_cli.cli.approvals import refusal_hint
+        from agentica_cli.app.permissions.approvals import refusal_hint
 
         sys.stderr.write(refusal_hint(name, mode, why) + "\n")
         sys.stderr.flush()
 
     def build_agent(self, extra_tools: list[Any]) -> Any:
-        from agentica_cli.cli.approvals import policy_from_settings
-        from agentica_cli.cli.runtime import PermissionModePrompt, build_agent
-        from agentica_cli.cli.system_prompt_flags import system_prompt_options
+        from agentica_cli.app.permissions.approvals import policy_from_settings
+        from agentica_cli.app.runtime import PermissionModePrompt, build_agent
+        from agentica_cli.app.settings.system_prompt_flags import system_prompt_options
 
         policy = policy_from_settings(
             self.settings,
@@ -266,10 +266,10 @@ class PrintRun:
             **system_prompt_options(self.args),
         )
         PermissionModePrompt(agent).apply(policy.mode)
-        from agentica_cli.cli.extension_setup import bind_session
+        from agentica_cli.app.extension_setup import bind_session
 
         bind_session(agent, self.session)
-        from agentica_cli.cli.checkpoint_setup import attach_checkpoints, checkpoints_from_settings
+        from agentica_cli.app.checkpoint_setup import attach_checkpoints, checkpoints_from_settings
 
         self.checkpoints = attach_checkpoints(agent, checkpoints_from_settings(self.settings, self.work_dir,
                                                                               self.session_id))
@@ -306,8 +306,8 @@ class PrintRun:
         tables = {k: v for k, v in self.settings.mcp_servers.items() if v.get("enabled", True)}
         if not tables:
             return []
-        from agentica_cli.cli.config import agentica_home
-        from agentica_cli.cli.mcp_client_ui import print_mode_handlers
+        from agentica_cli.app.mcp_client import print_mode_handlers
+        from agentica_cli.app.settings.config import agentica_home
         from agentica_cli.tools.mcp.servers import McpServerSet
 
         self.mcp = McpServerSet.from_tables(
@@ -326,11 +326,11 @@ class PrintRun:
             agent = self.build_agent(extra_tools)
             for message in (await agent.start_session()).messages:  # SessionStart hooks, before the prompt
                 self.progress.line(f"agentica: {safe_text(message)}")
-            from agentica_cli.cli.extension_setup import find_command, load_extensions, use_command_settings
+            from agentica_cli.app.extension_setup import find_command, load_extensions, use_command_settings
 
             found = find_command(prompt, load_extensions(self.settings, self.work_dir))
             if found is not None:  # `agentica -p "/review app.py"`: the custom command, its model and tools
-                from agentica_cli.cli.command_shell import expand_command
+                from agentica_cli.app.command_shell import expand_command
 
                 command, arguments = found
                 prompt, _ = await expand_command(command, arguments, agent, self.work_dir,
@@ -374,7 +374,7 @@ class PrintRun:
 
     @property
     def model_label(self) -> str:
-        from agentica_cli.cli.runtime import model_label
+        from agentica_cli.app.runtime import model_label
 
         return model_label(self.model)
 

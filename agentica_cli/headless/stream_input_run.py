@@ -13,11 +13,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agentica_cli.cli import exitcodes
-from agentica_cli.cli.config import Settings
-from agentica_cli.cli.printers import OutputClosed, PrintRun, run_print
-from agentica_cli.cli.safe_text import safe_text
-from agentica_cli.cli.stream_input import InputError, StdinMessages, UserMessage
+from agentica_cli.app import exitcodes
+from agentica_cli.app.safe_text import safe_text
+from agentica_cli.app.settings.config import Settings
+from agentica_cli.headless.printers import OutputClosed, PrintRun, run_print
+from agentica_cli.headless.stream_input import InputError, StdinMessages, UserMessage
 
 
 def run_stream_input(args: argparse.Namespace, settings: Settings, work_dir: Path) -> int:
@@ -38,7 +38,7 @@ class StreamInputRun(PrintRun):
             for message in (await agent.start_session()).messages:  # SessionStart hooks, before the first turn
                 self.progress.line(f"agentica: {safe_text(message)}")
             self.emit_session_line(agent)  # ready: a driver may wait for this line
-            from agentica_cli.cli.extension_setup import load_extensions
+            from agentica_cli.app.extension_setup import load_extensions
 
             extensions = load_extensions(self.settings, self.work_dir)
             while (item := await messages.next()) is not None:
@@ -57,11 +57,11 @@ class StreamInputRun(PrintRun):
         self.turns += 1
         self.in_turn = True
         prompt, restore = message.text, None
-        from agentica_cli.cli.extension_setup import find_command, use_command_settings
+        from agentica_cli.app.extension_setup import find_command, use_command_settings
 
         found = find_command(prompt, extensions)
         if found is not None:  # "/review app.py": the custom command, its model and tools, for this turn
-            from agentica_cli.cli.command_shell import expand_command
+            from agentica_cli.app.command_shell import expand_command
 
             command, arguments = found
             prompt, _ = await expand_command(command, arguments, agent, self.work_dir,

@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from agentica_cli.cli.safe_text import has_controls, has_odd_spaces, safe_command, safe_text
+from agentica_cli.app.safe_text import has_controls, has_odd_spaces, safe_command, safe_text
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def request_renderable(name: str, args: dict[str, Any], diff: str | None, note: 
         parts.append(Text(safe_text(note), style="bold yellow"))
     command = args.get("command")
     if diff:
-        from agentica_cli.cli.diff_preview import render_diff
+        from agentica_cli.tui.diff_preview import render_diff
 
         parts.append(render_diff(diff))  # the whole diff, numbered: the question hides nothing
     elif isinstance(command, str):

@@ -11,11 +11,11 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
-from agentica_cli.cli.safe_text import safe_text
-from agentica_cli.cli.terminal import plain
+from agentica_cli.app.safe_text import safe_text
+from agentica_cli.tui.terminal import plain
 
 if TYPE_CHECKING:
-    from agentica_cli.cli.repl_host import ReplHost
+    from agentica_cli.tui.repl_host import ReplHost
 
 DIFF_LINES = 400  # a longer /diff is cut, with a note: /diff N shows one turn
 
@@ -69,7 +69,7 @@ class CheckpointCommands:
     def show_patch(self, patch: str) -> None:
         from rich.text import Text
 
-        from agentica_cli.cli.diff_preview import render_diff
+        from agentica_cli.tui.diff_preview import render_diff
 
         self.repl.ensure_renderer()
         console = self.repl.console

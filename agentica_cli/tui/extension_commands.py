@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentica_cli.cli.safe_text import safe_text
-from agentica_cli.cli.terminal import home_relative, plain
+from agentica_cli.app.safe_text import safe_text
 from agentica_cli.extensions.commands import CustomCommand
+from agentica_cli.tui.terminal import home_relative, plain
 
 if TYPE_CHECKING:
-    from agentica_cli.cli.repl import Repl
+    from agentica_cli.tui.repl_host import ReplHost
 
 
 def completion_entries(commands: dict[str, CustomCommand]) -> dict[str, str]:
@@ -27,17 +27,17 @@ def show_help(commands: dict[str, CustomCommand], builtin: dict[str, str]) -> No
               f"{hidden}")
 
 
-async def run_custom_command(repl: Repl, command: CustomCommand, arguments: str) -> None:
+async def run_custom_command(repl: ReplHost, command: CustomCommand, arguments: str) -> None:
     """Send the command's body (arguments substituted, @files attached, !`commands` run) as this
     turn's prompt, with its model and its allowed tools for this turn only."""
-    from agentica_cli.cli.command_shell import expand_command
+    from agentica_cli.app.command_shell import expand_command
 
     agent = await repl.ensure_agent()
     repl.ensure_renderer()  # a !`command` may ask for approval, which prints
     text, attached = await expand_command(command, arguments, agent, repl.work_dir, lambda line: plain(line, "2"))
     if attached:
         plain(f"(attached {', '.join(attached)})", "2")
-    from agentica_cli.cli.extension_setup import use_command_settings
+    from agentica_cli.app.extension_setup import use_command_settings
 
     restore = use_command_settings(agent, command)
     try:
@@ -46,7 +46,7 @@ async def run_custom_command(repl: Repl, command: CustomCommand, arguments: str)
         restore()
 
 
-def show_agents(repl: Repl) -> None:
+def show_agents(repl: ReplHost) -> None:
     agents = repl.extensions.agents
     plain("sub-agents (the task tool's agent argument):", "1")
     plain("  general      the same tools as the main agent (minus task), its model")
@@ -60,7 +60,7 @@ def show_agents(repl: Repl) -> None:
         plain("  Define more in .agentica/agents/NAME.md (or .claude/agents, ~/.agentica/agents).", "2")
 
 
-def show_skills(repl: Repl) -> None:
+def show_skills(repl: ReplHost) -> None:
     skills = repl.extensions.skills
     plain("skills (the model loads one with the skill tool when a request matches):", "1")
     for name, skill in sorted(skills.items()):

@@ -5,17 +5,17 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from agentica_cli.cli.terminal import plain
 from agentica_cli.extensions.agents_md import FILE_NAME, INIT_SYSTEM, document_from_answer, file_diff, init_prompt
 from agentica_cli.extensions.places import UnreadableFile, read_text
+from agentica_cli.tui.terminal import plain
 
 if TYPE_CHECKING:
-    from agentica_cli.cli.repl import Repl
+    from agentica_cli.tui.repl_host import ReplHost
 
 EXCLUDED = ("task", "web_search", "fetch_url", "write_todos")
 
 
-def explorer_tools(repl: Repl) -> list[Any]:
+def explorer_tools(repl: ReplHost) -> list[Any]:
     """Fresh builtin tools for the work dir, read-only functions only."""
     from builtin_tools import get_builtin_tools
 
@@ -27,7 +27,7 @@ def explorer_tools(repl: Repl) -> list[Any]:
     return [t for t in tools if t.functions]
 
 
-async def run_init(repl: Repl) -> None:
+async def run_init(repl: ReplHost) -> None:
     main_agent = await repl.ensure_agent()
     repl.ensure_renderer()
     path = repl.work_dir / FILE_NAME

@@ -16,8 +16,8 @@ import time
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.text import Text
 
-from agentica_cli.cli.safe_text import safe_text
-from agentica_cli.cli.summaries import format_elapsed
+from agentica_cli.app.safe_text import safe_text
+from agentica_cli.app.summaries import format_elapsed
 
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 TAIL_LINES = 5  # of a running command's output

@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentica_cli.cli.safe_text import safe_text
+from agentica_cli.app.safe_text import safe_text
 
 if TYPE_CHECKING:
-    from agentica_cli.cli.repl_host import ReplHost
     from agentica_cli.models.discovery import ServedModel
+    from agentica_cli.tui.repl_host import ReplHost
 
 
 def describe(served: ServedModel, current: str | None) -> str:
@@ -30,9 +30,9 @@ def describe(served: ServedModel, current: str | None) -> str:
 
 def run_models_command(work_dir: Path | None, provider: str | None, base_url: str | None, as_json: bool) -> int:
     """`agentica models`: print the ids the configured endpoint serves, one a line."""
-    from agentica_cli.cli import exitcodes
-    from agentica_cli.cli.config import ConfigError, load_settings
-    from agentica_cli.cli.trust import is_trusted
+    from agentica_cli.app import exitcodes
+    from agentica_cli.app.settings.config import ConfigError, load_settings
+    from agentica_cli.app.settings.trust import is_trusted
 
     folder = (work_dir or Path.cwd()).expanduser().resolve()
     try:
@@ -48,7 +48,7 @@ def run_models_command(work_dir: Path | None, provider: str | None, base_url: st
     try:
         model.resolve_api_key()
     except MissingApiKeyError:
-        from agentica_cli.cli.runtime import missing_key_message, provider_name
+        from agentica_cli.app.runtime import missing_key_message, provider_name
 
         sys.stderr.write(f"agentica: {missing_key_message(provider_name(settings))}\n")
         return exitcodes.USAGE_ERROR
@@ -74,7 +74,7 @@ def run_models_command(work_dir: Path | None, provider: str | None, base_url: st
 def _model_for_listing(settings: Any) -> Any:
     """The configured model client, without the key check a session makes: a listing of a
     local server needs no key, and a provider that wants one says so itself."""
-    from agentica_cli.cli.runtime import model_timeouts, provider_name
+    from agentica_cli.app.runtime import model_timeouts, provider_name
     from agentica_cli.models.presets import provider_class
 
     cls = provider_class(provider_name(settings))
@@ -86,9 +86,9 @@ async def pick_model(repl: ReplHost) -> str | None:
     """/model: list what the endpoint serves, ask for a number or an id; the id chosen, or None."""
     import asyncio
 
-    from agentica_cli.cli.runtime import model_label
-    from agentica_cli.cli.terminal import plain
+    from agentica_cli.app.runtime import model_label
     from agentica_cli.models.discovery import DiscoveryError, list_models
+    from agentica_cli.tui.terminal import plain
 
     current = model_label(repl.model)
     plain(f"model: {safe_text(current)} (provider {repl.settings.provider or 'openai'})")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
-from agentica_cli.cli.safe_text import safe_text
+from agentica_cli.app.safe_text import safe_text
 
 DEFAULT_NOTIFY_AFTER = 30.0
 BELL = "\x07"
@@ -55,6 +55,6 @@ def notify_turn_end(elapsed: float, settings: Any, *, interrupted: bool = False)
     turn was ended by the user, who is here)."""
     if interrupted or elapsed < notify_after(settings):
         return False
-    from agentica_cli.cli.summaries import format_elapsed
+    from agentica_cli.app.summaries import format_elapsed
 
     return notify(f"finished after {format_elapsed(elapsed)}", settings)

@@ -22,9 +22,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agentica_cli.cli.config import Settings, agentica_home, save_user_setting
-from agentica_cli.cli.safe_text import safe_text
-from agentica_cli.cli.terminal import home_relative, plain
+from agentica_cli.app.safe_text import safe_text
+from agentica_cli.app.settings.config import Settings, agentica_home, save_user_setting
+from agentica_cli.tui.terminal import home_relative, plain
 
 CHECK_TIMEOUT = 15.0  # seconds for the key check, connection included
 GAVE_UP = "No key saved; run agentica again when you have one."
@@ -90,7 +90,7 @@ class Onboarding:
 
     async def run(self, provider: str, detail: str) -> Any:
         """The model to use, or None when the user left (already told why)."""
-        from agentica_cli.cli.runtime import missing_key_message
+        from agentica_cli.app.runtime import missing_key_message
 
         plain(missing_key_message(provider, detail, at_prompt=True), "33")
         try:
@@ -101,7 +101,7 @@ class Onboarding:
             return None
 
     async def _dialogue(self) -> Any:
-        from agentica_cli.cli.runtime import MissingKey, build_model, provider_name
+        from agentica_cli.app.runtime import MissingKey, build_model, provider_name
 
         chosen_here = self.settings.provider is None
         if chosen_here:

@@ -24,13 +24,11 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.styles import Style
 
-from agentica_cli.images import is_image_path
+from agentica_cli.app.mentions import IGNORED_DIRS, attach_mentions, folder_listing
+
+__all__ = ["attach_mentions", "folder_listing"]  # the REPL's and older callers' names
 
 PROMPT = "❯ "
-MENTION = re.compile(r"(?:^|(?<=\s))@([^\s@]+)")
-MAX_MENTION_BYTES = 200_000
-MAX_LISTED_ENTRIES = 500  # of a mentioned folder
-IGNORED_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".ruff_cache"}
 
 STYLE = Style.from_dict({
     "prompt": "ansicyan bold",
@@ -193,7 +191,7 @@ def make_key_bindings(
     def _paste_image(event: KeyPressEvent) -> None:
         from prompt_toolkit.application import run_in_terminal
 
-        from agentica_cli.cli.image_input import paste_clipboard_image
+        from agentica_cli.tui.image_input import paste_clipboard_image
 
         paste_clipboard_image(event.current_buffer, lambda why: run_in_terminal(lambda: print(f"(Ctrl-V: {why})")))
 
@@ -268,19 +266,6 @@ def make_session(
     return session
 
 
-def folder_listing(path: Path, limit: int = MAX_LISTED_ENTRIES) -> str | None:
-    """A folder's entries, sorted, one a line (`name/` for a folder), without IGNORED_DIRS; None
-    if it cannot be read."""
-    try:
-        entries = sorted((e for e in path.iterdir() if e.name not in IGNORED_DIRS), key=lambda e: e.name)
-    except OSError:
-        return None
-    lines = [f"{e.name}/" if e.is_dir() else e.name for e in entries[:limit]]
-    if len(entries) > limit:
-        lines.append(f"... {len(entries) - limit} more")
-    return "\n".join(lines) if lines else "(empty)"
-
-
 def add_status_line(session: PromptSession[str], status: Callable[[], FormattedText]) -> None:
     """A line right under the input, while it is being typed.
 
@@ -296,31 +281,3 @@ def add_status_line(session: PromptSession[str], status: Callable[[], FormattedT
     rows = session.layout.container.children  # an HSplit: the input first, then prompt_toolkit's toolbars
     rows.insert(1, ConditionalContainer(line, filter=~is_done))
     rows.append(Window(height=Dimension(weight=10_000)))
-
-
-def attach_mentions(text: str, work_dir: Path) -> tuple[str, list[str]]:
-    """`explain @calc.py`: the message plus the mentioned files' content; `@src/`: a listing of
-    the folder (its entries, folders marked with `/`), as Claude Code attaches one."""
-    attached: list[str] = []
-    blocks: list[str] = []
-    for match in MENTION.finditer(text):
-        name = match.group(1).rstrip(".,;:!?)")
-        path = Path(name).expanduser()
-        path = path if path.is_absolute() else work_dir / path
-        if path.is_dir() and name not in attached:
-            listing = folder_listing(path)
-            if listing is not None:
-                attached.append(name)
-                blocks.append(f'<directory path="{name}">\n{listing}\n</directory>')
-            continue
-        if not path.is_file() or name in attached or is_image_path(name):  # images: cli/image_input.py
-            continue
-        try:
-            data = path.read_bytes()[:MAX_MENTION_BYTES].decode("utf-8", errors="replace")
-        except OSError:
-            continue
-        attached.append(name)
-        blocks.append(f'<file path="{name}">\n{data}\n</file>')
-    if not blocks:
-        return text, []
-    return text + "\n\n" + "\n\n".join(blocks), attached

@@ -23,18 +23,19 @@ from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.text import Text
 
-from agentica_cli.cli.diff_preview import preview_edit, render_diff
-from agentica_cli.cli.live_view import ModelWait, RunningTool
-from agentica_cli.cli.safe_text import safe_text
-from agentica_cli.cli.summaries import (
+from agentica_cli.app.edit_preview import preview_edit
+from agentica_cli.app.permissions.tool_kinds import COMMAND_TOOLS
+from agentica_cli.app.safe_text import safe_text
+from agentica_cli.app.summaries import (
     CommandOutput,
     format_elapsed,
     shorten,
     summarize_call,
     summarize_result,
 )
-from agentica_cli.cli.terminal_markdown import TerminalMarkdown, print_markdown
-from agentica_cli.cli.tool_kinds import COMMAND_TOOLS
+from agentica_cli.tui.diff_preview import render_diff
+from agentica_cli.tui.live_view import ModelWait, RunningTool
+from agentica_cli.tui.terminal_markdown import TerminalMarkdown, print_markdown
 
 TODO_TOOLS = ("write_todos", "todo_write", "update_todos", "todos")
 HEADER_FIRST = ("task",)  # calls whose steps show under them: their header is printed at the start

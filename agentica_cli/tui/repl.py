@@ -17,28 +17,28 @@ from typing import Any
 
 from prompt_toolkit.formatted_text import FormattedText
 
-from agentica_cli.cli import exitcodes
-from agentica_cli.cli.approvals import Answer, call_args, policy_from_settings
-from agentica_cli.cli.checkpoint_commands import CheckpointCommands
-from agentica_cli.cli.config import (
+from agentica_cli.app import exitcodes
+from agentica_cli.app.edit_preview import preview_edit
+from agentica_cli.app.permissions.approvals import Answer, call_args, policy_from_settings
+from agentica_cli.app.sessions import SessionStore
+from agentica_cli.app.settings.config import (
     ConfigError,
     Settings,
     agentica_home,
     load_settings,
 )
-from agentica_cli.cli.diff_preview import preview_edit
-from agentica_cli.cli.prompt_input import PastedTexts, attach_mentions, make_session
-from agentica_cli.cli.sessions import SessionStore
-from agentica_cli.cli.sigint_wakeup import SigintWakeup
-from agentica_cli.cli.slash import COMMANDS, SlashCommands
-from agentica_cli.cli.status_line import StatusLine
-from agentica_cli.cli.terminal import home_relative, plain
+from agentica_cli.tui.checkpoint_commands import CheckpointCommands
+from agentica_cli.tui.prompt_input import PastedTexts, attach_mentions, make_session
+from agentica_cli.tui.sigint_wakeup import SigintWakeup
+from agentica_cli.tui.slash import COMMANDS, SlashCommands
+from agentica_cli.tui.status_line import StatusLine
+from agentica_cli.tui.terminal import home_relative, plain
 
 
 def _preload(with_mcp: bool) -> None:
     """The heavy imports, off the main thread, while the user reads the prompt."""
-    import agentica_cli.cli.render
-    import agentica_cli.cli.runtime
+    import agentica_cli.app.runtime
+    import agentica_cli.tui.render
 
     try:
         from agentica_cli.models.openai_import import import_openai
@@ -81,7 +81,7 @@ class Repl:
         self.context_tokens: int | None = None  # prompt tokens of the last request (the status line's context %)
         self.pastes = PastedTexts()
         self.status = StatusLine(self)
-        from agentica_cli.cli.extension_setup import Extensions
+        from agentica_cli.app.extension_setup import Extensions
 
         self.extensions = Extensions()  # found after the trust question (load_extensions)
         self.instructions: Any = None  # AGENTS.md, CLAUDE.md... read after the trust question
@@ -144,11 +144,11 @@ class Repl:
 
     def load_extensions(self) -> None:
         """Custom commands (and what else the agent will load) for /help and Tab completion."""
-        from agentica_cli.cli.extension_commands import completion_entries
-        from agentica_cli.cli.extension_setup import load_extensions
+        from agentica_cli.app.extension_setup import load_extensions
+        from agentica_cli.tui.extension_commands import completion_entries
 
         self.extensions = load_extensions(self.settings, self.work_dir)
-        from agentica_cli.cli.instructions import read_instructions
+        from agentica_cli.app.instructions import read_instructions
 
         self.instructions = read_instructions(self.work_dir)
         self.command_help.clear()
@@ -156,7 +156,7 @@ class Repl:
         self.command_help.update(COMMANDS)  # a built-in command wins a name clash
 
     async def ensure_trust(self) -> None:
-        from agentica_cli.cli.extension_setup import untrusted_project_extensions
+        from agentica_cli.app.extension_setup import untrusted_project_extensions
 
         files = untrusted_project_extensions(self.work_dir)
         mcp_json = self.settings.mcp_json_held_back
@@ -166,7 +166,7 @@ class Repl:
             keys = ", ".join(sorted(self.settings.held_back))
             plain(f"{self.settings.project_file} sets {keys}.", "33")
         if mcp_json:
-            from agentica_cli.cli.safe_text import safe_text
+            from agentica_cli.app.safe_text import safe_text
 
             plain(safe_text(f"{self.settings.mcp_json_file} defines MCP servers: {', '.join(mcp_json)}.",
                             keep_newlines=False), "33")
@@ -183,8 +183,8 @@ class Repl:
         except (KeyboardInterrupt, EOFError):
             reply = ""
         if reply.strip().lower() in ("y", "yes"):
-            from agentica_cli.cli.flags import flag_settings
-            from agentica_cli.cli.trust import trust
+            from agentica_cli.app.settings.flags import flag_settings
+            from agentica_cli.app.settings.trust import trust
 
             trust(self.work_dir)
             self.settings = load_settings(self.work_dir, flag_settings(self.args), trusted=True,
@@ -200,24 +200,24 @@ class Repl:
     async def ensure_model(self) -> bool:
         """Build the model client (cheap: openai is imported later). Without a key, onboarding:
         pick a provider, paste a key, check it, save it; False when the user leaves (told why)."""
-        from agentica_cli.cli.runtime import MissingKey, build_model
+        from agentica_cli.app.runtime import MissingKey, build_model
 
         try:
             self.model = build_model(self.settings)
             return True
         except MissingKey as err:
-            from agentica_cli.cli.onboarding import Onboarding
+            from agentica_cli.tui.onboarding import Onboarding
 
             self.model = await Onboarding(self.settings, self.ask_line, self).run(err.provider, err.detail)
             return self.model is not None
 
     def welcome(self) -> None:
         from agentica_cli import __version__
-        from agentica_cli.cli.runtime import model_label
+        from agentica_cli.app.runtime import model_label
 
         where = home_relative(self.work_dir)
         plain(f"agentica {__version__}  ·  {model_label(self.model)}  ·  {where}  ·  mode {self.policy.mode}", "1")
-        from agentica_cli.cli.sandbox_settings import sandbox_line, unconfined_warning
+        from agentica_cli.app.sandbox_settings import sandbox_line, unconfined_warning
 
         if self.policy.sandbox is not None:
             warning = unconfined_warning(self.policy.sandbox)
@@ -239,12 +239,12 @@ class Repl:
     def show_start_problems(self) -> None:
         """Which instruction files are in the prompt, and every file left out and why, before
         the first message (not at the first turn, when the agent is built)."""
-        from agentica_cli.cli.instructions import loaded_summary
-        from agentica_cli.cli.safe_text import safe_text
+        from agentica_cli.app.instructions import loaded_summary
+        from agentica_cli.app.safe_text import safe_text
 
         if self.instructions is not None and self.instructions.files:
             plain(f"Instructions: {loaded_summary(self.instructions, self.work_dir)}.", "2")
-        from agentica_cli.cli.extension_setup import listing_notices
+        from agentica_cli.app.extension_setup import listing_notices
 
         problems = [*(self.instructions.problems if self.instructions is not None else ()), *self.extensions.problems,
                     *listing_notices(self.extensions, getattr(self.model, "context_window", None))]
@@ -254,7 +254,7 @@ class Repl:
     @staticmethod
     def show_transcript(messages: list[dict[str, Any]]) -> None:
         """Where the resumed conversation left off: its last prompts, tool calls and answers, compactly."""
-        from agentica_cli.cli.transcript import replay
+        from agentica_cli.tui.transcript import replay
 
         for text, code in replay(messages):
             plain(f"  {text}", code)
@@ -283,7 +283,7 @@ class Repl:
         if self.renderer is None:
             from rich.console import Console
 
-            from agentica_cli.cli.render import EventRenderer
+            from agentica_cli.tui.render import EventRenderer
 
             # On a terminal the size is the terminal's, asked at each redraw: a COLUMNS exported by
             # the shell is fixed, and once the window is narrower every live redraw miscounts the
@@ -313,7 +313,7 @@ class Repl:
         """The project's Checkpoints, working for the current session (a resumed one's turns
         included); None when [checkpoints] enabled = false."""
         if self.checkpoints is None:
-            from agentica_cli.cli.checkpoint_setup import checkpoints_from_settings
+            from agentica_cli.app.checkpoint_setup import checkpoints_from_settings
 
             self.checkpoints = checkpoints_from_settings(self.settings, self.work_dir) or False
         if self.checkpoints and self.session is not None:
@@ -326,7 +326,7 @@ class Repl:
         if self.args.no_session:
             return None
         if self.session is None:
-            from agentica_cli.cli.runtime import model_label
+            from agentica_cli.app.runtime import model_label
 
             self.session = self.store.create(self.work_dir, model_label(self.model), lazy=True)
         return self.session
@@ -338,8 +338,8 @@ class Repl:
         if self.agent is None:
             if self.preloader is not None:
                 await asyncio.to_thread(self.preloader.join)
-            from agentica_cli.cli.runtime import PermissionModePrompt, build_agent
-            from agentica_cli.cli.system_prompt_flags import system_prompt_options
+            from agentica_cli.app.runtime import PermissionModePrompt, build_agent
+            from agentica_cli.app.settings.system_prompt_flags import system_prompt_options
 
             extra_tools = await self.mcp_tools()
             self.agent = build_agent(
@@ -374,8 +374,8 @@ class Repl:
         """Start the configured MCP servers in parallel, in the background."""
         if self.mcp is not None or not self.enabled_mcp_servers():
             return
-        from agentica_cli.cli.mcp_client_ui import repl_handlers
         from agentica_cli.tools.mcp.servers import McpConfigError, McpServerSet
+        from agentica_cli.tui.mcp_client_ui import repl_handlers
 
         try:
             self.mcp = McpServerSet.from_tables(
@@ -429,7 +429,7 @@ class Repl:
     # -- approvals --------------------------------------------------------------------------
 
     def show_request(self, call: Any, verdict: Any = None) -> None:
-        from agentica_cli.cli.approval_prompt import request_renderable
+        from agentica_cli.tui.approval_prompt import request_renderable
 
         name = getattr(call, "name", "?")
         args = call_args(call)
@@ -439,12 +439,12 @@ class Repl:
 
     def always_scope(self, call: Any, verdict: Any) -> str | None:
         """What an "always" answer would allow, for the question; None when it cannot be offered."""
-        from agentica_cli.cli.approvals import ASKED_EVERY_TIME
+        from agentica_cli.app.permissions.approvals import ASKED_EVERY_TIME
 
         if verdict is not None and getattr(verdict, "why", "") in ASKED_EVERY_TIME:
             return None  # sensitive files, ask rules, runs outside the sandbox or with network: every time
-        from agentica_cli.cli.safe_text import safe_text
-        from agentica_cli.cli.tool_kinds import EDIT_TOOLS
+        from agentica_cli.app.permissions.tool_kinds import EDIT_TOOLS
+        from agentica_cli.app.safe_text import safe_text
 
         name = getattr(call, "name", "?")
         if name in EDIT_TOOLS:
@@ -486,7 +486,7 @@ class Repl:
         """One key: y once, a always (scoped), n no, e no with a reason, Esc/Ctrl-C no and stop."""
         from rich.text import Text
 
-        from agentica_cli.cli.approval_prompt import choices_for, choices_text, read_choice
+        from agentica_cli.tui.approval_prompt import choices_for, choices_text, read_choice
 
         choices = choices_for(self.always_scope(call, verdict))
         self.console.print(choices_text(choices))
@@ -520,7 +520,7 @@ class Repl:
 
     def notify_waiting(self) -> None:
         """Tell a user looking elsewhere that a question waits (bell / OSC 9, per config)."""
-        from agentica_cli.cli.notify import notify
+        from agentica_cli.tui.notify import notify
 
         notify("a tool call waits for your answer", self.settings)
 
@@ -539,10 +539,10 @@ class Repl:
             text = "\n\n".join([*self.pending_context, text])
             self.pending_context.clear()
 
-        from agentica_cli.cli.extension_setup import bind_session
+        from agentica_cli.app.extension_setup import bind_session
 
         bind_session(agent, self.current_session())  # the turn's snapshots (and hooks) know this session
-        from agentica_cli.cli.checkpoint_setup import attach_checkpoints
+        from agentica_cli.app.checkpoint_setup import attach_checkpoints
 
         attach_checkpoints(agent, self.active_checkpoints())
 
@@ -555,7 +555,7 @@ class Repl:
                         self.context_tokens = event.input_tokens
                 self.renderer.handle(event)
 
-        from agentica_cli.cli.turn_input import TurnInput
+        from agentica_cli.tui.turn_input import TurnInput
 
         self.turn_task = asyncio.create_task(consume())
         turn, started = self.turn_task, asyncio.get_running_loop().time()  # for the end-of-turn notification
@@ -571,7 +571,7 @@ class Repl:
             self.renderer.finish()
             from rich.text import Text
 
-            from agentica_cli.cli.safe_text import safe_text
+            from agentica_cli.app.safe_text import safe_text
 
             self.console.print(Text.assemble(("error: ", "bold red"), safe_text(f"{type(exc).__name__}: {exc}")))
         finally:
@@ -584,7 +584,7 @@ class Repl:
             self.show_typeahead("")
             self.renderer.finish()
             self.console.print()  # a blank line between one turn and the next prompt
-        from agentica_cli.cli.notify import notify_turn_end
+        from agentica_cli.tui.notify import notify_turn_end
 
         notify_turn_end(asyncio.get_running_loop().time() - started, self.settings, interrupted=turn.cancelled())
         # A server that died during the turn is noticed when its state is read: read it now,
@@ -594,7 +594,7 @@ class Repl:
         problem = getattr(session, "save_error", "") if session is not None else ""
         if problem and problem != self.told_save_error:  # a full disk: said once, after the turn that met it
             self.told_save_error = problem
-            from agentica_cli.cli.safe_text import safe_text
+            from agentica_cli.app.safe_text import safe_text
 
             plain(safe_text(problem, keep_newlines=False).capitalize() + "; this session is no longer saved.", "31")
 
@@ -602,7 +602,7 @@ class Repl:
         """`!cmd`: run it here, show its output as it comes, keep it for the next message."""
         if not command.strip():
             return
-        from agentica_cli.cli.shell_escape import run_shell_escape
+        from agentica_cli.tui.shell_escape import run_shell_escape
 
         status, output = await run_shell_escape(command, self.work_dir,
                                                 lambda action: setattr(self, "on_interrupt", action))
@@ -655,7 +655,7 @@ class Repl:
                     raise KeyboardInterrupt
                 if self.queued_messages:  # typed (with Enter) during the last turn
                     message = self.queued_messages.pop(0)
-                    from agentica_cli.cli.safe_text import safe_text
+                    from agentica_cli.app.safe_text import safe_text
 
                     plain(f"❯ {safe_text(message)}", "2")
                     return message
@@ -681,7 +681,7 @@ class Repl:
         if not await self.ensure_model():
             return exitcodes.USAGE_ERROR
         self.welcome()
-        from agentica_cli.cli import session_hooks
+        from agentica_cli.tui import session_hooks
 
         session_hooks.begin(self)
         try:
@@ -711,7 +711,7 @@ class Repl:
             return True
         text, attached = attach_mentions(line, self.work_dir)
         if self.mcp is not None and "@" in line:  # @server:uri attaches an MCP resource
-            from agentica_cli.cli.mcp_client_ui import attach_resources
+            from agentica_cli.app.mcp_client import attach_resources
 
             text, resources, failed = await attach_resources(text, self.mcp)
             attached += resources
@@ -719,8 +719,8 @@ class Repl:
                 plain(f"(could not attach {problem})", "33")
         if attached:
             plain(f"(attached {', '.join(attached)})", "2")
-        from agentica_cli.cli.image_input import attach_images
-        from agentica_cli.cli.safe_text import safe_text
+        from agentica_cli.app.safe_text import safe_text
+        from agentica_cli.tui.image_input import attach_images
 
         images, problems = attach_images(line, self.work_dir, self.first_images)
         self.first_images = []
@@ -751,7 +751,7 @@ class Repl:
             self.session.close()
             if getattr(self.session, "save_error", ""):
                 if self.session.save_error != self.told_save_error:
-                    from agentica_cli.cli.safe_text import safe_text
+                    from agentica_cli.app.safe_text import safe_text
 
                     plain(safe_text(self.session.save_error, keep_newlines=False).capitalize() + ".", "31")
             elif self.session.saved:

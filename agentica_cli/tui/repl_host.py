@@ -1,7 +1,8 @@
-"""ReplHost: what the slash and checkpoint commands use of the running REPL.
+"""ReplHost: what the slash, checkpoint, extension and /init commands use of the running REPL.
 
 The commands are handed the Repl object; typing them against this Protocol (not the Repl class)
-keeps `slash.py` and `checkpoint_commands.py` from importing `repl.py`, which imports them.
+keeps them from importing `repl.py`, which imports them (not even for type hints: the layout
+test counts TYPE_CHECKING imports in its circle check).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentica_cli.cli.config import Settings
+from agentica_cli.app.settings.config import Settings
 
 
 class ReplHost(Protocol):
@@ -31,10 +32,14 @@ class ReplHost(Protocol):
     mcp: Any
     mcp_error: str | None
     checkpoint_commands: Any  # checkpoint_commands.CheckpointCommands
+    extensions: Any  # extensions.Extensions
+    on_interrupt: Any  # what Esc/Ctrl-C does now (a task's cancel), or None
 
     async def ask_line(self, message: str, *, password: bool = False) -> str: ...
 
     async def ensure_agent(self) -> Any: ...
+
+    async def run_turn(self, text: str, images: list[Any] | None = None) -> None: ...
 
     def ensure_renderer(self) -> None: ...
 

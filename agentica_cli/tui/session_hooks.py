@@ -31,7 +31,7 @@ async def start(repl: Any, source: str | None = None) -> None:
         agent = await repl.ensure_agent()
     except Exception:
         return  # the next prompt reports it properly
-    from agentica_cli.cli.extension_setup import bind_session
+    from agentica_cli.app.extension_setup import bind_session
 
     bind_session(agent, repl.current_session())  # the hooks get the session id and transcript
     outcome = await agent.start_session(source)
@@ -40,7 +40,7 @@ async def start(repl: Any, source: str | None = None) -> None:
 
 
 def show(messages: list[str]) -> None:
-    from agentica_cli.cli.terminal import plain
+    from agentica_cli.tui.terminal import plain
 
     def lines() -> None:
         for message in messages:

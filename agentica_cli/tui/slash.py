@@ -7,13 +7,13 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentica_cli.cli.config import PERMISSION_MODES
-from agentica_cli.cli.safe_text import safe_text
-from agentica_cli.cli.sessions import describe
-from agentica_cli.cli.terminal import home_relative, plain
+from agentica_cli.app.safe_text import safe_text
+from agentica_cli.app.sessions import describe
+from agentica_cli.app.settings.config import PERMISSION_MODES
+from agentica_cli.tui.terminal import home_relative, plain
 
 if TYPE_CHECKING:
-    from agentica_cli.cli.repl_host import ReplHost
+    from agentica_cli.tui.repl_host import ReplHost
 
 COMMANDS: dict[str, str] = {
     "help": "show commands and keys",
@@ -60,7 +60,7 @@ class SlashCommands:
 
         custom = find(self.repl.extensions.commands, name)
         if handler is None and custom is not None:
-            from agentica_cli.cli.extension_commands import run_custom_command
+            from agentica_cli.tui.extension_commands import run_custom_command
 
             await run_custom_command(self.repl, custom, rest)
             return True
@@ -76,7 +76,7 @@ class SlashCommands:
 
     async def run_mcp_prompt(self, line: str) -> bool:
         """`/mcp__server__prompt args`: the server's prompt becomes this turn's message."""
-        from agentica_cli.cli.mcp_client_ui import prompt_text
+        from agentica_cli.app.mcp_client import prompt_text
 
         name, _, rest = line[1:].partition(" ")
         repl = self.repl
@@ -98,23 +98,23 @@ class SlashCommands:
         plain("commands:", "1")
         for name, text in COMMANDS.items():
             plain(f"  /{name:<12} {text}")
-        from agentica_cli.cli.extension_commands import show_help
+        from agentica_cli.tui.extension_commands import show_help
 
         show_help(self.repl.extensions.commands, COMMANDS)
         plain(KEYS_HELP)
 
     async def cmd_agents(self, rest: str) -> None:
-        from agentica_cli.cli.extension_commands import show_agents
+        from agentica_cli.tui.extension_commands import show_agents
 
         show_agents(self.repl)
 
     async def cmd_skills(self, rest: str) -> None:
-        from agentica_cli.cli.extension_commands import show_skills
+        from agentica_cli.tui.extension_commands import show_skills
 
         show_skills(self.repl)
 
     async def cmd_init(self, rest: str) -> None:
-        from agentica_cli.cli.init_command import run_init
+        from agentica_cli.tui.init_command import run_init
 
         await run_init(self.repl)
 
@@ -159,10 +159,10 @@ class SlashCommands:
 
     async def cmd_model(self, rest: str) -> None:
         repl = self.repl
-        from agentica_cli.cli.runtime import MissingKey, build_model, model_label
+        from agentica_cli.app.runtime import MissingKey, build_model, model_label
 
         if not rest:
-            from agentica_cli.cli.model_listing import pick_model
+            from agentica_cli.tui.model_listing import pick_model
 
             rest = await pick_model(repl) or ""
             if not rest:
@@ -181,7 +181,7 @@ class SlashCommands:
     async def cmd_tools(self, rest: str) -> None:
         repl = self.repl
         agent = await repl.ensure_agent()
-        from agentica_cli.cli.safe_text import safe_text
+        from agentica_cli.app.safe_text import safe_text
 
         plain(f"tools, and what a call does in mode {repl.policy.mode}:", "2")
         for name, function in agent.functions.items():
@@ -191,7 +191,7 @@ class SlashCommands:
             description = (function.description or "").strip().splitlines()
             summary = safe_text(description[0] if description else "", keep_newlines=False)  # MCP servers write these
             plain(f"  {safe_text(name):<22} {summary[:70]}  [{', '.join(flags)}]")
-        from agentica_cli.cli.toolkit_setup import status_lines
+        from agentica_cli.app.toolkit_setup import status_lines
 
         toolkit_lines = status_lines(repl.settings)
         if toolkit_lines:
@@ -241,12 +241,12 @@ class SlashCommands:
         )
 
     async def cmd_status(self, rest: str) -> None:
-        from agentica_cli.cli.runtime import model_label
-        from agentica_cli.cli.sandbox_settings import sandbox_line, unconfined_warning
+        from agentica_cli.app.runtime import model_label
+        from agentica_cli.app.sandbox_settings import sandbox_line, unconfined_warning
 
         repl = self.repl
         plain(f"model: {safe_text(model_label(repl.model))}")
-        from agentica_cli.cli.runtime import model_status_lines
+        from agentica_cli.app.runtime import model_status_lines
 
         for line in model_status_lines(repl.model):
             plain(f"  {safe_text(line)}", "2")
@@ -269,7 +269,7 @@ class SlashCommands:
     async def cmd_permissions(self, rest: str) -> None:
         """/permissions: the mode, the rules and this session's grants; /permissions MODE;
         /permissions revoke N|all."""
-        from agentica_cli.cli.safe_text import safe_text
+        from agentica_cli.app.safe_text import safe_text
 
         policy = self.repl.policy
         if not rest:
@@ -443,7 +443,7 @@ def _background_registry() -> Any:
 
 async def _session_started(repl: Any, source: str) -> None:
     """SessionStart hooks for the conversation /clear or /resume just opened."""
-    from agentica_cli.cli import session_hooks
+    from agentica_cli.tui import session_hooks
 
     if repl.agent is not None and session_hooks.has_session_start_hooks(repl.extensions):
         await session_hooks.start(repl, source)

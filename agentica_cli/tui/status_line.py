@@ -23,7 +23,7 @@ from typing import Any
 
 from prompt_toolkit.formatted_text import FormattedText
 
-from agentica_cli.cli.safe_text import safe_text
+from agentica_cli.app.safe_text import safe_text
 
 MODE_CYCLE = ("default", "accept-edits", "plan")
 COMMAND_TIMEOUT = 2.0  # seconds; a slow command leaves the previous line in place

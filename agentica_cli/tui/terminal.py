@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from agentica_cli.cli.safe_text import safe_text
+from agentica_cli.app.safe_text import safe_text
 
 RESET = "\x1b[0m"
 COLOR = not os.environ.get("NO_COLOR")

@@ -22,7 +22,7 @@ from rich.segment import Segment
 from rich.syntax import Syntax
 from rich.text import Text
 
-from agentica_cli.cli.safe_text import safe_text
+from agentica_cli.app.safe_text import safe_text
 
 CODE_THEME = "ansi_dark"  # the terminal's own palette, no background block
 

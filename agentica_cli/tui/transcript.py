@@ -19,8 +19,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from agentica_cli.cli.safe_text import safe_text
-from agentica_cli.cli.summaries import summarize_call, summarize_result
+from agentica_cli.app.safe_text import safe_text
+from agentica_cli.app.summaries import summarize_call, summarize_result
 
 # How agent.context.SUMMARY_PREFIX starts (importing that module costs ~80 ms; a test ties them).
 COMPACTED_MARK = "Summary of the earlier conversation"

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentica_cli.cli.tool_kinds import COMMAND_TOOLS, EDIT_TOOLS
+from agentica_cli.app.permissions.tool_kinds import COMMAND_TOOLS, EDIT_TOOLS
 
 if TYPE_CHECKING:  # imported when a call is decided: agentica_cli.agent is too heavy for the REPL's first paint
     from agentica_cli.agent.approval import Decision
@@ -104,7 +104,7 @@ class Grant:
             return f"{self.tool}: {self.domain}"
         if not self.words:
             return f"{self.tool} (every call)"
-        from agentica_cli.cli.shell_parts import display_words
+        from agentica_cli.app.permissions.shell_parts import display_words
 
         shown = display_words(list(self.words))
         return f"{self.tool}: exactly `{shown}`" if self.exact else f"{self.tool}: `{shown}` commands"
@@ -115,13 +115,13 @@ class Grant:
             return f"{self.tool} to {self.domain}"
         if not self.words:
             return self.tool
-        from agentica_cli.cli.shell_parts import display_words
+        from agentica_cli.app.permissions.shell_parts import display_words
 
         shown = display_words(list(self.words))
         return f"exactly `{shown}`" if self.exact else f"`{shown}` commands"
 
     def covers(self, words: list[str]) -> bool:
-        from agentica_cli.cli.shell_parts import starts_with
+        from agentica_cli.app.permissions.shell_parts import starts_with
 
         return list(self.words) == words if self.exact else starts_with(words, list(self.words))
 
@@ -161,7 +161,7 @@ class PermissionPolicy:
         ask: AskUser | None = None,
         on_refusal: Callable[..., None] | None = None,
     ):
-        from agentica_cli.cli.permission_rules import PermissionRule
+        from agentica_cli.app.permissions.permission_rules import PermissionRule
 
         self.mode = mode
         self.explicit_auto = explicit_auto  # --yes / --permission-mode auto: even sensitive writes run
@@ -196,7 +196,7 @@ class PermissionPolicy:
         args = call_args(call)
         if name in EDIT_TOOLS:
             return Grant(name)  # answered by switching to accept-edits (see `remember`)
-        from agentica_cli.cli.egress import EGRESS_TOOLS, host_of, url_of
+        from agentica_cli.app.permissions.egress import EGRESS_TOOLS, host_of, url_of
 
         if name in EGRESS_TOOLS:
             url = url_of(args)
@@ -207,8 +207,8 @@ class PermissionPolicy:
         command = _command_of(args)
         if command is None:
             return Grant(name)
-        from agentica_cli.cli.sensitive_paths import command_touches_sensitive
-        from agentica_cli.cli.shell_parts import _WRAPPERS, grant_prefix, parse_command
+        from agentica_cli.app.permissions.sensitive_paths import command_touches_sensitive
+        from agentica_cli.app.permissions.shell_parts import _WRAPPERS, grant_prefix, parse_command
 
         parsed = parse_command(command)
         if not parsed.grantable or len(parsed.parts) != 1 or command_touches_sensitive(command):
@@ -238,7 +238,7 @@ class PermissionPolicy:
         if not grants:
             return False
         if any(g.domain for g in grants):
-            from agentica_cli.cli.egress import domain_matches, host_of, url_of
+            from agentica_cli.app.permissions.egress import domain_matches, host_of, url_of
 
             url = url_of(args)
             host = host_of(url) if url is not None else None
@@ -249,7 +249,7 @@ class PermissionPolicy:
         command = _command_of(args)
         if command is None:
             return False
-        from agentica_cli.cli.shell_parts import parse_command
+        from agentica_cli.app.permissions.shell_parts import parse_command
 
         parsed = parse_command(command)  # (a sensitive command never gets here: evaluate() asks first)
         if not parsed.grantable:
@@ -268,7 +268,7 @@ class PermissionPolicy:
         return next((r for r in self.rules if r.kind == kind and r.matches(name, args, self.work_dir)), None)
 
     def _sensitive(self, name: str, args: dict[str, Any]) -> str | None:
-        from agentica_cli.cli.sensitive_paths import command_touches_sensitive, sensitive_reason
+        from agentica_cli.app.permissions.sensitive_paths import command_touches_sensitive, sensitive_reason
 
         path = edit_path(name, args)
         if path is not None:
@@ -300,7 +300,7 @@ class PermissionPolicy:
                                    "cannot ask the user, so it was refused. Do not retry it or try another way; "
                                    "tell the user what you needed and why. Only the user can lift the sandbox "
                                    "(agentica --sandbox off).", "escalation")
-        from agentica_cli.cli.safe_text import safe_text
+        from agentica_cli.app.safe_text import safe_text
 
         shown = safe_text(reason, keep_newlines=False)
         return Verdict("ask", why="escalation", note=f"runs OUTSIDE the sandbox: {shown}")
@@ -318,7 +318,7 @@ class PermissionPolicy:
             return Verdict("deny", f"'{name}' was not run: it asked for the network, and this run cannot ask the "
                                    "user, so it was refused. Do not retry it or try another way; tell the user "
                                    "what you needed and why.", "network")
-        from agentica_cli.cli.safe_text import safe_text
+        from agentica_cli.app.safe_text import safe_text
 
         reason = args.get("reason")
         shown = safe_text(reason, keep_newlines=False) if isinstance(reason, str) and reason.strip() else (
@@ -329,7 +329,7 @@ class PermissionPolicy:
         """A call that sends data off the machine (fetch_url, web_search, web toolkits): asked
         in every mode, unless an allow rule or grant covers it (per domain for URLs) or the
         person running agentica chose --yes. None: not such a call, or --yes."""
-        from agentica_cli.cli.egress import EGRESS_TOOLS, what_leaves
+        from agentica_cli.app.permissions.egress import EGRESS_TOOLS, what_leaves
 
         if name not in EGRESS_TOOLS or (self.mode == "auto" and self.explicit_auto):
             return None
@@ -408,7 +408,7 @@ class PermissionPolicy:
         if self.mode == "plan" and not (read_only or name in PLAN_MODE_TOOLS):
             return "refused in plan mode"
         some = " (some calls: rules)" if covering else ""
-        from agentica_cli.cli.egress import EGRESS_TOOLS
+        from agentica_cli.app.permissions.egress import EGRESS_TOOLS
 
         if name in EGRESS_TOOLS and not (self.mode == "auto" and self.explicit_auto):
             if any(g.tool == name and not g.words and not g.domain for g in self.grants) or any(
@@ -538,7 +538,7 @@ def _opaque_note(args: dict[str, Any]) -> str:
     command = _command_of(args)
     if command is None:
         return ""
-    from agentica_cli.cli.shell_parts import parse_command
+    from agentica_cli.app.permissions.shell_parts import parse_command
 
     parsed = parse_command(command)
     if not parsed.opaque:
@@ -607,8 +607,8 @@ def policy_from_settings(
 ) -> PermissionPolicy:
     """The policy for a run: the mode, every layer's [permissions] rules (a project's only
     once trusted: config holds them back before), and who to ask."""
-    from agentica_cli.cli.permission_rules import parse_rules
-    from agentica_cli.cli.sandbox_settings import sandbox_for
+    from agentica_cli.app.permissions.permission_rules import parse_rules
+    from agentica_cli.app.sandbox_settings import sandbox_for
 
     policy = PermissionPolicy(
         settings.permission_mode,

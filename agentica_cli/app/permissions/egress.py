@@ -68,7 +68,7 @@ def domain_matches(pattern: str, host: str | None) -> bool:
 
 def what_leaves(name: str, args: dict[str, Any]) -> str:
     """For the question: where the call sends data, or what it sends."""
-    from agentica_cli.cli.safe_text import safe_text
+    from agentica_cli.app.safe_text import safe_text
 
     url = url_of(args)
     if url is not None:

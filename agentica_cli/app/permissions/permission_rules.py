@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentica_cli.cli.shell_parts import parse_command
-from agentica_cli.cli.tool_kinds import COMMAND_TOOLS
+from agentica_cli.app.permissions.shell_parts import parse_command
+from agentica_cli.app.permissions.tool_kinds import COMMAND_TOOLS
 
 RULE_KINDS = ("deny", "ask", "allow")
 PATH_ARGS = ("file_path", "path", "filename", "file")
@@ -94,7 +94,7 @@ class PermissionRule:
         if tool in COMMAND_TOOLS and isinstance(args.get("command"), str):
             return self._matches_command(args["command"])
         if self.pattern.startswith("domain:"):  # fetch_url(domain:docs.python.org), Claude's WebFetch(domain:...)
-            from agentica_cli.cli.egress import domain_matches, host_of, url_of
+            from agentica_cli.app.permissions.egress import domain_matches, host_of, url_of
 
             url = url_of(args)
             return url is not None and domain_matches(self.pattern[len("domain:"):], host_of(url))
@@ -130,7 +130,7 @@ class PermissionRule:
         """An allow rule must match every simple command of a command line it fully
         understands; a deny or ask rule matches when any simple command (also one a wrapper
         or `bash -c` runs) may match, and always when the line cannot be accounted for."""
-        from agentica_cli.cli.shell_parts import DenyCheckOpaque, deny_candidates
+        from agentica_cli.app.permissions.shell_parts import DenyCheckOpaque, deny_candidates
 
         parsed = parse_command(command)
         if self.kind == "allow":

@@ -14,7 +14,7 @@ import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from agentica_cli.cli.shell_grammar import SimpleCommand, parse_shell
+from agentica_cli.app.permissions.shell_grammar import SimpleCommand, parse_shell
 
 
 @dataclass

@@ -81,7 +81,7 @@ def resolve_key_flags(args: Any, stdin: TextIO) -> bool:
 def _keep_from_commands(key_file: str | None) -> None:
     """The key file hidden from sandboxed commands, and neither the file's path nor a key
     given in plain text left in our command line (/proc/PID/cmdline: commands read it)."""
-    from agentica_cli.cli.process_hardening import blank_argv_values
+    from agentica_cli.app.process_hardening import blank_argv_values
 
     if key_file is not None:
         from agentica_cli.sandbox.policy import hide_from_commands

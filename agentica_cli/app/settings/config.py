@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentica_cli.cli.project_paths import project_folders
+from agentica_cli.app.settings.project_paths import project_folders
 from agentica_cli.private_files import agentica_home, open_private
 from agentica_cli.tools.mcp.keys import CONFIG_KEYS as MCP_CONFIG_KEYS
 from agentica_cli.tools.mcp.keys import TRANSPORTS as MCP_TRANSPORTS
 
 if TYPE_CHECKING:
-    from agentica_cli.cli.mcp_json import CommandLineMcp
+    from agentica_cli.app.settings.mcp_json import CommandLineMcp
 
 PERMISSION_MODES = ("default", "accept-edits", "auto", "plan")
 PROVIDERS = (  # agentica_cli.models.presets.PROVIDERS (not imported: this module stays light)
@@ -472,7 +472,7 @@ def _collect_rules(layer: dict[str, Any], where: str, rules: list[tuple[str, str
     table = layer.get("permissions")
     if not isinstance(table, dict):
         return
-    from agentica_cli.cli.permission_rules import PermissionRule, RuleError
+    from agentica_cli.app.permissions.permission_rules import PermissionRule, RuleError
 
     for kind in ("deny", "ask", "allow"):
         source = RULE_FLAGS.get(kind, where) if from_flags else where
@@ -565,7 +565,7 @@ def _merge_project_mcp_json(settings: Settings, work_dir: Path, data: dict[str, 
     """The project's `.mcp.json` servers over `data`, or held back until the project is trusted.
     A broken file or server is a warning, never an error: a cloned repository must not stop
     agentica from starting."""
-    from agentica_cli.cli.mcp_json import project_file, read_project
+    from agentica_cli.app.settings.mcp_json import project_file, read_project
 
     path = project_file(work_dir)
     if path is None:

@@ -8,7 +8,7 @@ from typing import Any
 def flag_settings(args: Any) -> dict[str, object]:
     """Command-line values (an argparse-style namespace) as dotted config keys: the top layer."""
     mode = "auto" if args.yes else args.permission_mode
-    from agentica_cli.cli.toolkit_setup import parse_tools_flag
+    from agentica_cli.app.toolkit_setup import parse_tools_flag
 
     return {
         "tools.enable": parse_tools_flag(args.tools),

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentica_cli.cli.project_paths import project_folders, project_root
+from agentica_cli.app.settings.project_paths import project_folders, project_root
 from agentica_cli.tools.mcp.env_refs import UnsetReference, check_table
 from agentica_cli.tools.mcp.keys import TRANSPORTS
 

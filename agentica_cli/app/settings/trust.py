@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentica_cli.cli.project_paths import project_root
+from agentica_cli.app.settings.project_paths import project_root
 from agentica_cli.private_files import agentica_home, open_private
 
 __all__ = ["is_trusted", "project_root", "trust", "trusted_projects"]
