@@ -15,7 +15,7 @@ import pytest
 from cli_support import tool_results
 from screen_support import Screen, spawn_screen
 
-from agentica_cli.cli.runtime import PLAN_MODE_NOTE
+from agentica_cli.app.runtime import PLAN_MODE_NOTE
 from agentica_cli.testing import ScriptedModelServer, turns
 
 
