@@ -132,8 +132,7 @@ def test_at_matches_the_projects_files_fuzzily_as_typed(home: Path, project: Pat
         screen.send("what does @modutil")  # no Tab: the menu opens by itself, fuzzy (m-o-d-u-t-i-l)
         text = screen.wait_text("src/deep/pkg/module_util.py")
         assert "module_gen.py" not in text  # .gitignore'd
-        screen.send("\t")  # the first entry
-        screen.send("\r")  # takes the completion
+        screen.send("\t")  # the only entry: taken at once
         screen.wait_text("@src/deep/pkg/module_util.py")
         screen.send(" do\r")
         screen.wait_text("Read it.")

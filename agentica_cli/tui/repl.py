@@ -262,13 +262,26 @@ class Repl:
         for problem in problems:
             plain(safe_text(problem, keep_newlines=False), "33")
 
-    @staticmethod
-    def show_transcript(messages: list[dict[str, Any]]) -> None:
-        """Where the resumed conversation left off: its last prompts, tool calls and answers, compactly."""
-        from agentica_cli.tui.transcript import replay
+    def show_transcript(self, messages: list[dict[str, Any]]) -> None:
+        """Where the resumed conversation left off: its last prompts, tool calls and answers,
+        compactly; the answers' Markdown rendered and soft-wrapped as the live session shows it
+        ([ui] markdown = false: as plain text)."""
+        from agentica_cli.tui.transcript import MARKDOWN, replay
 
-        for text, code in replay(messages):
-            plain(f"  {text}", code)
+        rendered = bool(self.settings.get("ui.markdown", True))
+        for text, code in replay(messages, markdown=rendered):
+            if code == MARKDOWN:
+                self.show_replayed_answer(text)
+            else:
+                plain(f"  {text}", code)
+
+    def show_replayed_answer(self, text: str) -> None:
+        from rich.padding import Padding
+
+        from agentica_cli.tui.terminal_markdown import TerminalMarkdown
+
+        self.ensure_renderer()
+        self.console.print(Padding(TerminalMarkdown(text), (0, 0, 0, 4)))  # under `agent:`, wrapped there
 
     async def open_initial_session(self) -> str | None:
         if self.args.resume == "":  # `agentica --resume` with no ID: the picker

@@ -31,6 +31,7 @@ ANSWER_LINES = 20  # the last lines of a long answer
 MAX_LINE = 300  # characters of one line: a minified file must not fill the screen
 
 USER, ANSWER, CALL, RESULT, NOTE = "1", "", "", "2", "2"  # SGR codes: bold, plain, dim
+MARKDOWN = "markdown"  # not an SGR code: an answer's text whole, to render as the live session does
 
 Line = tuple[str, str]  # (text, SGR code for terminal.plain)
 
@@ -80,8 +81,9 @@ def _arguments(raw: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def replay(messages: list[dict[str, Any]], *, max_prompts: int = MAX_PROMPTS) -> list[Line]:
-    """The lines that show `messages` compactly (see the module docstring)."""
+def replay(messages: list[dict[str, Any]], *, max_prompts: int = MAX_PROMPTS, markdown: bool = False) -> list[Line]:
+    """The lines that show `messages` compactly (see the module docstring); `markdown`: each
+    answer as an `agent:` line then its (last lines of) text whole, code MARKDOWN."""
     prompts = [i for i, m in enumerate(messages)
                if m.get("role") == "user" and not _text_of(m.get("content")).startswith(COMPACTED_MARK)]
     start = prompts[-max_prompts] if len(prompts) > max_prompts else 0
@@ -89,7 +91,7 @@ def replay(messages: list[dict[str, Any]], *, max_prompts: int = MAX_PROMPTS) ->
     hidden = len(prompts) - max_prompts
     if hidden > 0:
         out.append((f"… {hidden} earlier prompt{'s' if hidden != 1 else ''} not shown", NOTE))
-    out += _lines(messages[start:], _calls_by_id(messages))
+    out += _lines(messages[start:], _calls_by_id(messages), markdown)
     return out
 
 
@@ -102,7 +104,19 @@ def _calls_by_id(messages: Iterable[dict[str, Any]]) -> dict[str, tuple[str, dic
     return calls
 
 
-def _lines(messages: Iterable[dict[str, Any]], calls: dict[str, tuple[str, dict[str, Any]]]) -> list[Line]:
+def _answer(text: str) -> list[Line]:
+    """An answer for rendering as Markdown: its last ANSWER_LINES lines (where the conclusion is)."""
+    lines = text.strip().splitlines()
+    out: list[Line] = [("agent:", ANSWER)]
+    if len(lines) > ANSWER_LINES:
+        out.append((f"… {len(lines) - ANSWER_LINES} earlier lines", NOTE))
+        lines = lines[-ANSWER_LINES:]
+    out.append(("\n".join(_clip(line) for line in lines), MARKDOWN))
+    return out
+
+
+def _lines(messages: Iterable[dict[str, Any]], calls: dict[str, tuple[str, dict[str, Any]]],
+           markdown: bool = False) -> list[Line]:
     out: list[Line] = []
     for message in messages:
         role = message.get("role")
@@ -114,7 +128,7 @@ def _lines(messages: Iterable[dict[str, Any]], calls: dict[str, tuple[str, dict[
                 out += _labelled("you", text, USER, head=PROMPT_LINES)
         elif role == "assistant":
             if text.strip():
-                out += _labelled("agent", text, ANSWER, tail=ANSWER_LINES)
+                out += _answer(text) if markdown else _labelled("agent", text, ANSWER, tail=ANSWER_LINES)
             for call in message.get("tool_calls") or ():
                 name, args = calls.get(str(call.get("id")), ("?", {}))
                 out.append((safe_text(f"● {summarize_call(name, args, width=100)}", keep_newlines=False), CALL))
