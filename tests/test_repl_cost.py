@@ -114,3 +114,24 @@ def test_max_cost_without_a_known_price_fails_closed(home: Path, project: Path) 
     assert "[prices]" in json.loads(proc.stdout)["error"]
     bad = run_cli(["-p", "go", "--max-cost", "0"], cwd=project, home=home)
     assert bad.returncode == 2 and "--max-cost" in bad.stderr
+
+
+def test_model_switches_mid_session_and_each_request_is_priced_as_its_model(
+    home: Path, project: Path, screens: list[Screen]
+) -> None:
+    (home / "config.toml").write_text('[prices]\n"scripted-model" = { input = 1.0, output = 0.0 }\n'
+                                      '"other-model" = { input = 100.0, output = 0.0 }\n')
+    with ScriptedModelServer([_answer("From the first.", 1_000, 0), _answer("From the other.", 1_000, 0)]) as server:
+        screen = spawn_screen(home, project, server, columns=80, lines=24)
+        screens.append(screen)
+        screen.send("one\r")
+        screen.wait_text("From the first.")
+        screen.send("/model other-model\r")
+        screen.wait_text("other-model")
+        screen.send("two\r")
+        screen.wait_text("From the other.")
+        assert [r["model"] for r in server.requests] == ["scripted-model", "other-model"]
+        history = [m["content"] for m in server.requests[1]["messages"] if m["role"] != "system"]
+        assert history == ["one", "From the first.", "two"]  # the same conversation, another model
+        screen.send("/cost\r")
+        screen.wait_text("$0.1010")  # $0.001 at the first model's price + $0.10 at the other's
