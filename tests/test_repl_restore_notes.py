@@ -87,3 +87,14 @@ def test_undo_from_the_command_line_is_told_to_the_continued_session(home: Path,
         screen.send("and now?\r")
         screen.wait_text("Second.")
         assert last_user_message(server.requests[1]) == "and now?"  # told once
+
+
+def test_undo_from_the_command_line_is_told_to_a_print_run_that_continues(home: Path, project: Path) -> None:
+    with ScriptedModelServer(fix_turns()) as server:
+        assert run_cli(["-p", "fix add", "-y", *model_args(server)], cwd=project, home=home).returncode == 0
+    assert run_cli(["--undo"], cwd=project, home=home).returncode == 0
+    with ScriptedModelServer([turns.text("Not fixed.")]) as server:
+        done = run_cli(["-p", "--continue", "is add fixed?", *model_args(server)], cwd=project, home=home)
+        assert done.returncode == 0, done.stderr
+        note = last_user_message(server.requests[0]).removesuffix("is add fixed?")
+        assert "calc.py" in note and "fix add" in note

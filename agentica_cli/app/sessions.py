@@ -5,6 +5,8 @@
     {"type": "message", "message": {...}}                                       one per message
     {"type": "history", "messages": [...]}      the whole history after a compaction replaced it
                                                 (or, in a fork, the history it started from)
+    {"type": "usage", "input_tokens": ..., "output_tokens": ..., "total_tokens": ..., "cost": ..., "model": ...}
+                                                one per model request: /cost after a resume counts them all
 
 A line is appended (and flushed) after every message, so a killed process loses at most
 the message in flight. Loading repairs what a kill can leave behind: a torn last line, and
@@ -341,9 +343,11 @@ class SessionStore:
                 if entry.get("type") == "history" and isinstance(entry.get("messages"), list):
                     replaced = [m for m in entry["messages"] if isinstance(m, dict)]  # a compaction or a fork
                     count = len(replaced)
-                else:
+                elif entry.get("type") == "message":
                     count += 1
                     replaced = [entry.get("message") or {}]
+                else:
+                    continue  # a request's usage (record_usage): not a message
                 for message in replaced:
                     if not title and message.get("role") == "user" and isinstance(message.get("content"), str):
                         from agentica_cli.prompt_parts import typed_part
