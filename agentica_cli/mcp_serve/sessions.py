@@ -1,0 +1,292 @@
+"""The sessions `agentica mcp serve` runs for its clients, and the turn running in each.
+
+A session is an ordinary agentica session (saved, so `agentica --resume ID` continues it in a
+terminal too): settings for its folder, a permission policy, a DeepAgent. A turn runs in a task of
+its own, outside the MCP request that started it, so it can wait on an approval while the
+client answers (mid-request on handshake connections, across the retried request on
+2026-07-28 ones).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import uuid
+from collections import deque
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentica_cli.cli.approvals import Answer, edit_path
+from agentica_cli.cli.safe_text import safe_text
+from agentica_cli.cli.tool_kinds import EDIT_TOOLS
+from agentica_cli.mcp_serve.questions import Question, question_text
+
+MODES = ("default", "accept-edits", "plan", "auto")
+QUESTION_TIMEOUT = 600.0  # seconds an approval waits for a client that went away: then refused
+
+
+class ServeError(Exception):
+    """A request the server cannot serve (bad folder, config, unknown session): its message is
+    the tool result the client reads."""
+
+
+def log(text: str) -> None:
+    sys.stderr.write(f"agentica mcp serve: {safe_text(text)}\n")
+    sys.stderr.flush()
+
+
+@dataclass
+class ServeOptions:
+    """The server's own settings (`agentica mcp serve` flags) over the config files."""
+
+    flags: dict[str, object] = field(default_factory=dict)  # dotted keys, the command-line layer
+    default_mode: str = "default"  # a session's mode when the client names none
+    allow_auto: bool = False  # clients may ask for `auto` only when the server was started with it
+    save_sessions: bool = True
+
+
+@dataclass
+class TurnOutcome:
+    answer: str = ""
+    stop_reason: str = "completed"
+    error: str = ""
+    files_changed: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # calls refused because nobody could be asked
+
+
+class Turn:
+    """One prompt running to its end; its approval questions wait in `pending`."""
+
+    def __init__(self, session: ServeSession) -> None:
+        self.session = session
+        self.token = uuid.uuid4().hex  # the request_state a 2026-07-28 client echoes back
+        self.pending: deque[Question] = deque()
+        self.asked: Question | None = None  # sent to the client, its answer not yet in
+        self.changed = asyncio.Event()
+        self.outcome = TurnOutcome()
+        self.task: asyncio.Task[None] | None = None
+
+    def add_question(self, question: Question) -> None:
+        self.pending.append(question)
+        self.changed.set()
+
+    async def next_question(self) -> Question | None:
+        """The next approval to ask, or None once the turn has ended."""
+        while True:
+            if self.pending:
+                return self.pending.popleft()
+            if self.task is None or self.task.done():
+                return None
+            self.changed.clear()
+            waiter = asyncio.ensure_future(self.changed.wait())
+            try:
+                await asyncio.wait({waiter, self.task}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waiter.cancel()
+
+    def cancel(self) -> None:
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+        for question in [*self.pending, *([self.asked] if self.asked else [])]:
+            question.answer(None)
+        self.pending.clear()
+
+    @property
+    def done(self) -> bool:
+        return self.task is not None and self.task.done()
+
+
+class ServeSession:
+    def __init__(self, session_id: str, work_dir: Path, settings: Any, model: Any, *, stored: Any,
+                 messages: list[dict[str, Any]] | None) -> None:
+        from agentica_cli.cli.approvals import policy_from_settings
+        from agentica_cli.cli.runtime import build_agent
+
+        self.id = session_id
+        self.work_dir = work_dir
+        self.stored = stored
+        self.policy = policy_from_settings(settings, work_dir, ask=self.ask)
+        self.agent = build_agent(
+            settings, work_dir, model=model, allowed_dirs=[], approve=self.policy, messages=messages,
+            on_message=stored.append if stored is not None else None,
+            on_history_replaced=stored.replace_history if stored is not None else None,
+            report=log,
+        )
+        self.agent.session_id = session_id
+        self.agent.transcript_path = str(stored.path) if stored is not None else ""
+        self.turn: Turn | None = None
+        self._started_paths: dict[str, str] = {}  # edit call id -> the file it edits
+
+    async def ask(self, call: Any, verdict: Any = None) -> Answer:
+        """The policy's question: queued for the client; the turn waits for its answer."""
+        turn = self.turn
+        if turn is None or turn.done:
+            return Answer("no", "No client request is waiting for this session's questions.")
+        question = Question(str(getattr(call, "name", "") or "tool"), question_text(call, verdict, self.work_dir),
+                            asyncio.get_running_loop().create_future())
+        turn.add_question(question)
+        try:
+            return await asyncio.wait_for(asyncio.shield(question.future), QUESTION_TIMEOUT)
+        except asyncio.TimeoutError:
+            question.answer(None)
+            return Answer("no", "Nobody answered the approval request in time.")
+
+    def start(self, prompt: str, *, can_ask: bool) -> Turn:
+        if self.turn is not None and not self.turn.done:
+            raise ServeError(f"session {self.id} is still running a prompt; wait for its result")
+        # A client that cannot answer elicitation requests: every call needing approval is refused
+        # at once (the policy's "cannot ask" path), and the result says why.
+        self.policy.ask = self.ask if can_ask else None
+        turn = self.turn = Turn(self)
+        turn.task = asyncio.create_task(self._run(prompt, turn))
+        return turn
+
+    async def _run(self, prompt: str, turn: Turn) -> None:
+        outcome = turn.outcome
+        refusals_before = len(self.policy.refusals)
+        changed: dict[str, None] = {}
+        try:
+            async with aclosing(self.agent.run_stream(prompt)) as stream:
+                async for event in stream:
+                    if event.source:
+                        continue  # a sub-agent's steps: its task call's result is what counts
+                    if event.type == "tool_call_finished" and event.status == "ok" and event.name in EDIT_TOOLS:
+                        path = self._started_paths.pop(event.call_id, None)
+                        if path:
+                            changed[path] = None
+                    elif event.type == "tool_call_started" and event.name in EDIT_TOOLS:
+                        path = edit_path(event.name, event.args if isinstance(event.args, dict) else {})
+                        if path:
+                            self._started_paths[event.call_id] = self._shown_path(path)
+                    elif event.type == "checkpoint":
+                        changed.update(dict.fromkeys(event.files))
+                    elif event.type == "error":
+                        outcome.error = event.message
+                    elif event.type == "turn_finished":
+                        outcome.answer, outcome.stop_reason = event.content, event.stop_reason
+        except asyncio.CancelledError:
+            outcome.stop_reason = "cancelled"
+            raise
+        except Exception as exc:  # a bug must reach the client as a result, not hang it
+            outcome.stop_reason, outcome.error = "error", f"{type(exc).__name__}: {exc}"
+            log(f"session {self.id}: {outcome.error}")
+        finally:
+            outcome.files_changed = list(changed)
+            if not self.policy.ask:
+                outcome.refused = list(self.policy.refusals[refusals_before:])
+            turn.changed.set()
+
+    def _shown_path(self, path: str) -> str:
+        full = Path(os.path.realpath(self.work_dir / path))
+        try:
+            return str(full.relative_to(os.path.realpath(self.work_dir)))
+        except ValueError:
+            return str(full)
+
+    async def close(self) -> None:
+        if self.turn is not None:
+            self.turn.cancel()
+        try:
+            await self.agent.end_session("other")
+        except Exception as exc:
+            log(f"SessionEnd hooks failed: {type(exc).__name__}: {exc}")
+        if self.stored is not None:
+            self.stored.close()
+
+
+class SessionHub:
+    """Every session this server runs, by id, and the turns waiting on a client's retry."""
+
+    def __init__(self, options: ServeOptions) -> None:
+        self.options = options
+        self.sessions: dict[str, ServeSession] = {}
+        self.turns: dict[str, Turn] = {}  # token -> a turn that asked the client (2026-07-28 retries)
+
+    def mode_for(self, requested: str | None) -> str:
+        mode = requested or self.options.default_mode
+        if mode not in MODES:
+            raise ServeError(f"unknown permission mode {mode!r}; one of {', '.join(MODES)}")
+        if mode == "auto" and not self.options.allow_auto:
+            raise ServeError("permission mode 'auto' was refused: this server asks its client before any change "
+                             "(start it with `agentica mcp serve --permission-mode auto` to allow auto)")
+        return mode
+
+    def settings_for(self, work_dir: Path, mode: str, model: str | None) -> Any:
+        from agentica_cli.cli.config import ConfigError, check_mcp_servers, load_settings
+        from agentica_cli.cli.runtime import check_model_options, check_model_timeouts
+        from agentica_cli.cli.trust import is_trusted
+
+        flags = {**self.options.flags, "permissions.mode": mode}
+        if model:
+            flags["model.name"] = model
+        try:
+            settings = load_settings(work_dir, flags, trusted=is_trusted(work_dir))
+            check_mcp_servers(settings)
+            check_model_timeouts(settings)
+            check_model_options(settings)
+        except ConfigError as err:
+            raise ServeError(f"config error: {err}") from None
+        for key in settings.held_back:
+            log(f"ignoring '{key}' from untrusted {settings.project_file} (run `agentica --trust` there to use it)")
+        return settings
+
+    @staticmethod
+    def model_for(settings: Any) -> Any:
+        from agentica_cli.cli.runtime import MissingKey, build_model
+
+        try:
+            return build_model(settings)
+        except MissingKey as err:
+            raise ServeError(str(err)) from None
+
+    @staticmethod
+    def folder(cwd: str | None) -> Path:
+        path = Path(os.path.realpath(os.path.expanduser(cwd or os.getcwd())))
+        if not path.is_dir():
+            raise ServeError(f"cwd {cwd}: no such folder")
+        return path
+
+    def create(self, cwd: str | None, mode: str | None, model: str | None) -> ServeSession:
+        from agentica_cli.cli.runtime import model_label
+        from agentica_cli.cli.sessions import SessionStore, new_session_id
+
+        work_dir = self.folder(cwd)
+        settings = self.settings_for(work_dir, self.mode_for(mode), model)
+        built = self.model_for(settings)
+        stored = SessionStore().create(work_dir, model_label(built)) if self.options.save_sessions else None
+        session_id = stored.id if stored is not None else new_session_id()
+        return self._add(ServeSession(session_id, work_dir, settings, built, stored=stored, messages=None))
+
+    def get(self, session_id: str) -> ServeSession:
+        """A live session, or a saved one reopened (in the folder it was started in)."""
+        live = self.sessions.get(session_id)
+        if live is not None:
+            return live
+        from agentica_cli.cli.sessions import SessionStore
+
+        store = SessionStore()
+        try:
+            stored = store.open(session_id)
+        except (FileNotFoundError, OSError):
+            raise ServeError(f"unknown session {session_id!r}") from None
+        if stored.id in self.sessions:  # a prefix of a live id
+            stored.close()
+            return self.sessions[stored.id]
+        info = next((i for i in store.list(None) if i.id == stored.id), None)
+        work_dir = self.folder(info.cwd if info is not None else None)
+        settings = self.settings_for(work_dir, self.mode_for(None), None)
+        session = ServeSession(stored.id, work_dir, settings, self.model_for(settings), stored=stored,
+                               messages=list(stored.messages))
+        return self._add(session)
+
+    def _add(self, session: ServeSession) -> ServeSession:
+        self.sessions[session.id] = session
+        return session
+
+    async def close(self) -> None:
+        for session in list(self.sessions.values()):
+            await session.close()
+        self.sessions.clear()
