@@ -212,3 +212,91 @@ def test_the_variables_are_read_as_the_specification_says() -> None:
     assert not disabled.traces and not disabled.problem
     grpc = requested({"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", **endpoint})
     assert not grpc.traces and "grpc" in grpc.problem
+
+
+# -- in process: what the recorder makes of a run's events ---------------------------------------------
+
+
+@pytest.fixture
+def recorded() -> Iterator[tuple[Any, Any]]:
+    """Spans and metrics of the runs in this test, in memory (no global provider touched)."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from agentica_cli.agent.observers import add_run_observer, remove_run_observer
+    from agentica_cli.telemetry.recorder import Instruments, TurnRecorder
+
+    spans, reader = InMemorySpanExporter(), InMemoryMetricReader()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
+    meter_provider = MeterProvider(metric_readers=[reader])
+    instruments = Instruments.create(tracer_provider.get_tracer("t"), meter_provider.get_meter("t"))
+
+    def observe(agent: Any) -> TurnRecorder | None:
+        return None if agent.is_subagent else TurnRecorder(instruments, agent)
+
+    add_run_observer(observe)
+    try:
+        yield spans, reader
+    finally:
+        remove_run_observer(observe)
+
+
+def test_a_sub_agents_spans_nest_under_its_task_call_and_retries_are_counted(
+        recorded: tuple[Any, Any], scripted: Any, project: Path) -> None:
+    import asyncio
+
+    from conftest import scripted_model
+
+    from agentica_cli.deep import DeepAgent
+
+    spans, _ = recorded
+    server = scripted(
+        turns.tool_calls(turns.call("task", {"description": "look", "prompt": "read the notes"}, id="call_t")),
+        turns.error(500, "overloaded"),  # the sub-agent's first request fails once, then is sent again
+        turns.text("the notes say hello", usage={"prompt_tokens": 30, "completion_tokens": 4}),
+        turns.text("Done.", usage={"prompt_tokens": 50, "completion_tokens": 2}),
+    )
+    agent = DeepAgent(scripted_model(server), work_dir=str(project))
+    result = asyncio.run(agent.run("delegate it"))
+    assert result.content == "Done."
+    finished = {s.name: s for s in spans.get_finished_spans() if s.name != "chat scripted-model"}
+    chats = [s for s in spans.get_finished_spans() if s.name == "chat scripted-model"]
+    turn, task = finished["invoke_agent agentica"], finished["execute_tool task"]
+    assert task.parent.span_id == turn.context.span_id
+    parents = sorted((s.parent.span_id == task.context.span_id, s.attributes["agentica.request.retries"])
+                     for s in chats)
+    # two requests of the parent (under the turn), one of the sub-agent under the task call, retried once
+    assert parents == [(False, 0), (False, 0), (True, 1)]
+    assert all(s.context.trace_id == turn.context.trace_id for s in spans.get_finished_spans())
+    assert len([s for s in spans.get_finished_spans() if s.name == "invoke_agent agentica"]) == 1  # one trace per turn
+
+
+def test_a_cancelled_turn_still_ends_its_spans(recorded: tuple[Any, Any], scripted: Any, project: Path) -> None:
+    import asyncio
+
+    from conftest import scripted_model
+
+    from agentica_cli.agent import Agent
+
+    spans, _ = recorded
+    server = scripted(turns.text("slow", delay=30))
+
+    async def run() -> None:
+        agent = Agent(scripted_model(server))
+        async def consume() -> None:
+            async for event in agent.run_stream("hi"):
+                if event.type == "model_request_started":
+                    task.cancel()
+        task = asyncio.ensure_future(consume())
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(run())
+    names = sorted(s.name for s in spans.get_finished_spans())
+    assert names == ["chat scripted-model", "invoke_agent agentica"]
+    turn = next(s for s in spans.get_finished_spans() if s.name == "invoke_agent agentica")
+    assert turn.attributes["agentica.stop_reason"] == "cancelled"
