@@ -14,8 +14,12 @@ from __future__ import annotations
 import socket
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from agentica_cli.mcp_serve.sessions import ServeOptions
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
 
 __all__ = ["ServeOptions", "serve"]
 
@@ -30,7 +34,13 @@ def serve(options: ServeOptions, *, port: int | None = None, host: str = "127.0.
     from agentica_cli.mcp_serve.server import AgenticaMcpServer
 
     app = AgenticaMcpServer(options)
-    say = announce or (lambda text: sys.stderr.write(f"agentica mcp serve: {text}\n"))
+
+    def say(text: str) -> None:
+        if announce is not None:
+            announce(text)
+        else:
+            sys.stderr.write(f"agentica mcp serve: {text}\n")
+            sys.stderr.flush()
 
     async def run() -> None:
         try:
@@ -48,7 +58,7 @@ def serve(options: ServeOptions, *, port: int | None = None, host: str = "127.0.
     return 0
 
 
-async def _serve_http(mcp: object, host: str, port: int, say: Callable[[str], None]) -> None:
+async def _serve_http(mcp: MCPServer, host: str, port: int, say: Callable[[str], None]) -> None:
     """Streamable HTTP on our own socket: `--port 0` takes a free port, and the address said on
     stderr is the one bound."""
     import uvicorn
@@ -59,7 +69,7 @@ async def _serve_http(mcp: object, host: str, port: int, say: Callable[[str], No
     sock.bind((host, port))
     sock.listen(128)
     bound = sock.getsockname()[1]
-    app = mcp.streamable_http_app(host=host)  # type: ignore[attr-defined]
+    app = mcp.streamable_http_app(host=host)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     say(f"listening on http://{shown}:{bound}{HTTP_PATH}")
