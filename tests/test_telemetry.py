@@ -300,3 +300,12 @@ def test_a_cancelled_turn_still_ends_its_spans(recorded: tuple[Any, Any], script
     assert names == ["chat scripted-model", "invoke_agent agentica"]
     turn = next(s for s in spans.get_finished_spans() if s.name == "invoke_agent agentica")
     assert turn.attributes["agentica.stop_reason"] == "cancelled"
+
+
+def test_with_the_variables_set_version_still_imports_nothing_of_it(receiver: OtlpReceiver, home: Path) -> None:
+    env = cli_env(home, OTEL_TRACES_EXPORTER="otlp", OTEL_EXPORTER_OTLP_ENDPOINT=receiver.endpoint)
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "agentica_cli.cli.app", "--version"], env=env,
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0 and proc.stdout.startswith("agentica ")
+    assert "opentelemetry" not in proc.stderr  # the SDK is set up when a run starts, not before
+    assert receiver.raw == []

@@ -19,11 +19,11 @@ def main(argv: list[str] | None = None) -> int:
     if "OTEL_TRACES_EXPORTER" in os.environ or "OTEL_METRICS_EXPORTER" in os.environ:
         from agentica_cli import telemetry
 
-        if telemetry.install_from_env():
-            try:
-                return _dispatch(args)
-            finally:
-                telemetry.shutdown()  # flushed before exit: a short -p run's spans are not lost
+        telemetry.install_on_first_run()
+        try:
+            return _dispatch(args)
+        finally:
+            telemetry.shutdown()  # flushed before exit: a short -p run's spans are not lost
     return _dispatch(args)
 
 

@@ -7,8 +7,10 @@ turn it on (with `pip install "agentica-cli[otel]"`): a trace per turn, with a s
 model request and each tool call, and metrics (tokens, tool calls, errors), exported over
 OTLP/HTTP (protobuf). docs/configuration.md (Telemetry) lists the span and attribute names.
 
-This module is stdlib-only and tiny: `agentica` calls `install_from_env()` only when one of the
-two variables is set, so a run without them never imports opentelemetry (startup unchanged).
+This module is stdlib-only and tiny: `agentica` imports it only when one of the two variables is
+set, and the SDK is set up when the first run starts (`install_on_first_run`), so a process
+without the variables never imports opentelemetry (startup unchanged), and `agentica --version`
+with them does not either.
 The spans come from the agent's event stream (agentica_cli/agent/observers.py), so the REPL, -p,
 ACP, batch and `mcp serve` are traced alike.
 """
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from agentica_cli.agent.observers import ObservedAgent, RunObserver
     from agentica_cli.telemetry.setup import Telemetry
 
 EXPORTER_VARIABLES = ("OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER")
@@ -84,6 +87,25 @@ def install_from_env(environ: Mapping[str, str] | None = None) -> bool:
         _warn(f"telemetry is off: {type(exc).__name__}: {exc}")
         return False
     return True
+
+
+def install_on_first_run() -> None:
+    """Set up telemetry when the first run starts, not before: `agentica --version`, `--help`
+    and `sessions list` never pay for importing the SDK, whatever the environment says."""
+    from agentica_cli.agent.observers import add_run_observer
+
+    add_run_observer(_first_run)
+
+
+def _first_run(agent: ObservedAgent) -> RunObserver | None:
+    from agentica_cli.agent.observers import remove_run_observer
+
+    remove_run_observer(_first_run)
+    if _installed is None and not install_from_env():
+        return None
+    # Registered during this run's start: the new observer sees the runs after it, so this one
+    # is handed over here.
+    return _installed.observe(agent) if _installed is not None else None
 
 
 def shutdown() -> None:
