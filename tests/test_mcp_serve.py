@@ -183,3 +183,34 @@ def test_usage_errors_exit_2_with_one_line(home: Path, project: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr == "agentica mcp serve: --port 70000: not a port number\n"
     assert os.listdir(project) == ["notes.txt"]
+
+
+def test_idle_sessions_beyond_the_limit_are_closed_and_a_saved_one_reopens(
+        agentica_home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentica_cli.mcp_serve import sessions
+    from agentica_cli.mcp_serve.server import AgenticaMcpServer
+
+    monkeypatch.setattr(sessions, "MAX_LIVE_SESSIONS", 1)
+    with ScriptedModelServer([turns.text("one"), turns.text("two"), turns.text("three")]) as server:
+        app = AgenticaMcpServer(sessions.ServeOptions(flags={
+            "model.base_url": server.base_url, "model.api_key": "test-key", "model.name": "scripted-model"}))
+
+        async def run() -> tuple[Any, Any, list[str]]:
+            async with Client(app.mcp) as client:  # in process
+                first = await client.call_tool("agentica", {"prompt": "first task", "cwd": str(project)})
+                await client.call_tool("agentica", {"prompt": "second task", "cwd": str(project)})
+                if app.hub.closing:  # the evicted session's close, under way
+                    await asyncio.wait(set(app.hub.closing))
+                live = list(app.hub.sessions)
+                reply = await client.call_tool("agentica_reply", {"session_id": first.structured_content["session_id"],
+                                                                  "prompt": "and now?"})
+            await app.hub.close()
+            return first, reply, live
+
+        first, reply, live = asyncio.run(run())
+        requests = server.requests
+    first_id = first.structured_content["session_id"]
+    assert first_id not in live and len(live) == 1  # the idle first session was closed
+    assert reply.structured_content["session_id"] == first_id and reply.structured_content["answer"] == "three"
+    history = [m.get("content") for m in requests[2]["messages"]]
+    assert "first task" in history and "one" in history and "second task" not in history

@@ -26,6 +26,7 @@ from agentica_cli.mcp_serve.questions import Question, question_text
 
 MODES = ("default", "accept-edits", "plan", "auto")
 QUESTION_TIMEOUT = 600.0  # seconds an approval waits for a client that went away: then refused
+MAX_LIVE_SESSIONS = 32  # idle sessions kept open beyond this are closed (agentica_reply reopens a saved one)
 
 
 class ServeError(Exception):
@@ -202,8 +203,9 @@ class SessionHub:
 
     def __init__(self, options: ServeOptions) -> None:
         self.options = options
-        self.sessions: dict[str, ServeSession] = {}
+        self.sessions: dict[str, ServeSession] = {}  # oldest use first
         self.turns: dict[str, Turn] = {}  # token -> a turn that asked the client (2026-07-28 retries)
+        self.closing: set[asyncio.Task[None]] = set()
 
     def mode_for(self, requested: str | None) -> str:
         mode = requested or self.options.default_mode
@@ -262,8 +264,9 @@ class SessionHub:
 
     def get(self, session_id: str) -> ServeSession:
         """A live session, or a saved one reopened (in the folder it was started in)."""
-        live = self.sessions.get(session_id)
+        live = self.sessions.pop(session_id, None)
         if live is not None:
+            self.sessions[session_id] = live  # the most recently used now
             return live
         from agentica_cli.cli.sessions import SessionStore
 
@@ -284,9 +287,19 @@ class SessionHub:
 
     def _add(self, session: ServeSession) -> ServeSession:
         self.sessions[session.id] = session
+        # A long-running server must not hold every session it ever ran open (each holds its
+        # saved file and its agent): the oldest idle ones are closed; saved ones can be reopened.
+        idle = [s for s in self.sessions.values() if s is not session and (s.turn is None or s.turn.done)]
+        for old in idle[:max(0, len(self.sessions) - MAX_LIVE_SESSIONS)]:
+            del self.sessions[old.id]
+            task = asyncio.create_task(old.close())
+            self.closing.add(task)
+            task.add_done_callback(self.closing.discard)
         return session
 
     async def close(self) -> None:
         for session in list(self.sessions.values()):
             await session.close()
         self.sessions.clear()
+        if self.closing:
+            await asyncio.wait(set(self.closing))
