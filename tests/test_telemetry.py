@@ -309,3 +309,38 @@ def test_with_the_variables_set_version_still_imports_nothing_of_it(receiver: Ot
     assert proc.returncode == 0 and proc.stdout.startswith("agentica ")
     assert "opentelemetry" not in proc.stderr  # the SDK is set up when a run starts, not before
     assert receiver.raw == []
+
+
+def test_an_acp_prompt_is_traced_while_the_editor_keeps_the_agent_open(
+        receiver: OtlpReceiver, home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The same spans from another front end: ACP consumes the same event stream. An editor keeps
+    # the agent running, so the spans go out on the batch processor's schedule, not at exit.
+    import asyncio
+    import time
+
+    import acp_support
+    from acp import text_block
+
+    monkeypatch.setattr(acp_support, "agent_env", lambda h: cli_env(
+        h, OTEL_TRACES_EXPORTER="otlp", OTEL_EXPORTER_OTLP_ENDPOINT=receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY="100"))
+    script = [turns.text("It says hello.", usage={"prompt_tokens": 60, "completion_tokens": 4})]
+
+    async def scenario() -> list[str]:
+        with ScriptedModelServer(script) as server:
+            client = acp_support.EditorClient()
+            async with acp_support.editor_session(client, server, project, home) as conn:
+                session = await conn.new_session(cwd=str(project), mcp_servers=[])
+                await conn.prompt(session_id=session.session_id, prompt=[text_block("read the notes")])
+                deadline = time.monotonic() + 20
+                while not any(s.name == "invoke_agent agentica" for s in receiver.spans):
+                    assert time.monotonic() < deadline, "no turn span arrived"
+                    await asyncio.sleep(0.05)
+                return [session.session_id]
+
+    (session_id,) = asyncio.run(scenario())
+    names = sorted(s.name for s in receiver.spans)
+    assert names == ["chat scripted-model", "invoke_agent agentica"]
+    turn = next(s for s in receiver.spans if s.name == "invoke_agent agentica")
+    attrs = _attributes(turn)
+    assert attrs["gen_ai.conversation.id"] == session_id  # the editor's session id
+    assert (attrs["gen_ai.usage.input_tokens"], attrs["gen_ai.usage.output_tokens"]) == (60, 4)
