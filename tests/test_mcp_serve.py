@@ -214,3 +214,26 @@ def test_idle_sessions_beyond_the_limit_are_closed_and_a_saved_one_reopens(
     assert reply.structured_content["session_id"] == first_id and reply.structured_content["answer"] == "three"
     history = [m.get("content") for m in requests[2]["messages"]]
     assert "first task" in history and "one" in history and "second task" not in history
+
+
+def test_files_a_command_changed_are_reported_too(agentica_home: Path, project: Path) -> None:
+    from agentica_cli.mcp_serve.server import AgenticaMcpServer
+    from agentica_cli.mcp_serve.sessions import ServeOptions
+
+    answers = Answers("accept")
+    script = [turns.tool_calls(turns.call("execute", {"command": "printf made > made.txt"}, id="call_x")),
+              turns.text("Made it.")]
+    with ScriptedModelServer(script) as server:
+        app = AgenticaMcpServer(ServeOptions(flags={
+            "model.base_url": server.base_url, "model.api_key": "test-key", "model.name": "scripted-model"}))
+
+        async def run() -> Any:
+            async with Client(app.mcp, elicitation_callback=answers) as client:
+                result = await client.call_tool("agentica", {"prompt": "make a file", "cwd": str(project)})
+            await app.hub.close()
+            return result
+
+        result = asyncio.run(run())
+    assert (project / "made.txt").read_text() == "made"
+    assert "printf made > made.txt" in answers.questions[0].message  # the command, asked about
+    assert result.structured_content["files_changed"] == ["made.txt"]  # from the turn's checkpoint

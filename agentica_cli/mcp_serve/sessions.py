@@ -118,6 +118,15 @@ class ServeSession:
         )
         self.agent.session_id = session_id
         self.agent.transcript_path = str(stored.path) if stored is not None else ""
+        from agentica_cli.cli.checkpoint_setup import attach_checkpoints, checkpoints_from_settings
+        from agentica_cli.cli.config import ConfigError
+        from agentica_cli.cli.runtime import PermissionModePrompt
+
+        PermissionModePrompt(self.agent).apply(self.policy.mode)  # plan mode: the model is told up front
+        try:  # as -p: each turn is a checkpoint (`agentica --undo`), and its changed files are known
+            self.checkpoints = attach_checkpoints(self.agent, checkpoints_from_settings(settings, work_dir, session_id))
+        except ConfigError as err:
+            raise ServeError(f"config error: {err}") from None
         self.turn: Turn | None = None
         self._started_paths: dict[str, str] = {}  # edit call id -> the file it edits
 
@@ -148,7 +157,8 @@ class ServeSession:
     async def _run(self, prompt: str, turn: Turn) -> None:
         outcome = turn.outcome
         refusals_before = len(self.policy.refusals)
-        changed: dict[str, None] = {}
+        changed: dict[str, None] = {}  # the edit tools' files, in order
+        checkpoint_turn = 0
         try:
             async with aclosing(self.agent.run_stream(prompt)) as stream:
                 async for event in stream:
@@ -163,7 +173,7 @@ class ServeSession:
                         if path:
                             self._started_paths[event.call_id] = self._shown_path(path)
                     elif event.type == "checkpoint":
-                        changed.update(dict.fromkeys(event.files))
+                        checkpoint_turn = event.turn
                     elif event.type == "error":
                         outcome.error = event.message
                     elif event.type == "turn_finished":
@@ -175,10 +185,21 @@ class ServeSession:
             outcome.stop_reason, outcome.error = "error", f"{type(exc).__name__}: {exc}"
             log(f"session {self.id}: {outcome.error}")
         finally:
-            outcome.files_changed = list(changed)
+            outcome.files_changed = list(dict.fromkeys([*self._turn_files(checkpoint_turn), *changed]))
             if not self.policy.ask:
                 outcome.refused = list(self.policy.refusals[refusals_before:])
             turn.changed.set()
+
+    def _turn_files(self, number: int) -> list[str]:
+        """What the turn changed by any means (a command's writes too), from its checkpoint."""
+        turns = getattr(self.checkpoints, "turns", None)
+        if not number or turns is None:
+            return []
+        try:
+            found = next((t for t in turns() if t.number == number), None)
+        except Exception:  # the checkpoints' own trouble is reported by them; the edit tools' list remains
+            return []
+        return list(found.files) if found is not None else []
 
     def _shown_path(self, path: str) -> str:
         full = Path(os.path.realpath(self.work_dir / path))
