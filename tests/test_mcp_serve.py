@@ -237,3 +237,30 @@ def test_files_a_command_changed_are_reported_too(agentica_home: Path, project: 
     assert (project / "made.txt").read_text() == "made"
     assert "printf made > made.txt" in answers.questions[0].message  # the command, asked about
     assert result.structured_content["files_changed"] == ["made.txt"]  # from the turn's checkpoint
+
+
+def test_a_served_session_has_the_folders_configured_mcp_servers(agentica_home: Path, project: Path) -> None:
+    import sys
+
+    from agentica_cli.mcp_serve.server import AgenticaMcpServer
+    from agentica_cli.mcp_serve.sessions import ServeOptions
+
+    demo = Path(__file__).resolve().parent / "mcp_servers" / "demo_server.py"
+    agentica_home.mkdir()
+    (agentica_home / "config.toml").write_text(f'[mcp_servers.demo]\ncommand = "{sys.executable}"\nargs = ["{demo}"]\n')
+    script = [turns.tool_calls(turns.call("demo__add", {"a": 2, "b": 3}, id="m1")), turns.text("2 + 3 = 5")]
+    with ScriptedModelServer(script) as server:
+        app = AgenticaMcpServer(ServeOptions(flags={
+            "model.base_url": server.base_url, "model.api_key": "test-key", "model.name": "scripted-model"}))
+
+        async def run() -> Any:
+            async with Client(app.mcp, elicitation_callback=Answers("accept")) as client:
+                result = await client.call_tool("agentica", {"prompt": "add", "cwd": str(project)})
+            await app.hub.close()  # the demo server stops with its session
+            return result
+
+        result = asyncio.run(run())
+        requests = server.requests
+    assert "demo__add" in {t["function"]["name"] for t in requests[0]["tools"]}
+    assert next(m["content"] for m in requests[1]["messages"] if m.get("tool_call_id") == "m1") == "5"
+    assert result.structured_content["answer"] == "2 + 3 = 5"

@@ -91,7 +91,7 @@ class AgenticaMcpServer:
         if resumed is not None:
             return resumed
         try:
-            session = self.hub.create(cwd, permission_mode, model)
+            session = await self.hub.create(cwd, permission_mode, model)
             turn = session.start(prompt, can_ask=client_can_elicit(ctx.client_capabilities))
         except ServeError as err:
             raise ToolError(str(err)) from None
@@ -107,7 +107,7 @@ class AgenticaMcpServer:
         if resumed is not None:
             return resumed
         try:
-            session = self.hub.get(session_id)
+            session = await self.hub.get(session_id)
             turn = session.start(prompt, can_ask=client_can_elicit(ctx.client_capabilities))
         except ServeError as err:
             raise ToolError(str(err)) from None

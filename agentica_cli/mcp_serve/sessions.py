@@ -102,16 +102,18 @@ class Turn:
 
 class ServeSession:
     def __init__(self, session_id: str, work_dir: Path, settings: Any, model: Any, *, stored: Any,
-                 messages: list[dict[str, Any]] | None) -> None:
+                 messages: list[dict[str, Any]] | None, mcp: Any = None) -> None:
         from agentica_cli.cli.approvals import policy_from_settings
         from agentica_cli.cli.runtime import build_agent
 
         self.id = session_id
         self.work_dir = work_dir
         self.stored = stored
+        self.mcp = mcp  # the folder's configured MCP servers (McpServerSet), closed with the session
         self.policy = policy_from_settings(settings, work_dir, ask=self.ask)
         self.agent = build_agent(
             settings, work_dir, model=model, allowed_dirs=[], approve=self.policy, messages=messages,
+            extra_tools=mcp.ready_tools() if mcp is not None else None,
             on_message=stored.append if stored is not None else None,
             on_history_replaced=stored.replace_history if stored is not None else None,
             report=log,
@@ -215,6 +217,11 @@ class ServeSession:
             await self.agent.end_session("other")
         except Exception as exc:
             log(f"SessionEnd hooks failed: {type(exc).__name__}: {exc}")
+        if self.mcp is not None:
+            try:
+                await self.mcp.close()
+            except Exception as exc:
+                log(f"closing the MCP servers failed: {type(exc).__name__}: {exc}")
         if self.stored is not None:
             self.stored.close()
 
@@ -272,18 +279,42 @@ class SessionHub:
             raise ServeError(f"cwd {cwd}: no such folder")
         return path
 
-    def create(self, cwd: str | None, mode: str | None, model: str | None) -> ServeSession:
+    @staticmethod
+    async def start_mcp(settings: Any, work_dir: Path) -> Any:
+        """The folder's MCP servers, as -p starts them: waited for (bounded by their connect
+        timeouts), a failed one reported on stderr and left out; their requests for input are
+        declined (nobody is there to answer them)."""
+        tables = {k: v for k, v in settings.mcp_servers.items() if v.get("enabled", True)}
+        if not tables:
+            return None
+        from agentica_cli.cli.mcp_client_ui import print_mode_handlers
+        from agentica_cli.private_files import agentica_home
+        from agentica_cli.tools.mcp.servers import McpConfigError, McpServerSet
+
+        try:
+            servers = McpServerSet.from_tables(tables, base_dir=work_dir, log_dir=agentica_home() / "logs" / "mcp",
+                                               handlers=print_mode_handlers(work_dir, []))
+        except McpConfigError as err:
+            raise ServeError(f"MCP server config: {err}") from None
+        servers.start()
+        await servers.wait_ready()
+        for failed in servers.new_failures():
+            log(failed.failure_message())
+        return servers
+
+    async def create(self, cwd: str | None, mode: str | None, model: str | None) -> ServeSession:
         from agentica_cli.cli.runtime import model_label
         from agentica_cli.cli.sessions import SessionStore, new_session_id
 
         work_dir = self.folder(cwd)
         settings = self.settings_for(work_dir, self.mode_for(mode), model)
         built = self.model_for(settings)
+        mcp = await self.start_mcp(settings, work_dir)
         stored = SessionStore().create(work_dir, model_label(built)) if self.options.save_sessions else None
         session_id = stored.id if stored is not None else new_session_id()
-        return self._add(ServeSession(session_id, work_dir, settings, built, stored=stored, messages=None))
+        return self._add(await self._open(session_id, work_dir, settings, built, stored, None, mcp))
 
-    def get(self, session_id: str) -> ServeSession:
+    async def get(self, session_id: str) -> ServeSession:
         """A live session, or a saved one reopened (in the folder it was started in)."""
         live = self.sessions.pop(session_id, None)
         if live is not None:
@@ -301,10 +332,27 @@ class SessionHub:
             return self.sessions[stored.id]
         info = next((i for i in store.list(None) if i.id == stored.id), None)
         work_dir = self.folder(info.cwd if info is not None else None)
-        settings = self.settings_for(work_dir, self.mode_for(None), None)
-        session = ServeSession(stored.id, work_dir, settings, self.model_for(settings), stored=stored,
-                               messages=list(stored.messages))
-        return self._add(session)
+        try:
+            settings = self.settings_for(work_dir, self.mode_for(None), None)
+            built = self.model_for(settings)
+            mcp = await self.start_mcp(settings, work_dir)
+        except ServeError:
+            stored.close()
+            raise
+        return self._add(await self._open(stored.id, work_dir, settings, built, stored, list(stored.messages), mcp))
+
+    @staticmethod
+    async def _open(session_id: str, work_dir: Path, settings: Any, model: Any, stored: Any,
+                    messages: list[dict[str, Any]] | None, mcp: Any) -> ServeSession:
+        """The session, or nothing left open (its saved file, its MCP servers) when it cannot start."""
+        try:
+            return ServeSession(session_id, work_dir, settings, model, stored=stored, messages=messages, mcp=mcp)
+        except BaseException:
+            if mcp is not None:
+                await mcp.close()
+            if stored is not None:
+                stored.close()
+            raise
 
     def _add(self, session: ServeSession) -> ServeSession:
         self.sessions[session.id] = session
