@@ -104,12 +104,17 @@ def _text(result: Any) -> str:
 def test_an_accepted_elicitation_lets_the_edit_run_and_agentica_reply_continues(
         transport: str, mode: str, home: Path, project: Path) -> None:
     answers = Answers("accept")
+    steps: list[str] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        steps.append(message or "")
 
     async def run(target: Any) -> tuple[Any, Any, Any, str]:
         async with Client(target, elicitation_callback=answers, mode=mode) as client:
             _check_protocol(client, mode)
             listed = await client.list_tools()
-            first = await client.call_tool("agentica", {"prompt": "write a greeting", "cwd": str(project)})
+            first = await client.call_tool("agentica", {"prompt": "write a greeting", "cwd": str(project)},
+                                           progress_callback=progress)
             written = (project / "hello.txt").read_text() if (project / "hello.txt").exists() else ""
             reply = await client.call_tool("agentica_reply", {"session_id": first.structured_content["session_id"],
                                                               "prompt": "what does it say?"})
@@ -131,6 +136,7 @@ def test_an_accepted_elicitation_lets_the_edit_run_and_agentica_reply_continues(
     assert first.structured_content["files_changed"] == ["hello.txt"]
     assert first.structured_content["answer"] == "Wrote hello.txt."
     assert "files changed: hello.txt" in _text(first)
+    assert steps == ["model request 1", "running write_file", "model request 2"]  # progress notifications
     # The reply went to the same conversation: the model saw the first turn's history.
     assert _text(reply).startswith("It says hi.")
     assert reply.structured_content["session_id"] == first.structured_content["session_id"]

@@ -8,6 +8,7 @@ of the tool call; on a 2026-07-28 one, an `InputRequiredResult` whose retry carr
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -116,7 +117,9 @@ class AgenticaMcpServer:
     # -- running a turn -----------------------------------------------------------------
 
     async def _drive(self, turn: Turn, ctx: Context[Any, Any]) -> CallToolResult | InputRequiredResult:
-        """Wait for the turn, asking the client each approval it needs, until it ends."""
+        """Wait for the turn, asking the client each approval it needs, until it ends; its steps
+        go to the client as progress notifications meanwhile (when it asked for them)."""
+        forwarder = asyncio.create_task(self._forward_progress(turn, ctx))
         try:
             while (question := await turn.next_question()) is not None:
                 if _uses_input_required(ctx):
@@ -125,9 +128,23 @@ class AgenticaMcpServer:
         except BaseException:  # the request went away (cancelled, the client disconnected): so does its turn
             turn.cancel()
             raise
+        finally:
+            forwarder.cancel()
         if turn.task is not None:
             await turn.task
         return _result(turn)
+
+    @staticmethod
+    async def _forward_progress(turn: Turn, ctx: Context[Any, Any]) -> None:
+        """Each step as a notifications/progress (a no-op without the client's progressToken):
+        a client whose request times out can keep waiting on a long turn."""
+        while True:
+            message = await turn.progress.get()
+            turn.steps += 1
+            try:
+                await ctx.report_progress(turn.steps, None, message)
+            except Exception:  # a closed stream: the call's own result still goes back (or not)
+                return
 
     async def _elicit(self, question: Question, ctx: Context[Any, Any]) -> None:
         """A handshake connection: an elicitation/create request, answered before the call goes on."""

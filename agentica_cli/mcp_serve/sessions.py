@@ -69,6 +69,8 @@ class Turn:
         self.changed = asyncio.Event()
         self.outcome = TurnOutcome()
         self.task: asyncio.Task[None] | None = None
+        self.progress: asyncio.Queue[str] = asyncio.Queue()  # steps, for the client's progress notifications
+        self.steps = 0
 
     def add_question(self, question: Question) -> None:
         self.pending.append(question)
@@ -166,6 +168,10 @@ class ServeSession:
                 async for event in stream:
                     if event.source:
                         continue  # a sub-agent's steps: its task call's result is what counts
+                    if event.type == "model_request_started":
+                        turn.progress.put_nowait(f"model request {event.step}")
+                    elif event.type == "tool_call_started":
+                        turn.progress.put_nowait(f"running {event.name}")
                     if event.type == "tool_call_finished" and event.status == "ok" and event.name in EDIT_TOOLS:
                         path = self._started_paths.pop(event.call_id, None)
                         if path:
