@@ -85,7 +85,7 @@ def serve_command(*, port: int | None, host: str, model: str | None, provider: s
     """`agentica mcp serve`, its options checked: usage errors exit 2 with one line on stderr."""
     from types import SimpleNamespace
 
-    from agentica_cli.cli import exitcodes
+    from agentica_cli.app import exitcodes
 
     def fail(message: str) -> int:
         sys.stderr.write(f"agentica mcp serve: {message}\n")
@@ -99,7 +99,7 @@ def serve_command(*, port: int | None, host: str, model: str | None, provider: s
         return fail(f"--permission-mode {permission_mode}: one of default, accept-edits, plan, auto")
     key = SimpleNamespace(api_key=None, api_key_file=api_key_file)
     if api_key_file is not None:
-        from agentica_cli.cli.api_key_input import KeyInputError, resolve_key_flags
+        from agentica_cli.app.settings.api_key_input import KeyInputError, resolve_key_flags
 
         try:
             resolve_key_flags(key, sys.stdin)
@@ -108,7 +108,7 @@ def serve_command(*, port: int | None, host: str, model: str | None, provider: s
     if port is not None and host not in ("127.0.0.1", "localhost", "::1"):
         sys.stderr.write(f"agentica mcp serve: warning: listening on {host}: anyone who reaches it can run "
                          "agentica in this account (there is no authentication)\n")
-    from agentica_cli.cli.process_hardening import harden_process
+    from agentica_cli.app.process_hardening import harden_process
     from agentica_cli.sandbox.descendants import end_descendants_at_exit
 
     harden_process()

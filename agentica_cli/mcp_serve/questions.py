@@ -18,8 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agentica_cli.cli.approvals import COMMAND_KEYS, Answer, call_args, edit_path
-from agentica_cli.cli.safe_text import safe_text
+from agentica_cli.app.permissions.approvals import COMMAND_KEYS, Answer, call_args, edit_path
+from agentica_cli.app.safe_text import safe_text
 
 DIFF_LINES = 80  # lines of an edit's diff shown in the question
 PREVIEW_CHARS = 400  # characters of other arguments shown
@@ -101,7 +101,7 @@ def _edit_diff(name: str, args: dict[str, Any], work_dir: Path) -> str:
     path = edit_path(name, args)
     if path is None:
         return ""
-    from agentica_cli.cli.diff_preview import edited_text
+    from agentica_cli.app.edit_preview import edited_text
 
     full = Path(path) if Path(path).is_absolute() else work_dir / path
     try:

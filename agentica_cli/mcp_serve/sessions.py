@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentica_cli.cli.approvals import Answer, edit_path
-from agentica_cli.cli.safe_text import safe_text
-from agentica_cli.cli.tool_kinds import EDIT_TOOLS
+from agentica_cli.app.permissions.approvals import Answer, edit_path
+from agentica_cli.app.permissions.tool_kinds import EDIT_TOOLS
+from agentica_cli.app.safe_text import safe_text
 from agentica_cli.mcp_serve.questions import Question, question_text
 
 MODES = ("default", "accept-edits", "plan", "auto")
@@ -105,8 +105,8 @@ class Turn:
 class ServeSession:
     def __init__(self, session_id: str, work_dir: Path, settings: Any, model: Any, *, stored: Any,
                  messages: list[dict[str, Any]] | None, mcp: Any = None) -> None:
-        from agentica_cli.cli.approvals import policy_from_settings
-        from agentica_cli.cli.runtime import build_agent
+        from agentica_cli.app.permissions.approvals import policy_from_settings
+        from agentica_cli.app.runtime import build_agent
 
         self.id = session_id
         self.work_dir = work_dir
@@ -122,9 +122,9 @@ class ServeSession:
         )
         self.agent.session_id = session_id
         self.agent.transcript_path = str(stored.path) if stored is not None else ""
-        from agentica_cli.cli.checkpoint_setup import attach_checkpoints, checkpoints_from_settings
-        from agentica_cli.cli.config import ConfigError
-        from agentica_cli.cli.runtime import PermissionModePrompt
+        from agentica_cli.app.checkpoint_setup import attach_checkpoints, checkpoints_from_settings
+        from agentica_cli.app.runtime import PermissionModePrompt
+        from agentica_cli.app.settings.config import ConfigError
 
         PermissionModePrompt(self.agent).apply(self.policy.mode)  # plan mode: the model is told up front
         try:  # as -p: each turn is a checkpoint (`agentica --undo`), and its changed files are known
@@ -251,9 +251,9 @@ class SessionHub:
         return mode
 
     def settings_for(self, work_dir: Path, mode: str, model: str | None) -> Any:
-        from agentica_cli.cli.config import ConfigError, check_mcp_servers, load_settings
-        from agentica_cli.cli.runtime import check_model_options, check_model_timeouts
-        from agentica_cli.cli.trust import is_trusted
+        from agentica_cli.app.runtime import check_model_options, check_model_timeouts
+        from agentica_cli.app.settings.config import ConfigError, check_mcp_servers, load_settings
+        from agentica_cli.app.settings.trust import is_trusted
 
         flags = {**self.options.flags, "permissions.mode": mode}
         if model:
@@ -271,7 +271,7 @@ class SessionHub:
 
     @staticmethod
     def model_for(settings: Any) -> Any:
-        from agentica_cli.cli.runtime import MissingKey, build_model
+        from agentica_cli.app.runtime import MissingKey, build_model
 
         try:
             return build_model(settings)
@@ -293,7 +293,7 @@ class SessionHub:
         tables = {k: v for k, v in settings.mcp_servers.items() if v.get("enabled", True)}
         if not tables:
             return None
-        from agentica_cli.cli.mcp_client_ui import print_mode_handlers
+        from agentica_cli.app.mcp_client import print_mode_handlers
         from agentica_cli.private_files import agentica_home
         from agentica_cli.tools.mcp.servers import McpConfigError, McpServerSet
 
@@ -309,8 +309,8 @@ class SessionHub:
         return servers
 
     async def create(self, cwd: str | None, mode: str | None, model: str | None) -> ServeSession:
-        from agentica_cli.cli.runtime import model_label
-        from agentica_cli.cli.sessions import SessionStore, new_session_id
+        from agentica_cli.app.runtime import model_label
+        from agentica_cli.app.sessions import SessionStore, new_session_id
 
         work_dir = self.folder(cwd)
         settings = self.settings_for(work_dir, self.mode_for(mode), model)
@@ -326,7 +326,7 @@ class SessionHub:
         if live is not None:
             self.sessions[session_id] = live  # the most recently used now
             return live
-        from agentica_cli.cli.sessions import SessionStore
+        from agentica_cli.app.sessions import SessionStore
 
         store = SessionStore()
         try:
