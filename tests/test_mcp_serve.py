@@ -164,14 +164,15 @@ def test_a_declined_elicitation_refuses_the_edit(transport: str, mode: str, home
 
 
 def test_a_client_that_cannot_answer_elicitation_gets_approvals_refused(home: Path, project: Path) -> None:
-    async def run(target: Any) -> tuple[Any, Any]:
+    async def run(target: Any) -> tuple[Any, Any, Any]:
         async with Client(target, mode="legacy") as client:  # no elicitation_callback: no capability declared
             refused = await client.call_tool("agentica", {"prompt": "write a greeting", "cwd": str(project)})
             auto = await client.call_tool("agentica", {"prompt": "x", "cwd": str(project), "permission_mode": "auto"})
-            return refused, auto
+            plan = await client.call_tool("agentica", {"prompt": "y", "cwd": str(project), "permission_mode": "plan"})
+            return refused, auto, plan
 
-    with ScriptedModelServer(_script()) as server:
-        refused, auto = asyncio.run(run(_stdio(server, home, project)))
+    with ScriptedModelServer([EDIT, turns.text("Could not write."), EDIT, turns.text("Planned.")]) as server:
+        refused, auto, plan = asyncio.run(run(_stdio(server, home, project)))
         requests = server.requests
     assert not (project / "hello.txt").exists()
     assert refused.structured_content["refused"] == ["write_file"]
@@ -180,7 +181,10 @@ def test_a_client_that_cannot_answer_elicitation_gets_approvals_refused(home: Pa
     assert "cannot ask" in tool_result
     # A client may not lift the approvals itself: auto only when the server was started with it.
     assert auto.is_error and "permission mode 'auto' was refused" in _text(auto)
-    assert len(requests) == 2  # the refused call never reached the model
+    assert len(requests) == 4  # the refused auto call never reached the model
+    # Plan mode refuses the edit by itself: that is not put down to the client's missing capability.
+    assert plan.structured_content["refused"] == [] and "cannot answer" not in _text(plan)
+    assert "plan" in next(m["content"] for m in requests[3]["messages"] if m.get("tool_call_id") == "call_w")
 
 
 def test_usage_errors_exit_2_with_one_line(home: Path, project: Path) -> None:

@@ -160,7 +160,7 @@ class ServeSession:
 
     async def _run(self, prompt: str, turn: Turn) -> None:
         outcome = turn.outcome
-        refusals_before = len(self.policy.refusals)
+        started: dict[str, tuple[str, dict[str, Any]]] = {}  # call id -> (name, args), for the refusals
         changed: dict[str, None] = {}  # the edit tools' files, in order
         checkpoint_turn = 0
         try:
@@ -172,6 +172,10 @@ class ServeSession:
                         turn.progress.put_nowait(f"model request {event.step}")
                     elif event.type == "tool_call_started":
                         turn.progress.put_nowait(f"running {event.name}")
+                        started[event.call_id] = (event.name, event.args if isinstance(event.args, dict) else {})
+                    elif (event.type == "tool_call_finished" and event.status == "denied" and self.policy.ask is None
+                          and self._needed_asking(*started.get(event.call_id, (event.name, {})))):
+                        outcome.refused.append(event.name)
                     if event.type == "tool_call_finished" and event.status == "ok" and event.name in EDIT_TOOLS:
                         path = self._started_paths.pop(event.call_id, None)
                         if path:
@@ -194,9 +198,17 @@ class ServeSession:
             log(f"session {self.id}: {outcome.error}")
         finally:
             outcome.files_changed = list(dict.fromkeys([*self._turn_files(checkpoint_turn), *changed]))
-            if not self.policy.ask:
-                outcome.refused = list(self.policy.refusals[refusals_before:])
             turn.changed.set()
+
+    def _needed_asking(self, name: str, args: dict[str, Any]) -> bool:
+        """A denied call was refused for want of someone to ask (not by a deny rule or plan mode)."""
+        from types import SimpleNamespace
+
+        call = SimpleNamespace(name=name, args=args, function=self.agent.functions.get(name))
+        try:
+            return self.policy.evaluate(call).kind == "ask"
+        except Exception:
+            return False
 
     def _turn_files(self, number: int) -> list[str]:
         """What the turn changed by any means (a command's writes too), from its checkpoint."""
