@@ -121,8 +121,10 @@ def _script() -> list[dict[str, Any]]:
 def test_a_print_run_exports_a_trace_with_request_and_tool_spans_and_metrics(
         receiver: OtlpReceiver, home: Path, project: Path) -> None:
     (project / SECRET_PATH).write_text("hello from the notes\n")
+    # Schedules far beyond the run: only the flush at exit can deliver what arrives.
     env = cli_env(home, OTEL_TRACES_EXPORTER="otlp", OTEL_METRICS_EXPORTER="otlp",
-                  OTEL_EXPORTER_OTLP_ENDPOINT=receiver.endpoint)
+                  OTEL_EXPORTER_OTLP_ENDPOINT=receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY="600000",
+                  OTEL_METRIC_EXPORT_INTERVAL="600000")
     with ScriptedModelServer(_script()) as server:
         proc = _run(project, home, server, env)
     assert proc.returncode == 0, proc.stderr
