@@ -346,3 +346,33 @@ def test_an_acp_prompt_is_traced_while_the_editor_keeps_the_agent_open(
     attrs = _attributes(turn)
     assert attrs["gen_ai.conversation.id"] == session_id  # the editor's session id
     assert (attrs["gen_ai.usage.input_tokens"], attrs["gen_ai.usage.output_tokens"]) == (60, 4)
+
+
+def test_exit_waits_a_bounded_time_for_a_collector_that_never_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+    import time
+
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    from agentica_cli.telemetry import setup
+    from agentica_cli.telemetry.recorder import Instruments
+
+    hole = socket.socket()  # accepts connections (the backlog does) and never answers
+    hole.bind(("127.0.0.1", 0))
+    hole.listen(8)
+    try:
+        provider = TracerProvider(shutdown_on_exit=False)
+        exporter = OTLPSpanExporter(endpoint=f"http://127.0.0.1:{hole.getsockname()[1]}/v1/traces", timeout=8)
+        provider.add_span_processor(BatchSpanProcessor(exporter))
+        provider.get_tracer("t").start_span("pending").end()
+        telemetry = setup.Telemetry(provider, None, Instruments(provider.get_tracer("t")))
+        monkeypatch.setattr(setup, "EXIT_BUDGET", 0.5)
+        started = time.monotonic()
+        telemetry.shutdown()
+        waited = time.monotonic() - started
+    finally:
+        hole.close()
+    assert waited < 4  # the budget (0.5 s), not the exporter's 8 s
+    telemetry.shutdown()  # a second call does nothing

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import atexit
 import os
+import threading
+import time
 from dataclasses import dataclass
 
 from opentelemetry import metrics, trace
@@ -23,10 +25,12 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from agentica_cli.agent.observers import ObservedAgent, add_run_observer, remove_run_observer
 from agentica_cli.telemetry.recorder import Instruments, TurnRecorder
 
-# Without an explicit OTEL_EXPORTER_OTLP_TIMEOUT, a collector that does not answer costs a short
-# run at most this long at exit (the SDK's default is 10 s per export, with retries).
-DEFAULT_EXPORT_TIMEOUT = 5.0
-FLUSH_TIMEOUT_MS = 5_000
+# Without an explicit OTEL_EXPORTER_OTLP_TIMEOUT, one export (its retries included) gives up after
+# this long (the SDK's default is 10 s); and the exit waits for the last exports at most
+# EXIT_BUDGET seconds, traces and metrics together: a collector that is down or never answers
+# must not hold a finished `-p` run (the SDK alone took 8-16 s then).
+DEFAULT_EXPORT_TIMEOUT = 3.0
+EXIT_BUDGET = 4.0
 
 
 def _resource() -> Resource:
@@ -59,14 +63,15 @@ class Telemetry:
         if traces:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-            tracer_provider = TracerProvider(resource=resource)
+            # shutdown_on_exit=False: our shutdown() runs at exit instead, with a bounded wait
+            tracer_provider = TracerProvider(resource=resource, shutdown_on_exit=False)
             tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(timeout=_timeout())))
             trace.set_tracer_provider(tracer_provider)
         if metrics:
             from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 
             reader = PeriodicExportingMetricReader(OTLPMetricExporter(timeout=_timeout()))
-            meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
+            meter_provider = MeterProvider(resource=resource, metric_readers=[reader], shutdown_on_exit=False)
             _set_meter_provider(meter_provider)
         instruments = Instruments.create(
             tracer_provider.get_tracer("agentica") if tracer_provider is not None else None,
@@ -85,17 +90,26 @@ class Telemetry:
         return TurnRecorder(self.instruments, agent)
 
     def shutdown(self) -> None:
-        """Flush and stop; a second call does nothing."""
+        """Export what is pending and stop, waiting at most EXIT_BUDGET seconds; a second call
+        does nothing. Each provider shuts down in a daemon thread of its own: one that is still
+        exporting when the budget runs out is left behind, and the process exits anyway."""
         remove_run_observer(self.observe)
-        providers, self.tracer_provider, self.meter_provider = (self.tracer_provider, self.meter_provider), None, None
-        for provider in providers:
-            if provider is None:
-                continue
-            try:
-                provider.force_flush(FLUSH_TIMEOUT_MS)
-                provider.shutdown()
-            except Exception:
-                pass  # an unreachable collector must not turn a finished run into a failure
+        providers = [p for p in (self.tracer_provider, self.meter_provider) if p is not None]
+        self.tracer_provider = self.meter_provider = None
+        threads = [threading.Thread(target=_quiet_shutdown, args=(p,), name="agentica-otel-shutdown", daemon=True)
+                   for p in providers]
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + EXIT_BUDGET
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+
+def _quiet_shutdown(provider: TracerProvider | MeterProvider) -> None:
+    try:
+        provider.shutdown()  # exports what is pending first
+    except Exception:
+        pass  # an unreachable collector must not turn a finished run into a failure
 
 
 def _set_meter_provider(provider: MeterProvider) -> None:
