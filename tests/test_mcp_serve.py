@@ -197,12 +197,12 @@ def test_usage_errors_exit_2_with_one_line(home: Path, project: Path) -> None:
 
 def test_idle_sessions_beyond_the_limit_are_closed_and_a_saved_one_reopens(
         agentica_home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from agentica_cli.mcp_serve import sessions
+    from agentica_cli.mcp_serve import hub
     from agentica_cli.mcp_serve.server import AgenticaMcpServer
 
-    monkeypatch.setattr(sessions, "MAX_LIVE_SESSIONS", 1)
+    monkeypatch.setattr(hub, "MAX_LIVE_SESSIONS", 1)
     with ScriptedModelServer([turns.text("one"), turns.text("two"), turns.text("three")]) as server:
-        app = AgenticaMcpServer(sessions.ServeOptions(flags={
+        app = AgenticaMcpServer(hub.ServeOptions(flags={
             "model.base_url": server.base_url, "model.api_key": "test-key", "model.name": "scripted-model"}))
 
         async def run() -> tuple[Any, Any, list[str]]:
@@ -227,8 +227,8 @@ def test_idle_sessions_beyond_the_limit_are_closed_and_a_saved_one_reopens(
 
 
 def test_files_a_command_changed_are_reported_too(agentica_home: Path, project: Path) -> None:
+    from agentica_cli.mcp_serve.hub import ServeOptions
     from agentica_cli.mcp_serve.server import AgenticaMcpServer
-    from agentica_cli.mcp_serve.sessions import ServeOptions
 
     answers = Answers("accept")
     script = [turns.tool_calls(turns.call("execute", {"command": "printf made > made.txt"}, id="call_x")),
@@ -252,8 +252,8 @@ def test_files_a_command_changed_are_reported_too(agentica_home: Path, project: 
 def test_a_served_session_has_the_folders_configured_mcp_servers(agentica_home: Path, project: Path) -> None:
     import sys
 
+    from agentica_cli.mcp_serve.hub import ServeOptions
     from agentica_cli.mcp_serve.server import AgenticaMcpServer
-    from agentica_cli.mcp_serve.sessions import ServeOptions
 
     demo = Path(__file__).resolve().parent / "mcp_servers" / "demo_server.py"
     agentica_home.mkdir()

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from agentica_cli.mcp_serve.sessions import ServeOptions
+from agentica_cli.mcp_serve.hub import ServeOptions
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer

@@ -23,8 +23,10 @@ from mcp_types import (
 from mcp_types.version import is_version_at_least
 from pydantic import Field
 
+from agentica_cli.mcp_serve.hub import ServeOptions, SessionHub
 from agentica_cli.mcp_serve.questions import ApprovalForm, Question, approval_schema, client_can_elicit
-from agentica_cli.mcp_serve.sessions import ServeError, ServeOptions, SessionHub, Turn, log
+from agentica_cli.mcp_serve.session import ServeError, log
+from agentica_cli.mcp_serve.turn import Turn
 
 INPUT_REQUIRED_VERSION = "2026-07-28"  # from this protocol on, a tool call elicits through InputRequiredResult
 
@@ -42,8 +44,8 @@ def _uses_input_required(ctx: Context[Any, Any]) -> bool:
 
 
 def _result(turn: Turn) -> CallToolResult:
-    outcome, session = turn.outcome, turn.session
-    lines = [outcome.answer.strip() or "(no answer)", "", f"session_id: {session.id}",
+    outcome, session_id = turn.outcome, turn.session_id
+    lines = [outcome.answer.strip() or "(no answer)", "", f"session_id: {session_id}",
              f"files changed: {', '.join(outcome.files_changed) if outcome.files_changed else 'none'}"]
     if outcome.stop_reason not in ("completed", "stopped_by_tool"):
         lines.append(f"stopped: {outcome.stop_reason}" + (f" ({outcome.error})" if outcome.error else ""))
@@ -55,7 +57,7 @@ def _result(turn: Turn) -> CallToolResult:
         lines.append(refused_note)
     return CallToolResult(
         content=[TextContent(type="text", text="\n".join(lines))],
-        structured_content={"session_id": session.id, "answer": outcome.answer, "stop_reason": outcome.stop_reason,
+        structured_content={"session_id": session_id, "answer": outcome.answer, "stop_reason": outcome.stop_reason,
                             "files_changed": outcome.files_changed, "refused": list(outcome.refused),
                             "error": outcome.error},
         is_error=outcome.stop_reason == "error",
