@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
 import shutil
 import signal
 import socket
@@ -21,50 +20,26 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from sandbox_support import loopback_server, processes_with
+from sandbox_support import Who, loopback_server, processes_with
+from sandbox_support import unprivileged_user as make_unprivileged_user
 
 from agentica_cli.sandbox import backend_available
 
 REPO = Path(__file__).resolve().parent.parent
 PROBE = str(REPO / "tests" / "sandbox_probe.py")
-SYSTEM_PYTHON = "/usr/bin/python3"  # the venv's interpreter may live under a root-only folder
-TEST_USER = "agentica-sandbox-test"
 MSG_FASTOPEN = 0x20000000
 IPPROTO_MPTCP = 262
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the Linux backends only")
 
 
-@dataclass(frozen=True)
-class Who:
-    name: str  # "root" or "user"
-    prefix: tuple[str, ...]  # what runs a program as that identity
-    python: str
-    uid: int
-    gid: int
-
-
 @pytest.fixture(scope="session")
 def unprivileged_user() -> Who:
     """Root: a system user made for these tests (useradd), run through setpriv. A user: itself."""
-    if os.geteuid() != 0:
-        return Who("user", (), sys.executable, os.getuid(), os.getgid())
-    if not (shutil.which("setpriv") and os.path.exists(SYSTEM_PYTHON)):
-        pytest.skip("needs setpriv and /usr/bin/python3 to run the probe as an unprivileged user")
-    try:
-        entry = pwd.getpwnam(TEST_USER)
-    except KeyError:
-        if not shutil.which("useradd"):
-            pytest.skip("needs useradd to create the unprivileged test user")
-        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", TEST_USER],
-                       check=True, capture_output=True)
-        entry = pwd.getpwnam(TEST_USER)
-    prefix = ("setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups")
-    check = subprocess.run([*prefix, SYSTEM_PYTHON, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
-                            "import agentica_cli.sandbox", str(REPO)], capture_output=True, text=True)
-    if check.returncode != 0:
-        pytest.skip(f"the test user cannot import agentica from {REPO}: {check.stderr.strip()[-200:]}")
-    return Who("user", prefix, SYSTEM_PYTHON, entry.pw_uid, entry.pw_gid)
+    found = make_unprivileged_user()
+    if isinstance(found, str):
+        pytest.skip(found)
+    return found
 
 
 @pytest.fixture(params=["root", "user"])
@@ -334,26 +309,37 @@ def test_a_daemonised_command_does_not_outlive_a_normal_exit(backend: str, place
             os.kill(pid, signal.SIGKILL)
 
 
-def test_a_daemonised_command_does_not_survive_sigkill_of_the_agent(backend: str, place: Place) -> None:
-    if backend == "landlock" and place.who.name == "user":
-        pytest.skip("not covered: under Landlock a user's agentica cannot give commands a PID namespace, and "
-                    "nothing runs when it is SIGKILLed (docs/security.md)")
-    marker = _marker(backend, place.who, 2)
+_DAEMONS = {
+    "setsid": "setsid sleep {marker} >/dev/null 2>&1 < /dev/null & sleep 60",
+    # the subshell exits at once: the daemon is an orphan, adopted by the agent (a subreaper)
+    "double-fork": "(setsid sleep {marker} >/dev/null 2>&1 < /dev/null &); sleep 60",
+}
+
+
+@pytest.mark.parametrize("daemon", sorted(_DAEMONS))
+def test_a_daemonised_command_does_not_survive_sigkill_of_the_agent(backend: str, place: Place, daemon: str) -> None:
+    """Landlock run by a user: no PID namespace; the session reaper (sandbox/reaper.py) ends them."""
+    marker = _marker(backend, place.who, 2 if daemon == "setsid" else 3)
     spec = {"backend": backend, "work": str(place.work), "home": str(place.home), "reap": True,
-            "command": f"setsid sleep {marker} >/dev/null 2>&1 < /dev/null & sleep 60"}
+            "command": _DAEMONS[daemon].format(marker=marker)}
+    # The same user's process that the session did not start: the reaper must leave it alone.
+    bystander = subprocess.Popen([*place.who.prefix, "sleep", f"{marker}1"], start_new_session=True)
     agent = subprocess.Popen([*place.who.prefix, place.who.python, PROBE, json.dumps(spec)], cwd=place.base,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"})
     try:
         deadline = time.monotonic() + 20
-        while not processes_with(f"sleep\0{marker}") and time.monotonic() < deadline:
+        while not processes_with(f"sleep\0{marker}\0") and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert processes_with(f"sleep\0{marker}"), "the daemon never started"
+        assert processes_with(f"sleep\0{marker}\0"), "the daemon never started"
         os.kill(agent.pid, signal.SIGKILL)  # the probe itself: setpriv execs it, so the pid is the same
         agent.wait(timeout=10)
-        assert _gone(f"sleep\0{marker}", 10), "the daemon survived the agent's SIGKILL"
+        assert _gone(f"sleep\0{marker}\0", 10), "the daemon survived the agent's SIGKILL"
+        assert bystander.poll() is None, "a process the session did not start was killed"
     finally:
         agent.kill()
         agent.wait()
+        bystander.kill()
+        bystander.wait()
         for pid in processes_with(f"sleep\0{marker}"):
             try:
                 os.kill(pid, signal.SIGKILL)
