@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -73,18 +74,30 @@ def _enter_session_domain() -> None:
     _start_reaper()
 
 
+def _interpreters() -> list[str]:
+    """Pythons that can run the reaper (standard library only), this one first. This one's path
+    may not be executable by this user (a venv whose interpreter lives under a root-only home)."""
+    found = [sys.executable, getattr(sys, "_base_executable", ""), shutil.which("python3") or "", "/usr/bin/python3"]
+    return [path for path in dict.fromkeys(found) if path]
+
+
 def _start_reaper() -> None:
     read_end, write_end = os.pipe()  # both close-on-exec; the reaper gets the read end by pass_fds
     try:
-        _state.reaper = subprocess.Popen(
-            [sys.executable, "-I", "-S", REAPER, str(read_end), str(os.getpid())],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            pass_fds=(read_end,), start_new_session=True, close_fds=True)
-    except OSError:
-        os.close(write_end)  # no reaper: commands still run (the gap docs/security.md names)
-        return
+        for python in _interpreters():
+            try:
+                _state.reaper = subprocess.Popen(
+                    [python, "-I", "-S", REAPER, str(read_end), str(os.getpid())],
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                    pass_fds=(read_end,), start_new_session=True, close_fds=True)
+                break
+            except OSError:
+                continue
     finally:
         os.close(read_end)
+    if _state.reaper is None:
+        os.close(write_end)  # no reaper: commands still run (the gap docs/security.md names)
+        return
     _state.pipe_write_end = write_end
 
 
