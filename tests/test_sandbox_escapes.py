@@ -6,6 +6,7 @@ cases are skipped. A backend this machine lacks is skipped by name."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -14,6 +15,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -281,6 +283,69 @@ def test_agent_sockets_are_left_out_of_the_environment_and_hidden(backend: str, 
             assert "srw" not in result["output"], result
     finally:
         agent.close()
+
+
+_UNIX_PROBE = """
+import socket, sys
+for path in sys.argv[1:]:
+    try:
+        s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(path); print("CONNECTED", path, s.recv(5))
+    except OSError as e:
+        print("refused:", path, e)
+"""
+
+
+@contextlib.contextmanager
+def unix_server(path: Path, who: Who, accepted: list[str]) -> Iterator[None]:
+    """A stand-in key agent on the Unix socket `path` (owned by `who`, so only the sandbox stops
+    them): it answers b"agent" and records each connection in `accepted`."""
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    os.chown(path, who.uid, who.gid)
+    server.listen()
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            accepted.append(str(path))
+            with conn:
+                conn.sendall(b"agent")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(5)
+        server.close()
+
+
+def test_no_unix_socket_is_reachable_unless_allowed(backend: str, place: Place) -> None:
+    """Issue 25 item 9: Landlock cannot refuse connect() by path, and bubblewrap's read-only mount
+    does not either: a command reached an agent socket wherever it found one."""
+    hidden, visible = place.home / ".ssh" / "agent.sock", place.work / "agent.sock"
+    script = place.base / "unix.py"
+    script.write_text(_UNIX_PROBE)
+    accepted: list[str] = []
+    ordinary = ("python3 -c \"import subprocess, multiprocessing; a, b = multiprocessing.Pipe(); a.send('pipe-ok'); "
+                "print(b.recv()); print(subprocess.run(['echo', 'sub-ok'], capture_output=True, text=True).stdout)\"; "
+                "git init -q src/repo && git -C src/repo status --short && echo git-ok")
+    with unix_server(hidden, place.who, accepted), unix_server(visible, place.who, accepted):
+        result = probe(place, backend, f"python3 {script} {hidden} {visible}; {ordinary}",
+                       env={"SSH_AUTH_SOCK": str(visible)})
+        assert accepted == [] and "CONNECTED" not in result["output"], result
+        for works in ("pipe-ok", "sub-ok", "git-ok"):
+            assert works in result["output"], result
+        # The setting lets commands use Unix sockets again (the visible one; the hidden one stays hidden on bwrap).
+        allowed = probe(place, backend, f"python3 {script} {visible}", unix_sockets=True)
+        assert f"CONNECTED {visible}" in allowed["output"], allowed
+        assert accepted == [str(visible)]
 
 
 # -- item 13: nothing outlives the session ------------------------------------------------------

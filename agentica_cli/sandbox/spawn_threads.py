@@ -39,6 +39,11 @@ class PreparedThread:
         self.jobs.put((done, job))
         return done.result()
 
+    @property
+    def native_id(self) -> int | None:
+        """The kernel's id of the thread once it runs (its /proc/self/task entry)."""
+        return self.thread.native_id if self.thread is not None else None
+
     def _serve(self) -> None:
         setup_error: BaseException | None = None
         try:
