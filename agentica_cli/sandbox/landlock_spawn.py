@@ -162,17 +162,12 @@ def spawn_confined(ruleset: PreparedRuleset, start: Callable[[], _T]) -> _T:
     """`start()` (which starts a process: subprocess.Popen) called on a new thread that
     confined itself with `ruleset` first; its result, or its exception. The thread is made by
     the session thread (sandbox_session.py), so the command is in the session's domain."""
-    from agentica_cli.sandbox.sandbox_session import session_thread
+    from agentica_cli.sandbox.sandbox_session import standby_worker
 
-    return session_thread().run(lambda: _spawn_from_here(ruleset, start))
-
-
-def _spawn_from_here(ruleset: PreparedRuleset, start: Callable[[], _T]) -> _T:
     libc = _c()
     outcome: dict[str, Any] = {}
 
     def confine_and_start() -> None:
-        outcome["tid"] = threading.get_native_id()
         try:
             _own_pid_namespace(libc)
             drop_capabilities(libc)
@@ -185,11 +180,10 @@ def _spawn_from_here(ruleset: PreparedRuleset, start: Callable[[], _T]) -> _T:
             outcome["error"] = exc
 
     with _SPAWN_LOCK, _not_dumpable(libc) as switched:
-        thread = threading.Thread(target=confine_and_start, name="agentica-landlock-spawn", daemon=True)
-        thread.start()
-        thread.join()
-        if switched:  # Python's join returns before the kernel task is gone: wait for that too
-            _wait_thread_gone(outcome.get("tid"))
+        worker = standby_worker()
+        worker.run(confine_and_start)
+        if switched:  # the thread's job is done before the kernel task is gone: wait for that too
+            _wait_thread_gone(worker.tid)
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]

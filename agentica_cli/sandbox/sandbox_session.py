@@ -1,25 +1,27 @@
 """The session's Landlock domain and its reaper (reaper.py says why and how).
 
-`session_thread()` is the one thread of this process that starts Landlock-confined commands
-(through a short-lived thread of its own per command: landlock_spawn.py). On its first job
-it confines itself with a ruleset that only scopes signals (Landlock ABI >= 6; no file or
-network rule, so it loses nothing it uses) and starts the reaper, which inherits that
-domain. Below ABI 6 it confines nothing and starts no reaper: a user's agentica SIGKILLed
-then leaves a daemonised command behind (docs/security.md).
+The session thread is the one thread of this process that makes the threads which start
+Landlock-confined commands (one short-lived thread per command, made ahead of time:
+`standby_worker`; landlock_spawn.py). When it starts it confines itself with a ruleset that
+only scopes signals (Landlock ABI >= 6; no file or network rule, so it loses nothing it uses)
+and starts the reaper, which inherits that domain. Below ABI 6 it confines nothing and starts
+no reaper: a user's agentica SIGKILLed then leaves a daemonised command behind (docs/security.md).
 
 Cost: the reaper is one `python -I -S` process per session, started with the first command
-(~1 ms to start it; its own start-up runs beside the command); each command pays a hand-off
-to this thread (~0.1 ms).
+(~1 ms to start it; its own start-up runs beside the command). A command pays nothing more:
+its spawn thread is made ahead of time by the session thread instead of on demand.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import queue
 import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from agentica_cli.sandbox.landlock import (
@@ -32,7 +34,6 @@ from agentica_cli.sandbox.landlock import (
     abi_version,
     enforce_ruleset,
 )
-from agentica_cli.sandbox.spawn_threads import PreparedThread
 
 REAPER = str(Path(__file__).with_name("reaper.py"))
 SCOPE_ABI = 6
@@ -45,7 +46,7 @@ class _State:
 
 
 _state = _State()
-_thread: PreparedThread | None = None
+_thread: threading.Thread | None = None
 _thread_lock = threading.Lock()
 
 
@@ -101,13 +102,70 @@ def _start_reaper() -> None:
     _state.pipe_write_end = write_end
 
 
-def session_thread() -> PreparedThread:
-    """The thread that starts every Landlock-confined command of this process."""
+class Worker:
+    """A thread made by the session thread (so in the session's domain), waiting for one job."""
+
+    def __init__(self) -> None:
+        self.job: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self.done = threading.Event()
+        self.tid: int | None = None
+
+    def _serve(self) -> None:
+        self.tid = threading.get_native_id()
+        try:
+            self.job.get()()
+        finally:
+            self.done.set()
+
+    def run(self, job: Callable[[], None]) -> None:
+        """`job()` on this thread, which ends after it (one job per worker)."""
+        self.job.put(job)
+        self.done.wait()
+
+
+_ready: queue.SimpleQueue[Worker | BaseException] = queue.SimpleQueue()
+_taken: queue.SimpleQueue[None] = queue.SimpleQueue()
+
+
+def _make_workers() -> None:
+    """The session thread's job, for the life of the process: always one worker waiting, made
+    ahead of time so a command's start does not wait for a thread to be created (or a hop
+    through this thread)."""
+    while True:
+        worker = Worker()
+        threading.Thread(target=worker._serve, daemon=True, name="agentica-landlock-spawn").start()
+        _ready.put(worker)
+        _taken.get()
+
+
+def _serve_session() -> None:
+    try:
+        _enter_session_domain()
+    except BaseException as exc:  # fail closed: every spawn raises it
+        while True:
+            _ready.put(exc)
+            _taken.get()
+    _make_workers()
+
+
+def standby_worker() -> Worker:
+    """A fresh thread in the session's domain (the session thread and its reaper start with
+    the first call) for one spawn; LandlockError if the session's domain could not be made."""
     global _thread
     with _thread_lock:
         if _thread is None:
-            _thread = PreparedThread("agentica-landlock-session", _enter_session_domain)
-        return _thread
+            _thread = threading.Thread(target=_serve_session, daemon=True, name="agentica-landlock-session")
+            _thread.start()
+    found = _ready.get()
+    _taken.put(None)
+    if isinstance(found, BaseException):
+        raise found
+    return found
+
+
+def session_thread_id() -> int | None:
+    """The session thread's kernel id once it runs (its /proc/self/task entry)."""
+    return _thread.native_id if _thread is not None else None
 
 
 def reaper_pid() -> int | None:
