@@ -117,3 +117,46 @@ def test_structure_over_the_cap_becomes_an_error_for_the_same_id() -> None:
         got = json.loads(truncator.finish())
         assert got["id"] == message["id"] and got["error"]["code"] == -32603
         assert "too large" in got["error"]["message"]
+
+
+class _Pipe:
+    """A byte stream handing out the given chunks, then end-of-stream (anyio's receive())."""
+
+    def __init__(self, chunks: list[bytes]):
+        self.chunks = list(chunks)
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        import anyio
+
+        if not self.chunks:
+            raise anyio.EndOfStream
+        return self.chunks.pop(0)
+
+
+def test_the_lines_around_a_cut_line_arrive_whole_and_in_order() -> None:
+    """A small message before and after the oversized one, sharing its chunks (and two after it
+    in the same chunk): each arrives as it was, the big one cut, none waits for more input."""
+    import anyio
+
+    from agentica_cli.tools.mcp.stdio_lines import WholeLines
+
+    before = b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}'
+    big = json.dumps({"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": "y" * 5000}]}})
+    after = [b'{"jsonrpc":"2.0","id":4,"result":{}}', b'{"jsonrpc":"2.0","id":5,"result":{}}']
+    stream = before + b"\n" + big.encode() + b"\n" + after[0] + b"\n" + after[1] + b"\n"
+    chunks = [stream[i:i + 700] for i in range(0, len(stream), 700)]
+
+    async def read_all() -> list[bytes]:
+        lines = WholeLines(_Pipe(chunks), line_cap=1000, string_cap=1000)
+        got: list[bytes] = []
+        with anyio.fail_after(5):
+            async for chunk in lines:
+                got += bytes(chunk).splitlines()
+        assert lines.cut_messages == 1
+        return got
+
+    got = anyio.run(read_all)
+    assert got[0] == before and got[2:] == after
+    cut = json.loads(got[1])
+    assert cut["id"] == 3 and cut["result"]["content"][0]["text"].startswith("y" * 1000 + "\n\n[agentica: 4,000 ")
+    assert "more bytes of this text were cut" in cut["result"]["content"][0]["text"]

@@ -35,9 +35,10 @@ class WholeLines:
     at the end of the stream). A line longer than `line_cap` is cut while it streams in
     (oversized.py): what is handed on is a small, well-formed message in its place."""
 
-    def __init__(self, inner: Any, line_cap: int = LINE_CAP):
+    def __init__(self, inner: Any, line_cap: int = LINE_CAP, string_cap: int | None = None):
         self.inner = inner
         self.line_cap = line_cap
+        self.string_cap = string_cap  # None: oversized.STRING_CAP
         self._rest = b""
         self.cut_messages = 0  # how many lines were cut (for tests and the log)
 
@@ -79,7 +80,7 @@ class WholeLines:
 
         from agentica_cli.tools.mcp.oversized import Truncator
 
-        truncator = Truncator()
+        truncator = Truncator() if self.string_cap is None else Truncator(string_cap=self.string_cap)
         truncator.feed(start)
         del start[:]
         while True:
