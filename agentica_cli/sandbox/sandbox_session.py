@@ -90,7 +90,8 @@ def _start_reaper() -> None:
                 _state.reaper = subprocess.Popen(
                     [python, "-I", "-S", REAPER, str(read_end), str(os.getpid())],
                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                    pass_fds=(read_end,), start_new_session=True, close_fds=True)
+                    pass_fds=(read_end,), start_new_session=True, close_fds=True,
+                    env={"PATH": os.defpath})  # it needs nothing of agentica's environment
                 break
             except OSError:
                 continue
