@@ -164,18 +164,20 @@ class Sandbox:
         processes without a group watcher. `network`: this command may use the network."""
         if not self.confines:
             return argv
+        from agentica_cli.sandbox.sandbox_session import runnable_python
+
         temp = self.temp_dir()
         policy = self._policy_for(network)
         if self.backend == "bubblewrap":
             from agentica_cli.sandbox.bwrap import bwrap_argv
 
             if not policy.unix_sockets:  # the filter from a launcher inside (prepare() spares its start-up)
-                argv = [sys.executable, "-I", "-S", SECCOMP_LAUNCHER, "--network", "--", *argv]
+                argv = [runnable_python(), "-I", "-S", SECCOMP_LAUNCHER, "--network", "--", *argv]
             return bwrap_argv(policy, argv, cwd=Path(cwd), temp_dir=temp, die_with_parent=die_with_parent)
         if self.backend == "landlock":
             from agentica_cli.sandbox.landlock import launcher_args
 
-            return [sys.executable, "-I", "-S", LANDLOCK_LAUNCHER, *launcher_args(self._landlock_spec(policy)),
+            return [runnable_python(), "-I", "-S", LANDLOCK_LAUNCHER, *launcher_args(self._landlock_spec(policy)),
                     "--", *argv]
         from agentica_cli.sandbox.seatbelt import seatbelt_argv
 

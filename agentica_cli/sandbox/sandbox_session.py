@@ -75,17 +75,23 @@ def _enter_session_domain() -> None:
     _start_reaper()
 
 
-def _interpreters() -> list[str]:
-    """Pythons that can run the reaper (standard library only), this one first. This one's path
-    may not be executable by this user (a venv whose interpreter lives under a root-only home)."""
+def interpreters() -> list[str]:
+    """Pythons that can run a standard-library-only helper (the reaper, the launchers), the
+    runnable ones first, this one first among them. This one's path may not be executable by
+    this user (a venv whose interpreter lives under a root-only home)."""
     found = [sys.executable, getattr(sys, "_base_executable", ""), shutil.which("python3") or "", "/usr/bin/python3"]
-    return [path for path in dict.fromkeys(found) if path]
+    paths = [path for path in dict.fromkeys(found) if path]
+    return sorted(paths, key=lambda path: not os.access(path, os.X_OK))
+
+
+def runnable_python() -> str:
+    return interpreters()[0]
 
 
 def _start_reaper() -> None:
     read_end, write_end = os.pipe()  # both close-on-exec; the reaper gets the read end by pass_fds
     try:
-        for python in _interpreters():
+        for python in interpreters():
             try:
                 _state.reaper = subprocess.Popen(
                     [python, "-I", "-S", REAPER, str(read_end), str(os.getpid())],
