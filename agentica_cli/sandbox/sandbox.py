@@ -228,6 +228,8 @@ class Sandbox:
                               "one of them (use the file tools there, or a subfolder)")
         if offline:
             denied.append("network access (TCP connect and listen)")
+        if self.unix_sockets_confined:
+            denied.append("Unix sockets (docker, a local database's socket, key agents)")
         ways = ("If it failed because it needs the network, call execute again with network=true and a reason "
                 "(it stays sandboxed for files). " if offline else "")
         return (f"[sandbox: this command ran in the {self.policy.mode} sandbox ({self.backend}), which denies "
