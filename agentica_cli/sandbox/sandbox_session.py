@@ -14,6 +14,7 @@ its spawn thread is made ahead of time by the session thread instead of on deman
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import queue
@@ -168,6 +169,19 @@ def standby_worker() -> Worker:
     if isinstance(found, BaseException):
         raise found
     return found
+
+
+def _forget_in_child() -> None:
+    """A forked child has none of these threads (only the forking one) nor its own reaper: it
+    makes its own when it first starts a confined command."""
+    global _thread, _ready, _taken, _state
+    if _state.pipe_write_end is not None:  # the parent's: its reaper waits for the parent alone
+        with contextlib.suppress(OSError):
+            os.close(_state.pipe_write_end)
+    _thread, _ready, _taken, _state = None, queue.SimpleQueue(), queue.SimpleQueue(), _State()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def session_thread_id() -> int | None:
