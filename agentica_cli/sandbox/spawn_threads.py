@@ -4,9 +4,10 @@ Linux keeps no_new_privs, seccomp filters and the Landlock domain per *thread*, 
 them from the thread that forked it, and a parent-death signal (bubblewrap's
 --die-with-parent) fires when that thread ends. So a process started from a thread that
 installed a filter starts with it, and must be started from a thread that lives as long as
-the process should. A `PreparedThread` is such a thread: it runs `setup` once (a seccomp
-filter for bubblewrap, the session's Landlock domain: sandbox_session.py), then every job
-handed to it, for the life of the process. Jobs run one at a time, in order.
+the process should. A `PreparedThread` is such a thread: it runs `setup` once (bubblewrap's:
+the seccomp filter), then every job handed to it, for the life of the process. Jobs run one
+at a time, in order. (Landlock's session thread, sandbox_session.py, makes one short-lived
+thread per command instead: each command confines its own thread further.)
 """
 
 from __future__ import annotations
