@@ -376,3 +376,27 @@ def test_exit_waits_a_bounded_time_for_a_collector_that_never_answers(monkeypatc
         hole.close()
     assert waited < 4  # the budget (0.5 s), not the exporter's 8 s
     telemetry.shutdown()  # a second call does nothing
+
+
+def test_each_repl_turn_is_a_trace_of_its_own_flushed_when_the_repl_ends(
+        receiver: OtlpReceiver, start_repl: Any) -> None:
+    script = [turns.text("First answer.", usage={"prompt_tokens": 10, "completion_tokens": 2}),
+              turns.text("Second answer.", usage={"prompt_tokens": 20, "completion_tokens": 3})]
+    with ScriptedModelServer(script) as server:
+        repl = start_repl(server, OTEL_TRACES_EXPORTER="otlp", OTEL_EXPORTER_OTLP_ENDPOINT=receiver.endpoint,
+                          OTEL_BSP_SCHEDULE_DELAY="600000")  # nothing goes out before the REPL ends
+        repl.send_line("one")
+        repl.expect("First answer.")
+        repl.expect_prompt()
+        repl.send_line("two")
+        repl.expect("Second answer.")
+        repl.expect_prompt()
+        assert receiver.spans == []
+        assert repl.exit() == 0
+    turns_seen = sorted((s for s in receiver.spans if s.name == "invoke_agent agentica"),
+                        key=lambda s: s.start_time_unix_nano)
+    assert [(_attributes(t)["gen_ai.usage.input_tokens"]) for t in turns_seen] == [10, 20]
+    assert turns_seen[0].trace_id != turns_seen[1].trace_id  # a trace per turn
+    assert len({_attributes(t)["gen_ai.conversation.id"] for t in turns_seen}) == 1  # one session
+    chats = [s for s in receiver.spans if s.name == "chat scripted-model"]
+    assert sorted(c.trace_id for c in chats) == sorted(t.trace_id for t in turns_seen)
