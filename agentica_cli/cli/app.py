@@ -24,6 +24,12 @@ def main(argv: list[str] | None = None) -> int:
         from agentica_cli.cli.launch import default_args, start
 
         return start(default_args())
+    from agentica_cli.headless.claude_protocol import is_claude_command_line
+
+    if is_claude_command_line(args):  # started by the Claude Agent SDK (cli_path): its flags, not ours
+        from agentica_cli.headless.claude_protocol import main as claude_main
+
+        return claude_main(args)
     from agentica_cli.cli.commands import run
 
     return run(args)
