@@ -26,9 +26,17 @@ _KEYS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 
+# Arguments of ours that Claude's tool does not have, left out while they hold their default
+# (a program that compares `tool_input` sees what a Claude model would have sent).
+_OUR_DEFAULTS: dict[str, dict[str, Any]] = {
+    "execute": {"timeout": 120, "sandbox": True, "network": False, "reason": "", "background": False},
+}
+
+
 def claude_input(name: str, args: dict[str, Any]) -> dict[str, Any]:
     """Our call's arguments as Claude's tool input (`name` is our tool name)."""
-    out = dict(args)
+    defaults = _OUR_DEFAULTS.get(name, {})
+    out = {key: value for key, value in args.items() if key not in defaults or defaults[key] != value}
     for ours_key, claude_key in _KEYS.get(name, ()):
         if ours_key in out:
             out[claude_key] = out.pop(ours_key)
