@@ -8,6 +8,7 @@ given: a fixture makes both lookups an error, so no test can quietly run the rea
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -232,3 +233,24 @@ def test_an_sdk_mcp_server_tool_is_callable_by_the_model(project: Path, home: Pa
     init = next(m for m in messages if isinstance(m, SystemMessage))
     assert {"name": "calc", "status": "connected"} in init.data["mcp_servers"]
     assert status["mcpServers"][0]["name"] == "calc" and status["mcpServers"][0]["status"] == "connected"
+
+
+def test_the_docs_example_runs_as_written(tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/sdk.md's first example, with the model from the environment as the page says."""
+    from readme_support import DOCS, python_blocks
+
+    block = python_blocks(path=DOCS / "sdk.md")[0]
+    (tmp_path / "app.py").write_text("print('hello')\n")
+    script = [turns.tool_calls(turns.call("read_file", {"file_path": "app.py"}, id="call_1")),
+              turns.text("It prints hello.")]
+    with ScriptedModelServer(script) as server:
+        monkeypatch.setenv("PATH", f"{SCRIPT.parent}:{os.environ.get('PATH', '')}")
+        for name, value in (("BASE_URL", server.base_url), ("API_KEY", "test-key"), ("MODEL", "scripted-model")):
+            monkeypatch.setenv(f"AGENTICA_{name}", value)
+        monkeypatch.setenv("AGENTICA_HOME", str(home))
+        monkeypatch.chdir(tmp_path)
+        exec(compile(block, "docs/sdk.md", "exec"), {"__name__": "docs_example"})
+    assert "print('hello')" in tool_results(server.requests[1])["call_1"]
+    printed = capsys.readouterr().out.splitlines()
+    assert "It prints hello." in printed and printed[-1].startswith("success ")

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from cli_support import SCRIPT
 
+from agentica_cli.cli.launch import default_args
 from agentica_cli.headless.claude_protocol import is_claude_command_line
 from agentica_cli.headless.claude_protocol.flags import ClaudeFlagError, parse_claude_command_line
 
@@ -48,7 +49,7 @@ def test_every_option_a_program_commonly_sets_maps_to_agentica(tmp_path: Path) -
         max_thinking_tokens=8000, settings=json.dumps({"permissions": {"deny": ["Read(.env)"]}}),
         output_format={"type": "json_schema", "schema": {"type": "object"}},
     )
-    args = parse_claude_command_line(argv, cwd=tmp_path)
+    args = parse_claude_command_line(argv, default_args(), cwd=tmp_path)
     opts = args.claude
     assert (args.print_mode, args.input_format, args.output_format) == (True, "stream-json", "stream-json")
     assert args.append_system_prompt == "Be brief." and args.system_prompt is None
@@ -66,13 +67,14 @@ def test_every_option_a_program_commonly_sets_maps_to_agentica(tmp_path: Path) -
 
 
 def test_the_default_command_keeps_agentica_base_prompt_empty_system_prompt() -> None:
-    args = parse_claude_command_line(sdk_command())
+    args = parse_claude_command_line(sdk_command(), default_args())
     assert args.system_prompt == ""  # --system-prompt "": no Claude preset; agentica keeps its tool notes
     assert args.claude.claude_mode == "default" and args.permission_mode is None
 
 
 def test_bypass_permissions_is_an_explicit_yes_and_other_model_ids_are_used() -> None:
-    args = parse_claude_command_line(sdk_command(permission_mode="bypassPermissions", model="deepseek-chat"))
+    args = parse_claude_command_line(sdk_command(permission_mode="bypassPermissions", model="deepseek-chat"),
+                                     default_args())
     assert args.permission_mode == "auto" and args.yes
     assert args.model == "deepseek-chat"
 
@@ -87,7 +89,7 @@ def test_bypass_permissions_is_an_explicit_yes_and_other_model_ids_are_used() ->
 ])
 def test_what_agentica_cannot_honour_is_an_error_naming_the_flag(option: str, value: Any, flag: str) -> None:
     with pytest.raises(ClaudeFlagError, match=flag):
-        parse_claude_command_line(sdk_command(**{option: value}))
+        parse_claude_command_line(sdk_command(**{option: value}), default_args())
 
 
 @pytest.mark.skipif(not SCRIPT.exists(), reason="needs the installed `agentica` script as cli_path")

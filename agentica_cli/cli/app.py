@@ -27,12 +27,27 @@ def main(argv: list[str] | None = None) -> int:
     from agentica_cli.headless.claude_protocol import is_claude_command_line
 
     if is_claude_command_line(args):  # started by the Claude Agent SDK (cli_path): its flags, not ours
-        from agentica_cli.headless.claude_protocol import main as claude_main
-
-        return claude_main(args)
+        return _claude_protocol(args)
     from agentica_cli.cli.commands import run
 
     return run(args)
+
+
+def _claude_protocol(args: list[str]) -> int:
+    """The Claude Agent SDK's command line read into our flags (headless/claude_protocol), then
+    the usual start; a flag agentica cannot honour stops it with a result line the SDK reports."""
+    from agentica_cli.cli.launch import default_args, start
+    from agentica_cli.headless.claude_protocol.flags import ClaudeFlagError, parse_claude_command_line
+
+    try:
+        namespace = parse_claude_command_line(args, default_args())
+    except ClaudeFlagError as err:
+        from agentica_cli.headless.claude_protocol.messages import refusal_result
+
+        sys.stderr.write(f"agentica: {err}\n")
+        refusal_result(str(err))
+        return 2
+    return start(namespace)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ SDK's flags (flags.py), speaks its control protocol both ways (channel.py, permi
 sdk_hooks.py, sdk_mcp.py) and writes Claude Code's message schema (messages.py, tool_names.py);
 run.py ties them to the -p stream-json run. docs/sdk.md is the user's page.
 
-Only the standard library here: app.main asks `is_claude_command_line` before any parser loads.
+Only the standard library here: cli/app.py asks `is_claude_command_line` before any parser loads,
+then reads the flags with flags.parse_claude_command_line and starts as any run (cli/launch.py).
 """
 
 from __future__ import annotations
@@ -23,20 +24,3 @@ def is_claude_command_line(argv: list[str]) -> bool:
     streams = ("--input-format", "stream-json") in pairs and ("--output-format", "stream-json") in pairs
     return streams and not any(word in ("-p", "--print") for word in argv)
 
-
-def main(argv: list[str]) -> int:
-    """`agentica` started by the SDK: its flags read, then the usual start-up (cli/launch.py)."""
-    import sys
-
-    from agentica_cli.cli.launch import start
-    from agentica_cli.headless.claude_protocol.flags import ClaudeFlagError, parse_claude_command_line
-
-    try:
-        args = parse_claude_command_line(argv)
-    except ClaudeFlagError as err:
-        from agentica_cli.headless.claude_protocol.messages import refusal_result
-
-        sys.stderr.write(f"agentica: {err}\n")
-        refusal_result(str(err))
-        return 2
-    return start(args)

@@ -125,13 +125,13 @@ class _Reader:
         return self.argv[self.index - 1]
 
 
-def parse_claude_command_line(argv: list[str], cwd: Path | None = None) -> argparse.Namespace:
-    """agentica's flags (the namespace launch.start reads) for a Claude command line, with the
-    rest in `.claude` (ClaudeOptions). Raises ClaudeFlagError naming the first flag it cannot honour."""
-    from agentica_cli.cli.launch import default_args
-
+def parse_claude_command_line(argv: list[str], defaults: argparse.Namespace,
+                              cwd: Path | None = None) -> argparse.Namespace:
+    """agentica's flags for a Claude command line: `defaults` (the namespace of a bare `agentica`,
+    which launch.start reads) changed by them, with the rest in `.claude` (ClaudeOptions).
+    Raises ClaudeFlagError naming the first flag it cannot honour."""
     cwd = cwd or Path.cwd()
-    args = default_args()
+    args = argparse.Namespace(**vars(defaults))
     args.print_mode = True  # a headless run: nobody at a terminal answers questions
     opts = ClaudeOptions()
     args.claude = opts
@@ -235,8 +235,8 @@ def parse_claude_command_line(argv: list[str], cwd: Path | None = None) -> argpa
         args.mcp_config = [value for value in args.mcp_config if value is not None]
     if opts.fork_session and not (args.resume or args.continue_):
         raise ClaudeFlagError("--fork-session goes with --resume or --continue")
-    if opts.session_id and (args.resume or args.continue_) and not opts.fork_session:
-        raise ClaudeFlagError("--session-id goes with --resume or --continue only with --fork-session")
+    if opts.session_id and (args.resume or args.continue_):
+        raise ClaudeFlagError("--session-id names a new session: it does not go with --resume or --continue")
     if args.api_key == "-":
         raise ClaudeFlagError("--api-key -: stdin carries the SDK's messages; use --api-key-file or AGENTICA_API_KEY")
     return args
