@@ -27,8 +27,8 @@ from claude_agent_sdk import (  # noqa: E402
     PermissionResultAllow,
     PermissionResultDeny,
     ResultMessage,
+    StreamEvent,
     SystemMessage,
-    TextBlock,
     ToolUseBlock,
     UserMessage,
     create_sdk_mcp_server,
@@ -72,16 +72,23 @@ async def response(client: ClaudeSDKClient) -> list[Any]:
 
 
 def test_query_returns_the_assistant_text_and_a_successful_result(project: Path, home: Path) -> None:
-    with ScriptedModelServer([turns.text("The notes say hello.")]) as server:
+    with ScriptedModelServer([turns.text("The notes say hello.", reasoning="Read the notes.")]) as server:
         async def main() -> list[Any]:
-            return [m async for m in query(prompt="what do the notes say?", options=options(server, project, home))]
+            opts = options(server, project, home, include_partial_messages=True)
+            return [m async for m in query(prompt="what do the notes say?", options=opts)]
 
         messages = run(main())
     init = messages[0]
     assert isinstance(init, SystemMessage) and init.subtype == "init"
     assert {"Read", "Write", "Edit", "Bash", "Grep", "Glob"} <= set(init.data["tools"])
-    texts = [b.text for m in messages if isinstance(m, AssistantMessage) for b in m.content if isinstance(b, TextBlock)]
-    assert texts == ["The notes say hello."]
+    [reply] = [m for m in messages if isinstance(m, AssistantMessage)]
+    assert [type(b).__name__ for b in reply.content] == ["ThinkingBlock", "TextBlock"]
+    assert reply.content[0].thinking == "Read the notes." and reply.content[1].text == "The notes say hello."
+    events = [m.event for m in messages if isinstance(m, StreamEvent)]  # include_partial_messages
+    assert events[0]["type"] == "message_start" and events[-1]["type"] == "message_stop"
+    streamed = "".join(e["delta"].get("text", "") for e in events if e["type"] == "content_block_delta")
+    assert streamed == "The notes say hello."
+    assert messages.index(reply) > max(i for i, m in enumerate(messages) if isinstance(m, StreamEvent))
     result = messages[-1]
     assert isinstance(result, ResultMessage)
     assert (result.subtype, result.is_error, result.result, result.num_turns) == ("success", False,

@@ -195,6 +195,9 @@ class ClaudeRun(PrintRun):
         agent = self.build_agent(extra_tools)
         self.policy = agent.approve
         self.policy.ask = self.permissions  # what it would ask a person goes to can_use_tool
+        self.permissions.policy = self.policy
+        self.permissions.on_interrupt = self.interrupt_turn
+        self.permissions.on_mode = self.set_mode
         prompt = PermissionModePrompt(agent)
         if self.policy.mode == "plan" and isinstance(prompt.base, str):  # the note build_agent added is not base
             prompt.base = prompt.base.removesuffix(PLAN_MODE_NOTE).removesuffix("\n\n") or None
@@ -296,15 +299,21 @@ class ClaudeRun(PrintRun):
     # -- stdin: the dispatcher ----------------------------------------------------------------
 
     async def dispatch(self, stdin: Any) -> None:
-        while (item := await stdin.next()) is not None:
-            if isinstance(item, ControlLine):
-                await self.on_control(item)
-            elif hasattr(item, "problem"):  # an InputError: said on stderr, stdout keeps Claude's schema
-                sys.stderr.write(f"agentica: {safe_text(item.message)}\n")
-            else:
-                await self.turns.put(item)
-        self.channel.close("the SDK closed agentica's stdin")
-        await self.turns.put(None)
+        try:
+            while (item := await stdin.next()) is not None:
+                if isinstance(item, ControlLine):
+                    try:
+                        await self.on_control(item)
+                    except Exception as err:  # a malformed control line must not stop the reading
+                        sys.stderr.write(f"agentica: stdin line {item.line}: {safe_text(str(err))}\n")
+                elif hasattr(item, "problem"):  # an InputError: said on stderr, stdout keeps Claude's schema
+                    if "keep_alive" not in item.problem:  # the SDK's heartbeat
+                        sys.stderr.write(f"agentica: {safe_text(item.message)}\n")
+                else:
+                    await self.turns.put(item)
+        finally:
+            self.channel.close("the SDK closed agentica's stdin")
+            self.turns.put_nowait(None)
 
     async def on_control(self, item: ControlLine) -> None:
         data = item.data
@@ -340,20 +349,10 @@ class ClaudeRun(PrintRun):
         if subtype == "initialize":
             return self.initialize(request)
         if subtype == "interrupt":
-            if self.turn_task is not None and not self.turn_task.done():
-                self.interrupt_requested = True
-                self.turn_task.cancel()
+            self.interrupt_turn()
             return {}
         if subtype == "set_permission_mode":
-            mode = str(request.get("mode"))
-            if self.policy is not None:
-                set_claude_mode(self.policy, self.mode_prompt, self.permissions, mode)
-            else:
-                from agentica_cli.headless.claude_protocol.flags import PERMISSION_MODES
-
-                if mode not in PERMISSION_MODES:
-                    raise ValueError(f"permission mode {mode!r} is not supported")
-            self.claude_mode = mode
+            self.set_mode(str(request.get("mode")))
             return {}
         if subtype == "set_model":
             self.switch_model(request.get("model"))
@@ -363,6 +362,23 @@ class ClaudeRun(PrintRun):
         if subtype in UNSUPPORTED_REQUESTS:
             raise ValueError(f"{subtype} is not supported: {UNSUPPORTED_REQUESTS[subtype]}")
         raise ValueError(f"unknown control request {subtype!r}")
+
+    def interrupt_turn(self) -> None:
+        if self.turn_task is not None and not self.turn_task.done():
+            self.interrupt_requested = True
+            self.turn_task.cancel()
+
+    def set_mode(self, mode: str) -> None:
+        """Claude's permission mode, now (or when the agent is built)."""
+        if self.policy is not None:
+            set_claude_mode(self.policy, self.mode_prompt, self.permissions, mode)
+        else:
+            from agentica_cli.headless.claude_protocol.flags import PERMISSION_MODES
+
+            if mode not in PERMISSION_MODES:
+                raise ValueError(f"permission mode {mode!r} is not supported (agentica has: "
+                                 f"{', '.join(PERMISSION_MODES)})")
+        self.claude_mode = mode
 
     def initialize(self, request: dict[str, Any]) -> dict[str, Any]:
         if request.get("forwardSubagentText"):
