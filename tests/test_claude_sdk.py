@@ -1,9 +1,7 @@
 """Programs written for the Claude Agent SDK run on agentica: the real `claude-agent-sdk`
 package drives the real `agentica` command (`ClaudeAgentOptions(cli_path=...)`) against the
-scripted model server on 127.0.0.1. One SDK session per test.
-
-The SDK ships its own Claude Code binary and looks for a `claude` on PATH when no cli_path is
-given: a fixture makes both lookups an error, so no test can quietly run the real thing."""
+scripted model server on 127.0.0.1. One SDK session per test; sdk_support.no_real_claude keeps
+the SDK from ever running its bundled Claude Code or a `claude` on PATH."""
 
 from __future__ import annotations
 
@@ -35,20 +33,9 @@ from claude_agent_sdk import (  # noqa: E402
     query,
     tool,
 )
+from sdk_support import no_real_claude  # noqa: E402, F401  (autouse: the SDK never runs Claude Code itself)
 
 pytestmark = pytest.mark.skipif(not SCRIPT.exists(), reason="needs the installed `agentica` script as cli_path")
-
-
-@pytest.fixture(autouse=True)
-def no_real_claude(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The SDK may never fall back to its bundled Claude Code or a `claude` on PATH."""
-    from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
-
-    def refuse(self: Any) -> str:
-        raise AssertionError("the SDK looked for Claude Code: every test must pass cli_path=agentica")
-
-    monkeypatch.setattr(SubprocessCLITransport, "_find_cli", refuse)
-    monkeypatch.setattr(SubprocessCLITransport, "_find_bundled_cli", refuse)
 
 
 def options(server: ScriptedModelServer, project: Path, home: Path, **extra: Any) -> ClaudeAgentOptions:

@@ -19,6 +19,7 @@ from agentica_cli.headless.claude_protocol.flags import ClaudeFlagError, parse_c
 sdk = pytest.importorskip("claude_agent_sdk", reason="claude-agent-sdk is a test dependency (pip install -e .[test])")
 from claude_agent_sdk import ClaudeAgentOptions, create_sdk_mcp_server, query  # noqa: E402
 from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport  # noqa: E402
+from sdk_support import no_real_claude  # noqa: E402, F401  (autouse: the SDK never runs Claude Code itself)
 
 
 def sdk_command(**options: Any) -> list[str]:

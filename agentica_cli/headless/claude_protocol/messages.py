@@ -166,9 +166,9 @@ class MessageWriter:
                 args = json.loads(function.get("arguments") or "{}")
             except ValueError:
                 args = {}
-            block = {"type": "tool_use", "id": str(call.get("id")), "name": claude(name),
-                     "input": claude_input(name, args if isinstance(args, dict) else {})}
-            self.inputs[block["id"]] = (block["name"], block["input"])
+            call_id, shown = str(call.get("id")), claude_input(name, args if isinstance(args, dict) else {})
+            block: dict[str, Any] = {"type": "tool_use", "id": call_id, "name": claude(name), "input": shown}
+            self.inputs[call_id] = (claude(name), shown)
             content.append(block)
             self._stream({"type": "content_block_start", "index": self.blocks,
                           "content_block": {**block, "input": {}}})

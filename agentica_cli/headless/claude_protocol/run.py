@@ -156,8 +156,10 @@ class ClaudeRun(PrintRun):
         from agentica_cli.cli.stream_input import StdinMessages
 
         self.turns: asyncio.Queue[Any] = asyncio.Queue()
-        stdin = StdinMessages(sys.stdin.fileno(), decode=decode,
-                              on_read_error=lambda text: sys.stderr.write(f"agentica: {text}\n"))
+        def read_error(text: str) -> None:
+            sys.stderr.write(f"agentica: {text}\n")
+
+        stdin = StdinMessages(sys.stdin.fileno(), decode=decode, on_read_error=read_error)
         stdin.start()
         self.extensions = load_extensions(self.settings, self.work_dir)
         dispatcher = asyncio.create_task(self.dispatch(stdin))
@@ -326,7 +328,8 @@ class ClaudeRun(PrintRun):
             if handler is not None:
                 handler.cancel()
             return
-        request = data.get("request") if isinstance(data.get("request"), dict) else {}
+        given = data.get("request")
+        request: dict[str, Any] = given if isinstance(given, dict) else {}
         subtype = str(request.get("subtype") or "")
         if subtype == "initialize":  # before the next line: a user message after it runs with its hooks
             await self.answer(request_id, subtype, request)

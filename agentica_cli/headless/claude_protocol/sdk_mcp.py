@@ -64,7 +64,8 @@ class SdkMcpServer(Tool):
         except SdkMcpError as err:
             self.connection_status, self.error = "failed", str(err)
             return
-        self.server_info = init.get("serverInfo") if isinstance(init.get("serverInfo"), dict) else {}
+        info = init.get("serverInfo")
+        self.server_info = info if isinstance(info, dict) else {}
         self.tool_specs = [t for t in listed.get("tools") or [] if isinstance(t, dict) and t.get("name")]
         for spec in self.tool_specs:
             self.functions[self.function_name(spec["name"])] = self._function(spec)
@@ -75,7 +76,8 @@ class SdkMcpServer(Tool):
 
     def _function(self, spec: dict[str, Any]) -> Function:
         tool = str(spec["name"])
-        hints = spec.get("annotations") if isinstance(spec.get("annotations"), dict) else {}
+        annotations = spec.get("annotations")
+        hints: dict[str, Any] = annotations if isinstance(annotations, dict) else {}
         read_only = bool(hints.get("readOnlyHint"))
 
         async def call_sdk_tool(**arguments: Any) -> str:
