@@ -107,3 +107,21 @@ def test_the_sdk_reports_the_refusal_in_agenticas_words(tmp_path: Path) -> None:
         asyncio.run(asyncio.wait_for(main(), 60))
     assert getattr(raised.value, "exit_code", None) == 2
     assert any("--max-budget-usd" in line for line in stderr)
+
+
+@pytest.mark.skipif(not SCRIPT.exists(), reason="needs the installed `agentica` script as cli_path")
+def test_a_start_that_fails_tells_the_sdk_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    for name in [n for n in os.environ if n.endswith("_API_KEY") or n.startswith("AGENTICA_")]:
+        monkeypatch.delenv(name)  # the SDK hands its own environment to the CLI
+    opts = ClaudeAgentOptions(cli_path=str(SCRIPT), cwd=str(tmp_path), stderr=lambda line: None,
+                              env={"AGENTICA_HOME": str(tmp_path / "home")})
+
+    async def main() -> None:
+        async for _ in query(prompt="hello", options=opts):
+            pass
+
+    with pytest.raises(Exception, match="no API key configured for provider 'openai'") as raised:
+        asyncio.run(asyncio.wait_for(main(), 60))
+    assert getattr(raised.value, "exit_code", None) == 2

@@ -38,16 +38,23 @@ def _claude_protocol(args: list[str]) -> int:
     the usual start; a flag agentica cannot honour stops it with a result line the SDK reports."""
     from agentica_cli.cli.launch import default_args, start
     from agentica_cli.headless.claude_protocol.flags import ClaudeFlagError, parse_claude_command_line
+    from agentica_cli.headless.claude_protocol.messages import StartupErrors, refusal_result
 
     try:
         namespace = parse_claude_command_line(args, default_args())
     except ClaudeFlagError as err:
-        from agentica_cli.headless.claude_protocol.messages import refusal_result
-
         sys.stderr.write(f"agentica: {err}\n")
         refusal_result(str(err))
         return 2
-    return start(namespace)
+    errors = StartupErrors(sys.stderr)  # what stops the start (no key, a bad config) reaches the SDK too
+    sys.stderr = errors
+    try:
+        code = start(namespace)
+    finally:
+        sys.stderr = errors.stream
+    if code != 0 and not namespace.claude.started:
+        refusal_result(errors.text() or f"agentica exited with code {code} before the session started")
+    return code
 
 
 if __name__ == "__main__":

@@ -61,6 +61,7 @@ class ClaudeOptions:
     json_schema: dict[str, Any] | None = None
     agents: dict[str, Any] = field(default_factory=dict)  # --agents, then initialize's
     model_alias: str | None = None  # --model as given, when it was a Claude name mapped to the configured one
+    started: bool = False  # the session's run began (before it, a failed start is told in a result line)
 
 
 def _rules(value: str, flag: str) -> list[str]:

@@ -239,3 +239,30 @@ def refusal_result(message: str) -> None:
         sys.stdout.flush()
     except (BrokenPipeError, OSError):
         pass
+
+
+class StartupErrors:
+    """stderr, keeping what is written before the session starts (the first 20,000 characters),
+    so a start that fails (no API key, a bad config) can tell the SDK why in a result line."""
+
+    LIMIT = 20_000
+
+    def __init__(self, stream: Any):
+        self.stream = stream
+        self.kept: list[str] = []
+        self.size = 0
+
+    def write(self, text: str) -> int:
+        if self.size < self.LIMIT:
+            self.kept.append(text)
+            self.size += len(text)
+        return self.stream.write(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def text(self) -> str:
+        return "".join(self.kept).strip()[: self.LIMIT]
+
+    def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding: the real stream's
+        return getattr(self.stream, name)

@@ -126,6 +126,7 @@ class ClaudeRun(PrintRun):
     # -- running ---------------------------------------------------------------------------
 
     def run(self, prompt: str = "") -> int:
+        self.options.started = True
         if self.startup_error:
             return self._refuse(self.startup_error)
         try:
