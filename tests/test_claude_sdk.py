@@ -6,6 +6,7 @@ the SDK from ever running its bundled Claude Code or a `claude` on PATH."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from pathlib import Path
@@ -248,3 +249,36 @@ def test_the_docs_example_runs_as_written(tmp_path: Path, home: Path, monkeypatc
     assert "print('hello')" in tool_results(server.requests[1])["call_1"]
     printed = capsys.readouterr().out.splitlines()
     assert "It prints hello." in printed and printed[-1].startswith("success ")
+
+
+def test_sdk_agents_become_sub_agents_and_json_schema_gives_structured_output(project: Path, home: Path) -> None:
+    from claude_agent_sdk import AgentDefinition
+
+    schema = {"type": "object", "properties": {"answer": {"type": "integer"}}, "required": ["answer"]}
+    reviewer = AgentDefinition(description="Reviews a change", prompt="You review code.", tools=["Read", "Grep"])
+    with ScriptedModelServer([turns.text('{"answer": 4}')]) as server:
+        async def main() -> list[Any]:
+            opts = options(server, project, home, agents={"reviewer": reviewer},
+                           output_format={"type": "json_schema", "schema": schema})
+            return [m async for m in query(prompt="2 + 2?", options=opts)]
+
+        messages = run(main())
+    init, result = messages[0], messages[-1]
+    assert "reviewer" in init.data["agents"]
+    [task] = [t["function"] for t in server.requests[0]["tools"] if t["function"]["name"] == "task"]
+    assert "reviewer" in json.dumps(task)
+    assert json.dumps(schema) in server.requests[0]["messages"][0]["content"]  # the model is told the schema
+    assert isinstance(result, ResultMessage) and result.structured_output == {"answer": 4}
+
+
+def test_resume_continues_the_session_the_result_named(project: Path, home: Path) -> None:
+    with ScriptedModelServer([turns.text("Noted: 7."), turns.text("It was 7.")]) as server:
+        async def main() -> tuple[ResultMessage, ResultMessage]:
+            first = [m async for m in query(prompt="remember 7", options=options(server, project, home))][-1]
+            again = options(server, project, home, resume=first.session_id)
+            return first, [m async for m in query(prompt="which number?", options=again)][-1]
+
+        first, second = run(main())
+    assert second.session_id == first.session_id and second.result == "It was 7."
+    history = [(m["role"], m["content"]) for m in server.requests[1]["messages"] if m["role"] != "system"]
+    assert history == [("user", "remember 7"), ("assistant", "Noted: 7."), ("user", "which number?")]
