@@ -189,8 +189,8 @@ class MessageWriter:
             name, args = self.inputs.get(event.call_id, (claude(event.name), {}))
             self.denials.append({"tool_name": name, "tool_use_id": event.call_id, "tool_input": args})
         block = {"type": "tool_result", "tool_use_id": event.call_id, "content": event.result, "is_error": is_error}
-        self.write({"type": "user", "message": {"role": "user", "content": [block]},
-                    "tool_use_result": event.result, **self._base()})
+        # (no `tool_use_result`: Claude Code's is each tool's own structured record; the text is in the block)
+        self.write({"type": "user", "message": {"role": "user", "content": [block]}, **self._base()})
 
     def interrupted(self) -> None:
         """What Claude Code writes when a turn is interrupted."""
