@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from agentica_cli.cli.stream_input import InputError, UserMessage
 from agentica_cli.headless.claude_protocol.channel import ControlChannel, ControlError, ControlLine, decode
 from agentica_cli.headless.claude_protocol.tool_names import claude, claude_input, our_input, ours
+from agentica_cli.headless.stream_input import InputError, UserMessage
 
 
 def test_a_request_gets_its_answer_and_an_error_answer_raises() -> None:

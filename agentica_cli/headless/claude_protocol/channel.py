@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agentica_cli.cli.stream_input import InputError, UserMessage, parse_line
+from agentica_cli.headless.stream_input import InputError, UserMessage, parse_line
 
 CONTROL_TYPES = ("control_request", "control_response", "control_cancel_request")
 
@@ -38,7 +38,7 @@ StdinItem = UserMessage | InputError | ControlLine
 
 def decode(raw: bytes | None, number: int) -> StdinItem | None:
     """One stdin line: a control message, a user message, an error, or None (blank)."""
-    from agentica_cli.cli.stream_input import decode_line
+    from agentica_cli.headless.stream_input import decode_line
 
     if raw is not None:
         try:

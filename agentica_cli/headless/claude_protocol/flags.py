@@ -65,7 +65,7 @@ class ClaudeOptions:
 
 
 def _rules(value: str, flag: str) -> list[str]:
-    from agentica_cli.cli.permission_rules import PermissionRule, RuleError, split_rule_list
+    from agentica_cli.app.permissions.permission_rules import PermissionRule, RuleError, split_rule_list
 
     try:
         rules = split_rule_list(value)

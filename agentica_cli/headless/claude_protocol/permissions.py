@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from agentica_cli.cli.approvals import Answer, call_args
+from agentica_cli.app.permissions.approvals import Answer, call_args
 from agentica_cli.headless.claude_protocol.channel import ControlChannel, ControlError
 from agentica_cli.headless.claude_protocol.flags import PERMISSION_MODES
 from agentica_cli.headless.claude_protocol.tool_names import claude, claude_input, our_input
@@ -66,7 +66,7 @@ class SdkPermissions:
     def apply_update(self, update: Any) -> None:
         """One of the SDK's PermissionUpdates, for this session (a destination such as
         `projectSettings` is not written: agentica's config files are the user's)."""
-        from agentica_cli.cli.permission_rules import PermissionRule, RuleError
+        from agentica_cli.app.permissions.permission_rules import PermissionRule, RuleError
 
         kind = update.get("type") if isinstance(update, dict) else None
         if kind == "setMode" and isinstance(update.get("mode"), str) and self.on_mode is not None:

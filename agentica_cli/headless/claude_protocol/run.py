@@ -20,10 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agentica_cli.cli import exitcodes
-from agentica_cli.cli.config import Settings
-from agentica_cli.cli.printers import OutputClosed, PrintRun, run_print
-from agentica_cli.cli.safe_text import safe_text
+from agentica_cli.app import exitcodes
+from agentica_cli.app.safe_text import safe_text
+from agentica_cli.app.settings.config import Settings
 from agentica_cli.headless.claude_protocol.channel import ControlChannel, ControlLine, decode
 from agentica_cli.headless.claude_protocol.flags import ClaudeOptions
 from agentica_cli.headless.claude_protocol.messages import AssistantReply, MessageWriter
@@ -31,6 +30,7 @@ from agentica_cli.headless.claude_protocol.permissions import SdkPermissions, se
 from agentica_cli.headless.claude_protocol.sdk_hooks import SdkHooks
 from agentica_cli.headless.claude_protocol.sdk_mcp import SdkMcpServer
 from agentica_cli.headless.claude_protocol.tool_names import BUILTIN_CLAUDE_TOOLS, claude, ours
+from agentica_cli.headless.printers import OutputClosed, PrintRun, run_print
 
 SCHEMA_NOTE = ("Answer with one JSON value and nothing else (no prose, no code fence) that matches this "
                "JSON Schema:\n{schema}")
@@ -45,7 +45,7 @@ UNSUPPORTED_REQUESTS = {
 
 def run_claude(args: argparse.Namespace, settings: Settings, work_dir: Path) -> int:
     """The settings the Claude flags change, then the run (printers.run_print builds the model)."""
-    from agentica_cli.cli.extension_setup import model_names
+    from agentica_cli.app.extension_setup import model_names
 
     opts: ClaudeOptions = args.claude
     if opts.model_alias and not args.model:
@@ -98,7 +98,7 @@ class ClaudeRun(PrintRun):
 
     def _own_session(self) -> None:
         """--session-id names a new session; --fork-session continues a copy of the resumed one."""
-        from agentica_cli.cli.sessions import Session
+        from agentica_cli.app.sessions import Session
 
         old = self.session
         if old is None:
@@ -153,8 +153,8 @@ class ClaudeRun(PrintRun):
         return exitcodes.USAGE_ERROR
 
     async def drive_claude(self) -> None:
-        from agentica_cli.cli.extension_setup import load_extensions
-        from agentica_cli.cli.stream_input import StdinMessages
+        from agentica_cli.app.extension_setup import load_extensions
+        from agentica_cli.headless.stream_input import StdinMessages
 
         self.turns: asyncio.Queue[Any] = asyncio.Queue()
         def read_error(text: str) -> None:
@@ -193,7 +193,7 @@ class ClaudeRun(PrintRun):
 
     def build_claude_agent(self, extra_tools: list[Any]) -> Any:
         from agentica_cli.agent.hooks import hook_caller
-        from agentica_cli.cli.runtime import PLAN_MODE_NOTE, PermissionModePrompt
+        from agentica_cli.app.runtime import PLAN_MODE_NOTE, PermissionModePrompt
 
         agent = self.build_agent(extra_tools)
         self.policy = agent.approve
@@ -224,7 +224,7 @@ class ClaudeRun(PrintRun):
         """The SDK's agents (initialize, --agents) as the task tool's sub-agents."""
         if not self.options.agents:
             return
-        from agentica_cli.cli.extension_setup import model_names
+        from agentica_cli.app.extension_setup import model_names
         from agentica_cli.extensions.agents import AgentSpec
         from agentica_cli.extensions.tool_names import agent_tool
         from builtin_tools.task import BuiltinTaskTool
@@ -395,7 +395,7 @@ class ClaudeRun(PrintRun):
             self.options.agents.update(request["agents"])
             if self.agent is not None:
                 self.apply_agents(self.agent)
-        from agentica_cli.cli.runtime import model_label
+        from agentica_cli.app.runtime import model_label
 
         commands = [{"name": name, "description": getattr(command, "description", "") or "", "argumentHint": ""}
                     for name, command in (getattr(self.extensions, "commands", {}) or {}).items()]
@@ -408,8 +408,8 @@ class ClaudeRun(PrintRun):
 
     def switch_model(self, name: Any) -> None:
         """set_model: None or "default" is the configured model; a Claude alias maps as --model does."""
-        from agentica_cli.cli.extension_setup import model_names
-        from agentica_cli.cli.runtime import MissingKey, build_model, model_label
+        from agentica_cli.app.extension_setup import model_names
+        from agentica_cli.app.runtime import MissingKey, build_model, model_label
         from agentica_cli.extensions.model_names import is_claude_model
 
         target = str(name).strip() if isinstance(name, str) and name.strip() not in ("", "default") else None
