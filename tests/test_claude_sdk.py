@@ -62,13 +62,15 @@ async def response(client: ClaudeSDKClient) -> list[Any]:
 def test_query_returns_the_assistant_text_and_a_successful_result(project: Path, home: Path) -> None:
     with ScriptedModelServer([turns.text("The notes say hello.", reasoning="Read the notes.")]) as server:
         async def main() -> list[Any]:
-            opts = options(server, project, home, include_partial_messages=True)
+            opts = options(server, project, home, include_partial_messages=True, disallowed_tools=["WebFetch"])
             return [m async for m in query(prompt="what do the notes say?", options=opts)]
 
         messages = run(main())
     init = messages[0]
     assert isinstance(init, SystemMessage) and init.subtype == "init"
     assert {"Read", "Write", "Edit", "Bash", "Grep", "Glob"} <= set(init.data["tools"])
+    assert "WebFetch" not in init.data["tools"]  # disallowed: out of the model's tools, as in Claude Code
+    assert "fetch_url" not in [t["function"]["name"] for t in server.requests[0]["tools"]]
     [reply] = [m for m in messages if isinstance(m, AssistantMessage)]
     assert [type(b).__name__ for b in reply.content] == ["ThinkingBlock", "TextBlock"]
     assert reply.content[0].thinking == "Read the notes." and reply.content[1].text == "The notes say hello."

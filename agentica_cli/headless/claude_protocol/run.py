@@ -52,9 +52,12 @@ def run_claude(args: argparse.Namespace, settings: Settings, work_dir: Path) -> 
         mapped = model_names(settings).resolve(opts.model_alias)  # None: the configured model
         if mapped:
             settings.data.setdefault("model", {})["name"] = mapped
-    if opts.base_tools is not None:
+    # --tools keeps only those builtins; a whole builtin in --disallowedTools (no pattern) is taken
+    # away too, as Claude Code takes it out of the model's context (its deny rule stays as well)
+    left_out = [ours(name) for name in BUILTIN_CLAUDE_TOOLS
+                if (opts.base_tools is not None and ours(name) not in opts.base_tools) or name in args.disallowed_tools]
+    if left_out:
         tools = settings.data.setdefault("tools", {})
-        left_out = [ours(name) for name in BUILTIN_CLAUDE_TOOLS if ours(name) not in opts.base_tools]
         tools["exclude"] = list(dict.fromkeys([*(tools.get("exclude") or []), *left_out]))
     if opts.json_schema is not None:
         note = SCHEMA_NOTE.format(schema=json.dumps(opts.json_schema, ensure_ascii=False))
