@@ -139,6 +139,8 @@ TARGETS = [
            _get("first_answer_beyond_model_ms"), "< 1000 ms", lambda v: v < 1000, " ms"),
     Target("Claude Agent SDK: query() to first message (system/init, median)", "sdk", _get("first_message_ms"), "",
            None, " ms"),
+    Target("Claude Agent SDK: agentica's CPU time for a one-turn session (median)", "sdk", _get("agentica_cpu_ms"),
+           "", None, " ms"),
 ]
 
 

@@ -165,6 +165,10 @@ class ClaudeRun(PrintRun):
 
         stdin = StdinMessages(sys.stdin.fileno(), decode=decode, on_read_error=read_error)
         stdin.start()
+        # What the first request imports (openai, ~0.3 s), in a thread while the SDK sends initialize
+        # and its first message and the agent is built: a ClaudeSDKClient may wait long before its
+        # first query. Awaited before the first turn, so no import runs in two threads then.
+        warming = asyncio.get_running_loop().run_in_executor(None, _warm_imports)
         self.extensions = load_extensions(self.settings, self.work_dir)
         dispatcher = asyncio.create_task(self.dispatch(stdin))
         tools = asyncio.create_task(self.start_tools())
@@ -175,6 +179,7 @@ class ClaudeRun(PrintRun):
                     for text in (await self.agent.start_session()).messages:  # SessionStart hooks
                         self.progress.line(f"agentica: {safe_text(text)}")
                     self.system_init()
+                    await warming
                 await self.claude_turn(message)
             if self.agent is not None:
                 await self.agent.end_session("other")
@@ -443,6 +448,19 @@ class ClaudeRun(PrintRun):
                     entry["error"] = status.error
                 entries.append(entry)
         return entries + [server.status_entry() for server in self.sdk_servers]
+
+
+def _warm_imports() -> None:
+    try:
+        import anyio._core._sockets
+        import anyio._core._streams  # noqa: F401  (httpx's first connection)
+
+        from agentica_cli.models.openai_import import import_openai
+
+        import_openai()  # the lean way, as the model client does it
+        import openai.resources.chat  # noqa: F401
+    except Exception:  # only a head start: the turn imports what it needs anyway
+        pass
 
 
 def _json_answer(text: str) -> tuple[Any, str | None]:
