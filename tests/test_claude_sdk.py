@@ -284,3 +284,28 @@ def test_resume_continues_the_session_the_result_named(project: Path, home: Path
     assert second.session_id == first.session_id and second.result == "It was 7."
     history = [(m["role"], m["content"]) for m in server.requests[1]["messages"] if m["role"] != "system"]
     assert history == [("user", "remember 7"), ("assistant", "Noted: 7."), ("user", "which number?")]
+
+
+def test_a_sub_agents_tool_calls_come_with_the_task_call_as_parent(project: Path, home: Path) -> None:
+    script = [
+        turns.tool_calls(turns.call("task", {"description": "read the notes", "prompt": "What do the notes say?"},
+                                    id="call_task")),
+        turns.tool_calls(turns.call("read_file", {"file_path": "notes.txt"}, id="call_sub")),  # the sub-agent
+        turns.text("They say hello."),  # the sub-agent's answer
+        turns.text("The notes say hello."),
+    ]
+    with ScriptedModelServer(script) as server:
+        async def main() -> list[Any]:
+            return [m async for m in query(prompt="delegate it", options=options(server, project, home))]
+
+        messages = run(main())
+    nested = [(type(m).__name__, m.parent_tool_use_id) for m in messages
+              if isinstance(m, (AssistantMessage, UserMessage)) and m.parent_tool_use_id]
+    assert nested == [("AssistantMessage", "call_task"), ("UserMessage", "call_task")]
+    [sub_use] = [b for m in messages if isinstance(m, AssistantMessage) and m.parent_tool_use_id
+                 for b in m.content]
+    assert (sub_use.name, sub_use.input) == ("Read", {"file_path": "notes.txt"})
+    uses = [b.name for m in messages if isinstance(m, AssistantMessage) and not m.parent_tool_use_id
+            for b in m.content if isinstance(b, ToolUseBlock)]
+    assert uses == ["Task"]
+    assert messages[-1].result == "The notes say hello."

@@ -13,7 +13,7 @@ Claude Code sends:
 - a `result` at the end of each turn: subtype, is_error, duration_ms, duration_api_ms,
   num_turns, result, session_id, usage, permission_denials; total_cost_usd is null (agentica
   does not know an OpenAI-compatible model's prices).
-Sub-agents' events (the task tool's) are not forwarded: their result is the Task tool_result.
+A sub-agent's (the task tool's) tool calls are forwarded with `parent_tool_use_id`, its text is not.
 """
 
 from __future__ import annotations
@@ -98,8 +98,10 @@ class MessageWriter:
     # -- events ---------------------------------------------------------------------------
 
     def handle(self, event: Any) -> None:
-        if getattr(event, "source", ""):
-            return  # a sub-agent's: see the module docstring
+        source = getattr(event, "source", "")
+        if source:
+            self._subagent(source, event)
+            return
         kind = event.type
         if kind == "model_request_started":
             self._new_step()
@@ -118,6 +120,24 @@ class MessageWriter:
             self._assistant(event.message)
         elif kind == "tool_call_finished":
             self._tool_result(event)
+
+    def _subagent(self, source: str, event: Any) -> None:
+        """A sub-agent's (the Task tool's) tool calls, as Claude Code forwards them: messages whose
+        `parent_tool_use_id` is the Task call's id. Its text is not forwarded (its answer is the
+        Task result); a sub-agent's own sub-agents are left out."""
+        parent = source.removeprefix("task:")
+        if not source.startswith("task:") or "/" in parent:
+            return
+        base = {**self._base(), "parent_tool_use_id": parent}
+        if event.type == "tool_call_started":
+            block = {"type": "tool_use", "id": event.call_id, "name": claude(event.name),
+                     "input": claude_input(event.name, event.args or {})}
+            message = {**self._message([block], "tool_use", None), "id": f"msg_{uuid.uuid4().hex[:24]}"}
+            self.write({"type": "assistant", "message": message, **base})
+        elif event.type == "tool_call_finished":
+            result = {"type": "tool_result", "tool_use_id": event.call_id, "content": event.result,
+                      "is_error": event.status != "ok"}
+            self.write({"type": "user", "message": {"role": "user", "content": [result]}, **base})
 
     def _delta(self, block: str, text: str) -> None:
         if block == "text":

@@ -36,7 +36,8 @@ _OUR_DEFAULTS: dict[str, dict[str, Any]] = {
 def claude_input(name: str, args: dict[str, Any]) -> dict[str, Any]:
     """Our call's arguments as Claude's tool input (`name` is our tool name)."""
     defaults = _OUR_DEFAULTS.get(name, {})
-    out = {key: value for key, value in args.items() if key not in defaults or defaults[key] != value}
+    out = {key: value for key, value in args.items()
+           if value is not None and (key not in defaults or defaults[key] != value)}  # None: left out
     for ours_key, claude_key in _KEYS.get(name, ()):
         if ours_key in out:
             out[claude_key] = out.pop(ours_key)
