@@ -125,3 +125,10 @@ def test_a_start_that_fails_tells_the_sdk_why(tmp_path: Path, monkeypatch: pytes
     with pytest.raises(Exception, match="no API key configured for provider 'openai'") as raised:
         asyncio.run(asyncio.wait_for(main(), 60))
     assert getattr(raised.value, "exit_code", None) == 2
+
+
+def test_help_in_the_claude_protocol_points_to_its_page(tmp_path: Path) -> None:
+    from cli_support import run_cli
+
+    proc = run_cli(["--protocol", "claude", "--help"], cwd=tmp_path, home=tmp_path)
+    assert proc.returncode == 0 and "docs/sdk.md" in proc.stdout

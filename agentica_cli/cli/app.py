@@ -40,6 +40,11 @@ def _claude_protocol(args: list[str]) -> int:
     from agentica_cli.headless.claude_protocol.flags import ClaudeFlagError, parse_claude_command_line
     from agentica_cli.headless.claude_protocol.messages import StartupErrors, refusal_result
 
+    if "--help" in args or "-h" in args:
+        print("agentica --protocol claude: Claude Code's stream-json protocol on stdin and stdout, for programs "
+              "written for the Claude Agent SDK (ClaudeAgentOptions(cli_path=...)). The flags the SDK passes, "
+              "what they map to and what is not supported: docs/sdk.md. `agentica --help`: agentica's own flags.")
+        return 0
     try:
         namespace = parse_claude_command_line(args, default_args())
     except ClaudeFlagError as err:
