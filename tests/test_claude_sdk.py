@@ -28,6 +28,7 @@ from claude_agent_sdk import (  # noqa: E402
     ResultMessage,
     StreamEvent,
     SystemMessage,
+    TextBlock,
     ToolUseBlock,
     UserMessage,
     create_sdk_mcp_server,
@@ -296,15 +297,16 @@ def test_a_sub_agents_tool_calls_come_with_the_task_call_as_parent(project: Path
     ]
     with ScriptedModelServer(script) as server:
         async def main() -> list[Any]:
-            return [m async for m in query(prompt="delegate it", options=options(server, project, home))]
+            opts = options(server, project, home, forward_subagent_text=True)
+            return [m async for m in query(prompt="delegate it", options=opts)]
 
         messages = run(main())
-    nested = [(type(m).__name__, m.parent_tool_use_id) for m in messages
-              if isinstance(m, (AssistantMessage, UserMessage)) and m.parent_tool_use_id]
-    assert nested == [("AssistantMessage", "call_task"), ("UserMessage", "call_task")]
-    [sub_use] = [b for m in messages if isinstance(m, AssistantMessage) and m.parent_tool_use_id
-                 for b in m.content]
+    nested = [m for m in messages if isinstance(m, (AssistantMessage, UserMessage)) and m.parent_tool_use_id]
+    assert [(type(m).__name__, m.parent_tool_use_id) for m in nested] == [
+        ("AssistantMessage", "call_task"), ("UserMessage", "call_task"), ("AssistantMessage", "call_task")]
+    sub_use, sub_text = nested[0].content[0], nested[2].content[0]
     assert (sub_use.name, sub_use.input) == ("Read", {"file_path": "notes.txt"})
+    assert isinstance(sub_text, TextBlock) and sub_text.text == "They say hello."  # forward_subagent_text
     uses = [b.name for m in messages if isinstance(m, AssistantMessage) and not m.parent_tool_use_id
             for b in m.content if isinstance(b, ToolUseBlock)]
     assert uses == ["Task"]

@@ -13,7 +13,8 @@ Claude Code sends:
 - a `result` at the end of each turn: subtype, is_error, duration_ms, duration_api_ms,
   num_turns, result, session_id, usage, permission_denials; total_cost_usd is null (agentica
   does not know an OpenAI-compatible model's prices).
-A sub-agent's (the task tool's) tool calls are forwarded with `parent_tool_use_id`, its text is not.
+A sub-agent's (the task tool's) tool calls are forwarded with `parent_tool_use_id`, its text only
+with initialize's forwardSubagentText.
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ class MessageWriter:
         self.session_id = session_id
         self.model = model
         self.partial = partial
+        self.forward_subagent_text = False  # initialize's forwardSubagentText
+        self.subagent_text: dict[str, str] = {}  # Task call id -> its sub-agent's text since its last reply
         self.denials: list[dict[str, Any]] = []
         self.inputs: dict[str, tuple[str, dict[str, Any]]] = {}  # call id -> (Claude name, input)
         self._new_step()
@@ -123,13 +126,21 @@ class MessageWriter:
 
     def _subagent(self, source: str, event: Any) -> None:
         """A sub-agent's (the Task tool's) tool calls, as Claude Code forwards them: messages whose
-        `parent_tool_use_id` is the Task call's id. Its text is not forwarded (its answer is the
-        Task result); a sub-agent's own sub-agents are left out."""
+        `parent_tool_use_id` is the Task call's id; its text too with forwardSubagentText (one
+        message a reply). A sub-agent's own sub-agents are left out."""
         parent = source.removeprefix("task:")
         if not source.startswith("task:") or "/" in parent:
             return
         base = {**self._base(), "parent_tool_use_id": parent}
-        if event.type == "tool_call_started":
+        if event.type == "text_delta" and self.forward_subagent_text:
+            self.subagent_text[parent] = self.subagent_text.get(parent, "") + event.text
+        elif event.type == "model_request_started" or (event.type == "notice" and event.kind == "retry"):
+            self.subagent_text.pop(parent, None)
+        elif event.type == "usage" and self.subagent_text.get(parent):
+            block = {"type": "text", "text": self.subagent_text.pop(parent)}
+            message = {**self._message([block], None, None), "id": f"msg_{uuid.uuid4().hex[:24]}"}
+            self.write({"type": "assistant", "message": message, **base})
+        elif event.type == "tool_call_started":
             block = {"type": "tool_use", "id": event.call_id, "name": claude(event.name),
                      "input": claude_input(event.name, event.args or {})}
             message = {**self._message([block], "tool_use", None), "id": f"msg_{uuid.uuid4().hex[:24]}"}

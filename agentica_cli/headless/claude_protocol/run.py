@@ -393,8 +393,7 @@ class ClaudeRun(PrintRun):
         self.claude_mode = mode
 
     def initialize(self, request: dict[str, Any]) -> dict[str, Any]:
-        if request.get("forwardSubagentText"):
-            raise ValueError("forward_subagent_text is not supported: agentica does not forward sub-agents' text")
+        self.writer.forward_subagent_text = bool(request.get("forwardSubagentText"))
         if isinstance(request.get("skills"), list) and request["skills"]:
             raise ValueError("skills is not supported over the SDK; agentica loads skills from .claude/skills "
                              "and .agentica/skills")
