@@ -87,6 +87,7 @@ def test_bypass_permissions_is_an_explicit_yes_and_other_model_ids_are_used() ->
     ("permission_mode", "auto", "--permission-mode"),
     ("permission_prompt_tool_name", "mcp__auth__ask", "--permission-prompt-tool"),
     ("extra_args", {"no-such-flag": None}, "--no-such-flag"),
+    ("sandbox", {"enabled": True}, "--settings: the key 'sandbox'"),
 ])
 def test_what_agentica_cannot_honour_is_an_error_naming_the_flag(option: str, value: Any, flag: str) -> None:
     with pytest.raises(ClaudeFlagError, match=flag):
