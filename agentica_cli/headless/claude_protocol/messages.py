@@ -137,13 +137,13 @@ class MessageWriter:
         elif event.type == "model_request_started" or (event.type == "notice" and event.kind == "retry"):
             self.subagent_text.pop(parent, None)
         elif event.type == "usage" and self.subagent_text.get(parent):
-            block = {"type": "text", "text": self.subagent_text.pop(parent)}
-            message = {**self._message([block], None, None), "id": f"msg_{uuid.uuid4().hex[:24]}"}
+            text: dict[str, Any] = {"type": "text", "text": self.subagent_text.pop(parent)}
+            message = {**self._message([text], None, None), "id": f"msg_{uuid.uuid4().hex[:24]}"}
             self.write({"type": "assistant", "message": message, **base})
         elif event.type == "tool_call_started":
-            block = {"type": "tool_use", "id": event.call_id, "name": claude(event.name),
-                     "input": claude_input(event.name, event.args or {})}
-            message = {**self._message([block], "tool_use", None), "id": f"msg_{uuid.uuid4().hex[:24]}"}
+            use: dict[str, Any] = {"type": "tool_use", "id": event.call_id, "name": claude(event.name),
+                                   "input": claude_input(event.name, event.args or {})}
+            message = {**self._message([use], "tool_use", None), "id": f"msg_{uuid.uuid4().hex[:24]}"}
             self.write({"type": "assistant", "message": message, **base})
         elif event.type == "tool_call_finished":
             result = {"type": "tool_result", "tool_use_id": event.call_id, "content": event.result,

@@ -30,7 +30,7 @@ from agentica_cli.headless.claude_protocol.permissions import SdkPermissions, se
 from agentica_cli.headless.claude_protocol.sdk_hooks import SdkHooks
 from agentica_cli.headless.claude_protocol.sdk_mcp import SdkMcpServer
 from agentica_cli.headless.claude_protocol.tool_names import BUILTIN_CLAUDE_TOOLS, claude, ours
-from agentica_cli.headless.printers import OutputClosed, PrintRun, run_print
+from agentica_cli.headless.printers import OutputClosed, PrintRun, RunFailure, run_print
 
 SCHEMA_NOTE = ("Answer with one JSON value and nothing else (no prose, no code fence) that matches this "
                "JSON Schema:\n{schema}")
@@ -142,9 +142,14 @@ class ClaudeRun(PrintRun):
             self.checkpoints.prune()
         if self.interrupted:
             return exitcodes.INTERRUPTED
-        if isinstance(self.error, type(None)) and not self.last_failed:
-            return exitcodes.OK
-        return exitcodes.MODEL_ERROR
+        if isinstance(self.error, RunFailure):  # a failure outside the loop's own errors (said on stderr)
+            if self.turn_task is not None:  # the turn it ended still gets its result, for the SDK
+                try:
+                    self.write_result()
+                except OutputClosed:
+                    return self.output_closed()
+            return exitcodes.MODEL_ERROR
+        return exitcodes.MODEL_ERROR if self.last_failed else exitcodes.OK
 
     def _refuse(self, message: str) -> int:
         sys.stderr.write(f"agentica: {safe_text(message)}\n")
@@ -160,6 +165,7 @@ class ClaudeRun(PrintRun):
         from agentica_cli.headless.stream_input import StdinMessages
 
         self.turns: asyncio.Queue[Any] = asyncio.Queue()
+
         def read_error(text: str) -> None:
             sys.stderr.write(f"agentica: {text}\n")
 
@@ -273,9 +279,8 @@ class ClaudeRun(PrintRun):
             if not (self.interrupt_requested and task.cancelled()):
                 task.cancel()
                 raise
-        finally:
-            self.turn_task = None
         self.write_result()
+        self.turn_task = None  # (left set when the turn failed: run() still writes its result)
 
     async def stream_turn(self, agent: Any, prompt: str, images: Any) -> None:
         from contextlib import aclosing
