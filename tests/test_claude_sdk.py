@@ -311,3 +311,16 @@ def test_a_sub_agents_tool_calls_come_with_the_task_call_as_parent(project: Path
             for b in m.content if isinstance(b, ToolUseBlock)]
     assert uses == ["Task"]
     assert messages[-1].result == "The notes say hello."
+
+
+def test_a_custom_slash_command_in_the_prompt_runs_as_in_claude_code(project: Path, home: Path) -> None:
+    (home / "commands").mkdir()
+    (home / "commands" / "greet.md").write_text("---\ndescription: greet someone\n---\nSay hello to $ARGUMENTS.\n")
+    with ScriptedModelServer([turns.text("Hello, Ada!")]) as server:
+        async def main() -> list[Any]:
+            return [m async for m in query(prompt="/greet Ada", options=options(server, project, home))]
+
+        messages = run(main())
+    assert "greet" in messages[0].data["slash_commands"]
+    assert server.requests[0]["messages"][-1]["content"].strip() == "Say hello to Ada."
+    assert messages[-1].result == "Hello, Ada!"

@@ -33,6 +33,14 @@ class ControlLine:
         return str(self.data.get("type"))
 
 
+@dataclass
+class SdkUserMessage(UserMessage):
+    """A user message from the SDK; `verbatim`: its `client_composed` (ClaudeAgentOptions'
+    verbatim_prompts), so a leading `/name` is text for the model, not a custom command."""
+
+    verbatim: bool = False
+
+
 StdinItem = UserMessage | InputError | ControlLine
 
 
@@ -53,7 +61,11 @@ def decode(raw: bytes | None, number: int) -> StdinItem | None:
             if isinstance(data, dict) and data.get("type") in CONTROL_TYPES:
                 return ControlLine(number, data)
             if isinstance(data, dict) and data.get("type") == "user":
-                return parse_line(text, number)
+                parsed = parse_line(text, number)
+                if isinstance(parsed, UserMessage):
+                    return SdkUserMessage(parsed.line, parsed.text, parsed.images,
+                                          verbatim=data.get("client_composed") is True)
+                return parsed
     return decode_line(raw, number)
 
 

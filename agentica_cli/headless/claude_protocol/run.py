@@ -271,7 +271,7 @@ class ClaudeRun(PrintRun):
         self.turns_run += 1
         self.interrupt_requested = False
         self.api_seconds = 0.0
-        task = asyncio.create_task(self.stream_turn(self.agent, message.text, message.images))
+        task = asyncio.create_task(self.command_turn(message))
         self.turn_task = task
         try:
             await task
@@ -281,6 +281,26 @@ class ClaudeRun(PrintRun):
                 raise
         self.write_result()
         self.turn_task = None  # (left set when the turn failed: run() still writes its result)
+
+    async def command_turn(self, message: Any) -> None:
+        """A turn; a prompt that starts with `/name` runs that custom command (its model and tools
+        for this turn), as Claude Code does, unless the SDK sent it verbatim."""
+        from agentica_cli.app.extension_setup import find_command, use_command_settings
+
+        prompt, restore = message.text, None
+        found = None if getattr(message, "verbatim", False) else find_command(prompt, self.extensions)
+        if found is not None:
+            from agentica_cli.app.command_shell import expand_command
+
+            command, arguments = found
+            prompt, _ = await expand_command(command, arguments, self.agent, self.work_dir,
+                                             lambda line: self.progress.line(safe_text(line)))
+            restore = use_command_settings(self.agent, command)
+        try:
+            await self.stream_turn(self.agent, prompt, message.images)
+        finally:
+            if restore is not None:
+                restore()
 
     async def stream_turn(self, agent: Any, prompt: str, images: Any) -> None:
         from contextlib import aclosing
