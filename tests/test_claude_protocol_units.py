@@ -10,9 +10,15 @@ from typing import Any
 
 import pytest
 
-from agentica_cli.headless.claude_protocol.channel import ControlChannel, ControlError, ControlLine, decode
+from agentica_cli.headless.claude_protocol.channel import (
+    ControlChannel,
+    ControlError,
+    ControlLine,
+    SdkUserMessage,
+    decode,
+)
 from agentica_cli.headless.claude_protocol.tool_names import claude, claude_input, our_input, ours
-from agentica_cli.headless.stream_input import InputError, UserMessage
+from agentica_cli.headless.stream_input import InputError
 
 
 def test_a_request_gets_its_answer_and_an_error_answer_raises() -> None:
@@ -65,7 +71,10 @@ def test_stdin_lines_are_control_messages_user_messages_or_errors() -> None:
     assert isinstance(control, ControlLine) and control.kind == "control_request"
     user = decode(json.dumps({"type": "user", "session_id": "", "parent_tool_use_id": None,
                               "message": {"role": "user", "content": "hi"}}).encode(), 2)
-    assert isinstance(user, UserMessage) and user.text == "hi"
+    assert isinstance(user, SdkUserMessage) and user.text == "hi" and not user.verbatim
+    verbatim = decode(json.dumps({"type": "user", "client_composed": True,
+                                  "message": {"role": "user", "content": "/greet Ada"}}).encode(), 5)
+    assert isinstance(verbatim, SdkUserMessage) and verbatim.verbatim  # verbatim_prompts: no command run
     assert isinstance(decode(b"not json", 3), InputError)
     assert decode(b"   ", 4) is None
 
