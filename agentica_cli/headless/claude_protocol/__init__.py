@@ -2,8 +2,8 @@
 
 `ClaudeAgentOptions(cli_path="agentica")` makes the SDK start agentica the way it starts Claude
 Code: stream-json in and out, no -p (or `agentica --protocol claude`). Then agentica reads the
-SDK's flags (flags.py), speaks its control protocol both ways (channel.py, permissions.py,
-sdk_hooks.py, sdk_mcp.py) and writes Claude Code's message schema (messages.py, tool_names.py);
+SDK's flags (flags.py), speaks its control protocol both ways (channel.py, control_requests.py,
+permissions.py, sdk_hooks.py, sdk_mcp.py) and writes Claude Code's message schema (messages.py, tool_names.py);
 run.py ties them to the -p stream-json run. docs/sdk.md is the user's page.
 
 Only the standard library here: cli/app.py asks `is_claude_command_line` before any parser loads,
