@@ -105,6 +105,7 @@ def main() -> int:
         paints: list[float] = []
         keys: list[float] = []
         echoes: list[float] = []
+        floor_paints: list[float] = []
         for _ in range(args.rounds):
             started = time.perf_counter()
             term = ScreenTerminal(cmd, env, work)
@@ -133,14 +134,26 @@ def main() -> int:
                     keys.append((term.wait_screen(first_menu_row_is(typed, expected)) - sent) * 1000)
             finally:
                 term.close()
+            empty = Path(tmp, "empty")  # the floor: the same start in an empty folder, same machine, same moment
+            empty.mkdir(exist_ok=True)
+            started = time.perf_counter()
+            term = ScreenTerminal(cmd, env, empty)
+            try:
+                floor_paints.append((term.wait_screen(lambda rows: any(r.startswith("❯") for r in rows))
+                                     - started) * 1000)
+            finally:
+                term.close()
     paint_ms, key_ms, echo_ms = median(paints), median(keys), median(echoes)
     p95 = sorted(keys)[max(0, int(len(keys) * 0.95) - 1)]
-    print(f"first paint:                  median {paint_ms:.0f} ms, max {max(paints):.0f} ms ({len(paints)} starts)")
+    floor_ms = median(floor_paints)
+    print(f"first paint:                  median {paint_ms:.0f} ms, max {max(paints):.0f} ms ({len(paints)} starts); "
+          f"in an empty folder {floor_ms:.0f} ms ({paint_ms / floor_ms:.2f}x)")
     print(f"key to menu redrawn (@ fuzzy): median {key_ms:.1f} ms, p95 {p95:.1f} ms, max {max(keys):.1f} ms "
           f"({len(keys)} keys)")
     print(f"key echoed, no menu (floor):   median {echo_ms:.1f} ms ({len(echoes)} keys); "
           f"menu / floor {key_ms / echo_ms:.2f}x")
-    emit_result("menus", {"files": args.files, "first_paint_ms": round(paint_ms, 1), "key_menu_ms": round(key_ms, 2),
+    emit_result("menus", {"files": args.files, "first_paint_ms": round(paint_ms, 1),
+                          "first_paint_empty_ms": round(floor_ms, 1), "key_menu_ms": round(key_ms, 2),
                           "key_menu_p95_ms": round(p95, 2), "echo_ms": round(echo_ms, 2),
                           "ratio": round(key_ms / echo_ms, 2)})
     return 0
