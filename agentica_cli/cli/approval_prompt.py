@@ -130,3 +130,47 @@ async def read_choice(choices: list[Choice]) -> str:
     # question before it reads a key, so nothing typed after this is lost.)
     discard_typeahead()
     return await app.run_async()
+
+
+async def read_yes_no(question: str, *, default: bool) -> bool:
+    """A yes/no question answered with one key, as the approval question is: y or n, Enter
+    for the default (the capital in `[Y/n]`); Esc and Ctrl-C raise KeyboardInterrupt (the
+    caller's "leave"). The question and its answer stay on screen."""
+    from prompt_toolkit.application import Application
+    from prompt_toolkit.formatted_text import FormattedText
+    from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+    from prompt_toolkit.layout import Layout
+    from prompt_toolkit.layout.containers import Window
+    from prompt_toolkit.layout.controls import FormattedTextControl
+
+    bindings = KeyBindings()
+
+    def answer_with(value: bool | None) -> Any:
+        def handler(event: KeyPressEvent) -> None:
+            if not event.app.future.done():  # "y\r" arrives as one read: the Enter after it is not a second answer
+                event.app.exit(result=value)
+
+        return handler
+
+    for key in ("y", "Y"):
+        bindings.add(key)(answer_with(True))
+    for key in ("n", "N"):
+        bindings.add(key)(answer_with(False))
+    bindings.add("enter")(answer_with(default))
+    bindings.add("escape", eager=True)(answer_with(None))
+    bindings.add("c-c")(answer_with(None))
+    bindings.add("c-d")(answer_with(None))
+    bindings.add("<any>")(lambda event: None)
+    window = Window(FormattedTextControl(FormattedText([("ansiyellow", question)]), show_cursor=True),
+                    wrap_lines=True, dont_extend_height=True)
+    app: Application[bool | None] = Application(layout=Layout(window), key_bindings=bindings,
+                                                erase_when_done=True)
+    app.ttimeoutlen = 0.05
+    discard_typeahead()
+    answer = await app.run_async()
+    from agentica_cli.cli.terminal import plain
+
+    plain(f"{question}{'' if answer is None else 'y' if answer else 'n'}", "33")
+    if answer is None:
+        raise KeyboardInterrupt
+    return answer

@@ -35,6 +35,7 @@ from agentica_cli.cli.summaries import (
 )
 from agentica_cli.cli.terminal_markdown import TerminalMarkdown, print_markdown
 from agentica_cli.cli.tool_kinds import COMMAND_TOOLS
+from agentica_cli.cli.wrapping import fit_line
 
 TODO_TOOLS = ("write_todos", "todo_write", "update_todos", "todos")
 HEADER_FIRST = ("task",)  # calls whose steps show under them: their header is printed at the start
@@ -174,6 +175,11 @@ class EventRenderer:
             line.append("● ", style="red")
             line.append(self._call_line(name, args, tool.indent), style="bold")
             self.console.print(line)
+            room = self.console.width - len(tool.indent) - 4
+            for shown in tool.visible_lines():  # what it printed stays, as on the live area
+                row = Text(f"{tool.indent}    " + fit_line(shown, room), style="dim")
+                row.no_wrap, row.overflow = True, "ellipsis"
+                self.console.print(row)
             elapsed = format_elapsed(time.monotonic() - tool.started)
             self.console.print(Text(f"{tool.indent}  ⎿ cancelled ({elapsed})", style="red"))
 
@@ -353,8 +359,9 @@ class EventRenderer:
         hidden = output.printed_lines - len(shown)
         if hidden > 0:
             lines.append(Text(f"{indent}    … +{hidden:,} lines (/expand shows the output)", style="dim"))
-        for line in shown:
-            text = Text(f"{indent}    " + safe_text(line, keep_newlines=False), style="dim")
+        room = self.console.width - len(indent) - 4
+        for line in shown:  # one row each: padding squeezed, then cut (`fit_line`), as in the live area
+            text = Text(f"{indent}    " + fit_line(safe_text(line, keep_newlines=False), room), style="dim")
             text.no_wrap, text.overflow = True, "ellipsis"
             lines.append(text)
         return lines

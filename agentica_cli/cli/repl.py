@@ -142,6 +142,12 @@ class Repl:
     async def ask_line(self, message: str, *, password: bool = False) -> str:
         return await self.question.prompt_async(FormattedText([("ansiyellow", message)]), is_password=password)
 
+    async def ask_yes_no(self, question: str, *, default: bool) -> bool:
+        """A yes/no question at one key (approval_prompt.read_yes_no); Esc/Ctrl-C raise KeyboardInterrupt."""
+        from agentica_cli.cli.approval_prompt import read_yes_no
+
+        return await read_yes_no(question, default=default)
+
     def load_extensions(self) -> None:
         """Custom commands (and what else the agent will load) for /help and Tab completion."""
         from agentica_cli.cli.extension_commands import completion_entries
@@ -179,10 +185,10 @@ class Repl:
             "33",
         )
         try:
-            reply = await self.ask_line("Trust this project? [y/N] ")
+            trusted = await self.ask_yes_no("Trust this project? [y/N] ", default=False)  # one key
         except (KeyboardInterrupt, EOFError):
-            reply = ""
-        if reply.strip().lower() in ("y", "yes"):
+            trusted = False
+        if trusted:
             from agentica_cli.cli.flags import flag_settings
             from agentica_cli.cli.trust import trust
 
@@ -254,10 +260,10 @@ class Repl:
     @staticmethod
     def show_transcript(messages: list[dict[str, Any]]) -> None:
         """Where the resumed conversation left off: its last prompts, tool calls and answers, compactly."""
-        from agentica_cli.cli.transcript import replay
+        from agentica_cli.cli.transcript import hang_of, replay
 
         for text, code in replay(messages):
-            plain(f"  {text}", code)
+            plain(f"  {text}", code, hang=2 + hang_of(text))  # wrapped rows stay under the text
 
     def open_initial_session(self) -> str | None:
         if self.args.resume or self.args.continue_:
@@ -687,6 +693,9 @@ class Repl:
         try:
             if first_prompt.strip():
                 self.start_preload()
+                from agentica_cli.cli.safe_text import safe_text
+
+                plain(f"❯ {safe_text(first_prompt)}", hang=2)  # in the transcript, as if typed at the prompt
                 await self.handle(first_prompt)
             while True:
                 line = await self.read_message()

@@ -40,10 +40,38 @@ COMMANDS: dict[str, str] = {
     "exit": "leave (also Ctrl-D)",
 }
 
-KEYS_HELP = """\
-keys:  Enter send · Alt+Enter / Esc Enter / trailing \\ newline · Tab complete /commands and @files
-       Ctrl-C cancel the running turn, clear the line, or (twice at an empty line) exit · Ctrl-D exit
-input: @path attaches a file · !command runs a shell command (its output goes with your next message)"""
+# Every key the REPL binds (prompt_input.make_key_bindings, turn_input, the approval question) and
+# prompt_toolkit's own editing keys users ask for; a test checks each binding is listed here.
+KEYS: list[tuple[str, str]] = [
+    ("Enter", "send (with a completion menu open: take the completion)"),
+    ("Alt+Enter, Esc Enter, Ctrl-J, trailing \\", "new line"),
+    ("Tab", "complete /commands and @files"),
+    ("Shift+Tab", "next permission mode: default, accept-edits, plan"),
+    ("Esc", "during a turn: interrupt it; at a question: no, and stop"),
+    ("Ctrl-C", "cancel the running turn or !command, clear the line, or (twice at an empty line) exit"),
+    ("Ctrl-D", "exit"),
+    ("Ctrl-O", "show the whole output of the last tool call (/expand)"),
+    ("Up / Down", "input history (kept across sessions)"),
+    ("Ctrl-R", "search the input history backwards"),
+    ("Ctrl-V", "paste an image from the clipboard (Alt+V on Windows)"),
+    ("typing during a turn", "queued: Enter sends it when the turn ends"),
+]
+INPUT_HELP: list[tuple[str, str]] = [
+    ("@path", "attach a file (@folder/ a listing)"),
+    ("!command", "run a shell command; its output goes with your next message"),
+]
+KEY_COLUMN = 24  # the width of the key column of /help's tables
+
+
+def help_rows(rows: list[tuple[str, str]], width: int = KEY_COLUMN) -> list[str]:
+    """`  key   meaning` rows; a key too long for its column gets a row of its own."""
+    out: list[str] = []
+    for key, meaning in rows:
+        if len(key) > width:
+            out += [f"  {key}", f"  {'':<{width}} {meaning}"]
+        else:
+            out.append(f"  {key:<{width}} {meaning}")
+    return out
 
 
 class SlashCommands:
@@ -97,11 +125,16 @@ class SlashCommands:
     async def cmd_help(self, rest: str) -> None:
         plain("commands:", "1")
         for name, text in COMMANDS.items():
-            plain(f"  /{name:<12} {text}")
+            plain(f"  /{name:<12} {text}", hang=16)  # a long meaning wraps under itself
         from agentica_cli.cli.extension_commands import show_help
 
         show_help(self.repl.extensions.commands, COMMANDS)
-        plain(KEYS_HELP)
+        plain("keys:", "1")
+        for row in help_rows(KEYS):
+            plain(row, hang=KEY_COLUMN + 3)
+        plain("input:", "1")
+        for row in help_rows(INPUT_HELP):
+            plain(row, hang=KEY_COLUMN + 3)
 
     async def cmd_agents(self, rest: str) -> None:
         from agentica_cli.cli.extension_commands import show_agents
@@ -246,12 +279,28 @@ class SlashCommands:
 
         repl = self.repl
         plain(f"model: {safe_text(model_label(repl.model))}")
-        from agentica_cli.cli.runtime import model_status_lines
+        from agentica_cli.cli.runtime import model_status_lines, provider_name
 
-        for line in model_status_lines(repl.model):
-            plain(f"  {safe_text(line)}", "2")
+        provider = getattr(repl.model, "provider", "") or provider_name(repl.settings)
+        plain(f"  provider: {safe_text(str(provider))}", "2")
+        plain(f"  base URL: {safe_text(str(getattr(repl.model, 'base_url', None) or 'the provider default'))}", "2")
+        for line in model_status_lines(repl.model)[1:]:  # the first is the endpoint, said above
+            plain(f"  {safe_text(line)}", "2", hang=4)
+        session = repl.session
+        if repl.args.no_session:
+            plain("session: not saved (--no-session)")
+        elif session is None or not getattr(session, "saved", True):
+            plain("session: new, saved from the first message")
+        else:
+            plain(f"session: {session.id} (agentica --resume {session.id})", hang=9)
         folders = [home_relative(repl.work_dir), *(home_relative(Path(p)) for p in repl.allowed_dirs)]
-        plain("folders: " + ", ".join(safe_text(str(f)) for f in folders))
+        plain("folders: " + ", ".join(safe_text(str(f)) for f in folders), hang=9)
+        from agentica_cli.cli.instructions import loaded_summary
+
+        found = repl.instructions
+        loaded = loaded_summary(found, repl.work_dir) if found is not None and found.files else ""
+        plain(f"instructions: {loaded or 'none (AGENTS.md, CLAUDE.md)'}", hang=14)
+        plain(f"MCP servers: {self._mcp_summary()}", hang=13)
         plain(f"permission mode: {repl.policy.mode}")
         sandbox = repl.policy.sandbox
         if sandbox is None:
@@ -265,6 +314,22 @@ class SlashCommands:
             writable = ", ".join(safe_text(str(p)) for p in sandbox.policy.writable(None)) or "none"
             plain(f"  writable: {writable} and a private TMPDIR; network: "
                   f"{'on' if sandbox.policy.network else 'off'}", "2")
+
+    def _mcp_summary(self) -> str:
+        """`docs (ready, 3 tools), db (failed)` for /status; what is configured when none started."""
+        repl = self.repl
+        if repl.mcp is not None:
+            parts = []
+            for status in repl.mcp.statuses():
+                tools = f", {len(status.tools)} tool{'s' if len(status.tools) != 1 else ''}" if status.tools else ""
+                parts.append(f"{safe_text(status.name, keep_newlines=False)} ({status.state}{tools})")
+            return ", ".join(parts) + " (/mcp for more)" if parts else "none"
+        configured = [safe_text(name, keep_newlines=False) for name in repl.enabled_mcp_servers()]
+        if configured:
+            return ", ".join(configured) + " (not started)"
+        if repl.settings.held_back.get("mcp_servers") or repl.settings.mcp_json_held_back:
+            return "none: this project's are off until you trust it"
+        return "none"
 
     async def cmd_permissions(self, rest: str) -> None:
         """/permissions: the mode, the rules and this session's grants; /permissions MODE;
