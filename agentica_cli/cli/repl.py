@@ -222,7 +222,11 @@ class Repl:
         from agentica_cli.cli.runtime import model_label
 
         where = home_relative(self.work_dir)
-        plain(f"agentica {__version__}  ·  {model_label(self.model)}  ·  {where}  ·  mode {self.policy.mode}", "1")
+        from agentica_cli.cli.wrapping import pack_fields, terminal_columns
+
+        fields = [f"agentica {__version__}", model_label(self.model), where, f"mode {self.policy.mode}"]
+        for row in pack_fields(fields, terminal_columns()):  # a long folder: rows break between the fields
+            plain(row, "1")
         from agentica_cli.cli.sandbox_settings import sandbox_line, unconfined_warning
 
         if self.policy.sandbox is not None:

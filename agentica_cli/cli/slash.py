@@ -28,6 +28,8 @@ COMMANDS: dict[str, str] = {
     "redo": "redo what /undo took back",
     "rewind": "go back to before a turn: code, conversation or both",
     "cost": "tokens used this session",
+    "context": "what fills the context window, and what /compact would free",
+    "export": "write the conversation to a file: /export [FILE] [--json] [--force]",
     "status": "model, folders, permission mode and the command sandbox",
     "resume": "list earlier sessions here, or /resume ID|N",
     "permissions": "mode, rules and grants: /permissions MODE | revoke N|all",
@@ -272,6 +274,52 @@ class SlashCommands:
         plain(
             f"tokens this session: {u['input_tokens']:,} in · {u['output_tokens']:,} out · {u['total_tokens']:,} total"
         )
+
+    async def cmd_context(self, rest: str) -> None:
+        from agentica_cli.cli.context_view import show_context
+        from agentica_cli.session_views.context_usage import context_usage
+
+        repl = self.repl
+        agent = await repl.ensure_agent()
+        repl.sync_mcp_tools()
+        found = repl.instructions
+        usage = context_usage(
+            agent,
+            mcp_tools=repl.mcp.tools if repl.mcp is not None else (),
+            instruction_texts=list(getattr(agent, "instruction_texts", ())),
+            instruction_names=[f.path.name for f in found.files] if found is not None else [],
+            reported_tokens=repl.context_tokens,
+            compact_keep=agent.tool_config.compact_keep_messages,
+        )
+        show_context(usage)
+
+    async def cmd_export(self, rest: str) -> None:
+        """/export [FILE] [--json] [--force]: the conversation as Markdown (or JSON)."""
+        from agentica_cli.cli.runtime import model_label
+        from agentica_cli.session_views.export import ExportError, ExportMeta, export_conversation
+
+        repl = self.repl
+        words = rest.split()
+        as_json, force = "--json" in words, "--force" in words
+        names = [w for w in words if w not in ("--json", "--force")]
+        if len(names) > 1 or any(w.startswith("--") for w in names):
+            plain("Usage: /export [FILE] [--json] [--force]", "33")
+            return
+        messages = repl.agent.messages if repl.agent is not None else (repl.resume_messages or [])
+        if not messages:
+            plain("Nothing to export yet.", "2")
+            return
+        session = repl.session
+        meta = ExportMeta(session.id if session is not None and getattr(session, "saved", False) else None,
+                          str(repl.work_dir), model_label(repl.model))
+        try:
+            done = export_conversation(messages, meta, names[0] if names else None, repl.work_dir,
+                                       repl.allowed_dirs, as_json=as_json, overwrite=force)
+        except ExportError as err:
+            plain(f"Not exported: {err}.", "31")
+            return
+        verb = "Replaced" if done.replaced else "Wrote"
+        plain(f"{verb} {home_relative(done.path)} ({done.messages} messages).", "2")
 
     async def cmd_status(self, rest: str) -> None:
         from agentica_cli.cli.runtime import model_label

@@ -149,3 +149,26 @@ def fit_line(line: str, room: int) -> str:
         kept += char
         width += w
     return kept + ELLIPSIS
+
+
+def pack_fields(fields: list[str], width: int, separator: str = "  ·  ") -> list[str]:
+    """Fields (`agentica 1.0`, `gpt-4o`, `~/src/app`, `mode default`) joined on rows of at
+    most `width` cells, a row breaking only between fields; a field wider than a row wraps
+    on its own. width <= 0: one row."""
+    if width <= 0:
+        return [separator.join(fields)]
+    rows: list[str] = []
+    row = ""
+    for field in fields:
+        joined = f"{row}{separator}{field}" if row else field
+        if cell_width(joined) <= width:
+            row = joined
+            continue
+        if row:
+            rows.append(row)
+        parts = wrap_line(field, width)
+        rows += parts[:-1]
+        row = parts[-1]
+    if row:
+        rows.append(row)
+    return rows
