@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,8 +94,26 @@ def discard_typeahead() -> None:
         pass
 
 
-async def read_choice(choices: list[Choice]) -> str:
-    """Wait for one key of `choices` (no Enter needed); returns its answer."""
+def redraw_on_resize(app: Any, redraw: Callable[[], None]) -> None:
+    """Call `redraw` (above `app`'s line, through run_in_terminal) whenever the terminal's width
+    changes while `app` waits: what was printed at the old width is cut or re-wrapped by the
+    terminal, so the question is drawn again at the new one (a burst of resizes, one redraw each)."""
+    from prompt_toolkit.application import run_in_terminal
+
+    width = [app.output.get_size().columns]
+
+    def check(_: Any) -> None:
+        columns = app.output.get_size().columns
+        if columns != width[0]:
+            width[0] = columns
+            run_in_terminal(redraw)  # scheduled: printed above the question line, which is drawn again
+
+    app.before_render += check
+
+
+async def read_choice(choices: list[Choice], redraw: Callable[[], None] | None = None) -> str:
+    """Wait for one key of `choices` (no Enter needed); returns its answer. `redraw` prints the
+    question again after the window's width changed (redraw_on_resize)."""
     from prompt_toolkit.application import Application
     from prompt_toolkit.formatted_text import FormattedText
     from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
@@ -124,6 +143,8 @@ async def read_choice(choices: list[Choice]) -> str:
     window = Window(FormattedTextControl(prompt, show_cursor=True), wrap_lines=True, dont_extend_height=True)
     app: Application[str] = Application(layout=Layout(window), key_bindings=bindings, erase_when_done=True)
     app.ttimeoutlen = 0.05  # a lone Esc answers at once, not after prompt_toolkit's 0.5 s
+    if redraw is not None:
+        redraw_on_resize(app, redraw)
 
     # The call and the choices are printed by now: anything typed before this point was typed
     # without them on screen, and is void. (prompt_toolkit attaches its reader and draws the

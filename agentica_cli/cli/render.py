@@ -207,6 +207,10 @@ class EventRenderer:
             chunk, self.text = split_markdown(self.text)
         if chunk.strip():
             self.printed_this_request = True
+            # Printed above a running Live, the block would be followed by the live area's last
+            # frame, which still holds it: shown twice until the next refresh. The area goes
+            # first (it comes back with what is left, at the caller's next _refresh).
+            self.pause()
         self._print_text(chunk)
 
     def _void_partial_answer(self) -> None:

@@ -501,8 +501,15 @@ class Repl:
         choices = choices_for(self.always_scope(call, verdict))
         self.console.print(choices_text(choices))
         self.notify_waiting()
+
+        def redraw() -> None:  # the window's width changed: the box drawn at the old one is cut or broken
+            sys.stdout.write("\x1b[H\x1b[2J")  # the screen only; the scrollback keeps what came before
+            sys.stdout.flush()
+            self.show_request(call, verdict)
+            self.console.print(choices_text(choices))
+
         with self.terminal_for_question():
-            choice = await read_choice(choices)
+            choice = await read_choice(choices, redraw)
         label = next((c.label for c in choices if c.answer == choice), choice)
         self.console.print(Text(f"  → {label}", style="dim"))
         if choice == "once":
