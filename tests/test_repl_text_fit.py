@@ -59,7 +59,7 @@ def settle(screen: Screen, seconds: float = 0.3) -> str:
 
 def test_the_trust_question_and_help_wrap_between_words_and_a_yes_no_question_takes_one_key(
         home: Path, project: Path) -> None:
-    from agentica_cli.cli.slash import COMMANDS, INPUT_HELP, KEYS
+    from agentica_cli.tui.slash import COMMANDS, INPUT_HELP, KEYS
 
     (project / ".agentica").mkdir()
     (project / ".agentica" / "config.toml").write_text('[permissions]\nmode = "auto"\n')
