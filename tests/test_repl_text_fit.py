@@ -335,7 +335,7 @@ def test_export_writes_the_conversation_with_its_diffs_and_never_overwrites_unas
     script = [turns.tool_calls(turns.call("read_file", {"file_path": "notes.txt"}, id="r1")),
               turns.tool_calls(turns.call("edit_file", edit, id="e1")), turns.text("Edited the notes.")]
     with ScriptedModelServer(script) as server:
-        screen = spawn_screen(home, project, server, "--yes", columns=80, lines=24)
+        screen = spawn_screen(home, project, server, "--yes", columns=80, lines=24, history=400)
         try:
             screen.send("change the notes\r")
             screen.wait_text("Edited the notes.")
@@ -345,9 +345,9 @@ def test_export_writes_the_conversation_with_its_diffs_and_never_overwrites_unas
             screen.send("/export notes.txt\r")
             screen.wait_text("Not exported")
             screen.send("/export ../outside.md\r")
-            screen.wait_for(lambda t: t.count("Not exported") == 2, what="the second refusal")
+            screen.wait_for(lambda _: screen.all_text().count("Not exported") == 2, what="the second refusal")
             screen.send("/export conversation.json\r")
-            screen.wait_for(lambda t: t.count("Wrote") == 2, what="the JSON export")
+            screen.wait_for(lambda _: screen.all_text().count("Wrote") == 2, what="the JSON export")
             first_json = (project / "conversation.json").read_text()
             screen.send("/export conversation.json --force\r")
             screen.wait_text("Replaced")
