@@ -36,7 +36,7 @@ from agentica_cli.app.summaries import (
 from agentica_cli.tui.diff_preview import render_diff
 from agentica_cli.tui.live_view import ModelWait, RunningTool
 from agentica_cli.tui.terminal_markdown import TerminalMarkdown, print_markdown
-from agentica_cli.tui.wrapping import fit_line
+from agentica_cli.tui.wrapping import fit_line, wrap_text
 
 TODO_TOOLS = ("write_todos", "todo_write", "update_todos", "todos")
 HEADER_FIRST = ("task",)  # calls whose steps show under them: their header is printed at the start
@@ -269,13 +269,13 @@ class EventRenderer:
                 self._void_partial_answer()
                 if self.waiting is not None:
                     self.waiting.retrying(event.message, getattr(event, "delay", None))
-            self._permanent(event.source, Text(f"{indent}note: {safe_text(event.message)}", style="yellow"))
+            self._permanent(event.source, Text(self._hanging(f"{indent}note: ", event.message), style="yellow"))
             self._refresh()  # the live area comes back (with a retry's countdown)
         elif kind == "error":
             self._flush_text(all_of_it=True)
             if main:
                 self.waiting = None
-            self._permanent(event.source, Text(f"{indent}error: {safe_text(event.message)}", style="bold red"))
+            self._permanent(event.source, Text(self._hanging(f"{indent}error: ", event.message), style="bold red"))
             self._refresh()
         elif kind == "turn_finished" and main:
             self.finish()
@@ -283,6 +283,11 @@ class EventRenderer:
                 self.console.print(Text("(cancelled)", style="yellow"))
             elif event.stop_reason in ("max_turns", "tool_call_limit"):
                 self.console.print(Text(f"(stopped: {event.stop_reason.replace('_', ' ')})", style="yellow"))
+
+    def _hanging(self, label: str, message: str) -> str:
+        """`label message` wrapped between words at the console's width, continuation rows under
+        the message (rich would start them at column 0)."""
+        return wrap_text(label + safe_text(message), self.console.width, hang=len(label))
 
     def _permanent(self, source: str, *renderables: RenderableType) -> None:
         """Print lines for good above the live area. A nested line goes under its task's
