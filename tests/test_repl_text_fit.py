@@ -281,53 +281,72 @@ def _number(row: str, label: str) -> int:
     return int(match.group(1).replace(",", ""))
 
 
+def _context_rows(context: str, labels: tuple[str, ...]) -> dict[str, str]:
+    rows = rows_of(context)
+    return {label: next(r for r in rows if f" {label} " in r) for label in labels}
+
+
 def test_status_and_context_show_what_the_session_is_made_of(home: Path, project: Path) -> None:
-    _demo_server_config(home)
     (project / "AGENTS.md").write_text("Run the tests with make test.\n")
     (project / "big.txt").write_text("lorem ipsum dolor sit amet " * 1500)  # ~40,000 characters
-    script = [turns.text("Read it."), turns.text("Second."), turns.text("Third.")]
+    # a tool call, so two turns leave more than /compact keeps (4 messages) after the first prompt
+    script = [turns.tool_calls(turns.call("read_file", {"file_path": "AGENTS.md"}, id="r1")),
+              turns.text("Read it."), turns.text("Second.")]
     with ScriptedModelServer(script) as server:
-        screen = spawn_screen(home, project, server, columns=120, lines=40, history=400)
+        screen = spawn_screen(home, project, server, columns=80, lines=24, history=400)
         try:
-            for message, reply in (("read @big.txt", "Read it."), ("next", "Second."), ("and next", "Third.")):
+            for message, reply in (("read @big.txt", "Read it."), ("next", "Second.")):
                 screen.send(message + "\r")
                 screen.wait_text(reply)
-            for _ in range(40):  # the MCP server starts in the background
-                screen.send("/status\r")
-                shown = screen.wait_text("permission mode:")
-                if "demo (ready" in shown:
-                    break
-                screen.send("\x0c")  # Ctrl-L: a clean screen for the next look
-                time.sleep(0.25)
-                screen.pump()
-            status = " ".join(settle(screen).split())
-            screen.send("\x0c")
-            settle(screen)
-            screen.send("/context\r")
+            screen.send("/status\r")
+            screen.wait_text("permission mode:")
+            status = " ".join(settle(screen, 0.1).split())
+            screen.send("\x0c/context\r")  # Ctrl-L first: the table on a clean screen
             screen.wait_text("/compact would free")
-            context = settle(screen)
+            context = settle(screen, 0.1)
         finally:
             screen.child.terminate(force=True)
     assert f"base URL: {server.base_url}" in status
-    assert "instructions: AGENTS.md" in status
-    assert re.search(r"MCP servers: demo \(ready, \d+ tools?\)", status), status
+    assert "instructions: AGENTS.md" in status and "MCP servers: none" in status
     session = re.search(r"session: (\S+) \(agentica --resume \1\)", status)
     assert session and list((home / "sessions").rglob(f"{session.group(1)}*")), status
 
-    rows = rows_of(context)
-    row = {label: next(r for r in rows if f" {label} " in r) for label in
-           ("system prompt", "instruction files", "tools", "MCP demo", "conversation", "attachments", "free")}
+    row = _context_rows(context, ("system prompt", "instruction files", "tools", "conversation", "attachments",
+                                  "free"))
     attached = _number(row["attachments"], "attachments")
     assert 9_000 <= attached <= 11_000  # 40,000 characters at about four a token
-    assert _number(row["MCP demo"], "MCP demo") > 0 and _number(row["instruction files"], "instruction files") > 0
-    total = re.search(r"context: about ([\d,]+) of ([\d,]+) tokens", context)
+    assert _number(row["instruction files"], "instruction files") > 0
+    total = re.search(r"context: about ([\d,]+) of ([\d,]+) tokens", " ".join(context.split()))
     assert total
     parts = sum(_number(row[label], label) for label in row if label != "free")
     assert int(total.group(1).replace(",", "")) == parts
     assert parts + _number(row["free"], "free") == int(total.group(2).replace(",", ""))
     frees = re.search(r"/compact would free about ([\d,]+) tokens", " ".join(context.split()))
     assert frees and int(frees.group(1).replace(",", "")) >= attached  # the first turn, attachment and all
-    assert any(re.fullmatch(r"  [█▓▒▚▞▤▥▦]+·+", r.rstrip()) for r in rows), context  # the bar
+    assert any(re.fullmatch(r"  [█▓▒▚▞▤▥▦]+·+", r.rstrip()) for r in rows_of(context)), context  # the bar
+
+
+def test_status_and_context_name_each_mcp_server_and_what_its_tools_take(home: Path, project: Path) -> None:
+    _demo_server_config(home)
+    with ScriptedModelServer([]) as server:  # no request is needed: /context counts the next one
+        screen = spawn_screen(home, project, server, columns=120, lines=40)
+        try:
+            for _ in range(60):  # the MCP server starts in the background
+                screen.send("\x0c/status\r")
+                shown = screen.wait_text("permission mode:")
+                if "demo (ready" in shown:
+                    break
+                time.sleep(0.2)
+            status = " ".join(settle(screen, 0.1).split())
+            screen.send("\x0c/context\r")
+            screen.wait_text("/compact would free")
+            context = settle(screen, 0.1)
+        finally:
+            screen.child.terminate(force=True)
+    assert re.search(r"MCP servers: demo \(ready, \d+ tools?\)", status), status
+    row = _context_rows(context, ("MCP demo", "tools"))
+    assert _number(row["MCP demo"], "MCP demo") > 0 and re.search(r"\d+ tools?", row["MCP demo"])
+    assert server.requests == []
 
 
 def test_export_writes_the_conversation_with_its_diffs_and_never_overwrites_unasked(
