@@ -1,5 +1,6 @@
-"""The REPL's slash commands: /help, /clear, /compact, /model, /tools, /todos, /cost,
-/resume, /permissions, /mcp, /ps, /kill, /exit. Each `cmd_NAME(rest)` works on the running REPL (a ReplHost)."""
+"""The REPL's slash commands: /help, /clear, /compact, /model, /tools, /todos, /cost, /context,
+/export, /status, /resume, /permissions, /mcp, /ps, /kill, /exit (/context and /export render what
+app/session_views computes). Each `cmd_NAME(rest)` works on the running REPL (a ReplHost)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ COMMANDS: dict[str, str] = {
     "cost": "tokens used this session",
     "context": "what fills the context window, and what /compact would free",
     "export": "write the conversation to a file: /export [FILE] [--json] [--force]",
-    "status": "model, folders, permission mode and the command sandbox",
+    "status": "model, provider, base URL, session, folders, instructions, MCP servers, mode, sandbox",
     "resume": "list earlier sessions here, or /resume ID|N",
     "permissions": "mode, rules and grants: /permissions MODE | revoke N|all",
     "mcp": "MCP servers, their state and tools; /mcp restart|login|logout NAME",
