@@ -384,3 +384,23 @@ def test_export_writes_the_conversation_with_its_diffs_and_never_overwrites_unas
     assert [m["role"] for m in exported["messages"]] == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
     assert "+goodbye from the notes" in exported["diffs"]["e1"]
     assert json.loads((project / "conversation.json").read_text())["messages"] == exported["messages"]
+
+
+def test_onboarding_yes_no_questions_take_one_key_as_approvals_do(home: Path, project: Path) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nobody listens on: the key cannot be checked
+        sock.bind(("127.0.0.1", 0))
+        unreachable = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    screen = open_screen(home, project, ["--base-url", unreachable, "--provider", "deepseek"], columns=80, lines=24)
+    try:
+        screen.wait_text("Paste your deepseek API key")
+        screen.send("sk-offline\r")
+        screen.wait_whole("Save it anyway? [y/N]")
+        screen.send("y")  # one key, no Enter
+        shown = screen.wait_text("Saved to")
+        screen.wait_text(PROMPT)
+    finally:
+        screen.child.terminate(force=True)
+    assert "Save it anyway? [y/N] y" in shown  # the answer stays beside its question
+    assert "sk-offline" in (home / "config.toml").read_text()
