@@ -22,7 +22,7 @@ import typer
 
 from agentica_cli.cli import exitcodes
 
-SUBCOMMANDS = ("acp", "mcp", "sessions", "models", "doctor")
+SUBCOMMANDS = ("acp", "mcp", "sessions", "models", "doctor", "worktrees", "batch", "batch-report")
 
 DESCRIPTION = """\
 A terminal coding agent. PROMPT is the task (with -p), or a first message. Without -p, opens
@@ -47,6 +47,8 @@ commands (agentica COMMAND --help for each):
   agentica sessions list|show|rm            saved conversations
   agentica models                           the models the configured endpoint serves
   agentica doctor                           what is found, loaded and skipped here, and why
+  agentica worktrees list|rm                the git worktrees --worktree made
+  agentica batch TASKS.jsonl                many tasks, each in its own worktree (docs/batch.md)
   agentica --install-completion             shell completion (bash, zsh, fish, PowerShell)
 
 permission modes (--permission-mode, config permissions.mode, /permissions):
@@ -221,6 +223,11 @@ def agentica(
         "-C", "--work-dir", metavar="DIR", help="the project folder (default: the current folder)")] = None,
     add_dir: Annotated[Optional[list[Path]], typer.Option(
         "--add-dir", metavar="DIR", help="another folder tools may use (repeatable)")] = None,
+    worktree: Annotated[Optional[str], typer.Option(
+        "-w", "--worktree", is_flag=False, flag_value="", metavar="[NAME]",
+        help="run in a new git worktree (<repo>/.agentica/worktrees/NAME, branch agentica/NAME, from HEAD) so "
+        "parallel sessions never touch each other's files; NAME is optional (give it as --worktree=NAME or "
+        "before another flag); `agentica worktrees list|rm`")] = None,
     continue_: Annotated[bool, typer.Option(
         "-c", "--continue", help="resume this folder's latest session")] = False,
     resume: Annotated[Optional[str], typer.Option(
@@ -285,6 +292,8 @@ def _completing_a_subcommand() -> bool:
 
 
 def run(argv: list[str]) -> int:
+    if argv[:2] == ["batch", "report"]:  # `batch TASKS.jsonl` and `batch report RESULTS.jsonl`: one word
+        argv = ["batch-report", *argv[2:]]
     first = argv[0] if argv else ""
     completing = "_AGENTICA_COMPLETE" in os.environ
     subcommand = first in SUBCOMMANDS or (completing and _completing_a_subcommand())

@@ -1,0 +1,95 @@
+"""`agentica batch --ray ADDRESS`: each attempt a Ray task (task_run.run_attempt_remote) on the
+cluster at ADDRESS; Ray schedules them, the results come back here as each one ends and go to
+the same results.jsonl, with the same progress display and resumability as a local batch.
+
+Ray is the scheduler, queue and transport: this module only submits, waits and cancels. At
+most --workers attempts are in flight (each asks Ray for one CPU). Every node needs agentica
+installed and the tasks' folders (or a `repo` URL it can clone), and its own model settings
+(config file or environment of the Ray workers; --base-url/--model/... flags are sent along).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from agentica_cli.batch.results import Record
+from agentica_cli.batch.runner import BatchRun
+from agentica_cli.batch.tasks import Task
+
+_CANCEL_WAIT = 10.0  # seconds for cancelled Ray tasks to end their sessions before we stop waiting
+
+
+class RayMissingError(RuntimeError):
+    pass
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise RayMissingError('--ray needs Ray: pip install "agentica-cli[ray]"') from None
+    return ray
+
+
+def _cancelled(task: Task, attempt: int, reason: str, started: float, options_model: str | None) -> Record:
+    now = time.time()
+    return {"id": task.id, "attempt": attempt, "status": "cancelled", "exit_code": None, "check_exit_code": None,
+            "check_output": None, "error": reason, "diff": None, "files_changed": [],
+            "tokens": {"input": 0, "output": 0, "total": 0}, "cost": None, "session_id": None, "branch": None,
+            "worktree": None, "model": task.model or options_model, "started_at": round(started, 3),
+            "finished_at": round(now, 3), "duration_s": round(now - started, 3)}
+
+
+def run_on_ray(run: BatchRun, address: str) -> None:
+    ray = _ray()
+    from agentica_cli.batch.task_run import run_attempt_remote
+
+    if not ray.is_initialized():
+        ray.init(address=address, log_to_driver=False, logging_level="ERROR")
+    remote = ray.remote(num_cpus=1, max_retries=0)(run_attempt_remote)
+    in_flight: dict[Any, tuple[Task, int, float]] = {}
+    try:
+        while True:
+            while len(in_flight) < max(1, run.settings.workers) and (item := run.next_attempt()) is not None:
+                task, attempt = item
+                run.progress.started(f"{task.id}#{attempt}")
+                run.progress.phase(f"{task.id}#{attempt}", "on ray")
+                ref = remote.remote(task.to_dict(), attempt, run.options)
+                in_flight[ref] = (task, attempt, time.time())
+            if not in_flight or run.control.stopping.is_set():
+                break
+            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=0.2)
+            for ref in ready:
+                task, attempt, started = in_flight.pop(ref)
+                try:
+                    record = ray.get(ref)
+                except Exception as err:  # the node died, the task failed inside Ray
+                    record = _cancelled(task, attempt, "", started, run.options.model)
+                    record.update(status="error", error=f"ray: {type(err).__name__}: {str(err)[:500]}")
+                run.record(record)
+    finally:
+        _cancel_in_flight(ray, run, in_flight)
+
+
+def _cancel_in_flight(ray: Any, run: BatchRun, in_flight: dict[Any, tuple[Task, int, float]]) -> None:
+    """Cancel what is still running (a KeyboardInterrupt in each Ray task ends its session's
+    processes) and write each as cancelled; a result that arrives meanwhile is kept instead."""
+    if not in_flight:
+        return
+    reason = run.control.reason or "stopped"
+    for ref in in_flight:
+        ray.cancel(ref)
+    deadline = time.monotonic() + _CANCEL_WAIT
+    while in_flight and time.monotonic() < deadline:
+        ready, _ = ray.wait(list(in_flight), num_returns=len(in_flight), timeout=0.5)
+        for ref in ready:
+            task, attempt, started = in_flight.pop(ref)
+            try:
+                record = ray.get(ref)
+            except Exception:  # TaskCancelledError: Ray cancelled it
+                record = _cancelled(task, attempt, reason, started, run.options.model)
+            run.record(record)  # a result that made it is kept as it is
+    for task, attempt, started in in_flight.values():
+        run.record(_cancelled(task, attempt, reason, started, run.options.model))
+    in_flight.clear()
