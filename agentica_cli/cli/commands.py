@@ -225,7 +225,7 @@ def agentica(
         "--add-dir", metavar="DIR", help="another folder tools may use (repeatable)")] = None,
     worktree: Annotated[Optional[str], typer.Option(
         "-w", "--worktree", is_flag=False, flag_value="", metavar="[NAME]",
-        help="run in a new git worktree (<repo>/.agentica/worktrees/NAME, branch agentica/NAME, from HEAD) so "
+        help="run in a new git worktree (<repo>/.worktrees/NAME, branch agentica/NAME, from HEAD) so "
         "parallel sessions never touch each other's files; NAME is optional (give it as --worktree=NAME or "
         "before another flag); `agentica worktrees list|rm`")] = None,
     continue_: Annotated[bool, typer.Option(

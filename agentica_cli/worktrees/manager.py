@@ -1,8 +1,10 @@
-"""Create, list and remove agentica's git worktrees: `<repo>/.agentica/worktrees/NAME` on branch
+"""Create, list and remove agentica's git worktrees: `<repo>/.worktrees/NAME` on branch
 `agentica/NAME`, started from the HEAD of the folder the session was started in.
 
-Inside the repository (like Claude Code's `.claude/worktrees/`) so a worktree is found next to
-its project; git ignores the folder through `.git/info/exclude`, and the project-file lookup
+Inside the repository (as Claude Code's `.claude/worktrees/`) so a worktree is found next to
+its project, but not under `.agentica/`: every path there is agentica's config, which a session
+may never edit unasked, and the whole worktree would be. Git ignores the folder through
+`.git/info/exclude`, and the project-file lookup
 stops at the worktree's own `.git` file, so a session there reads the worktree's files only.
 The commit a worktree started from is kept in its git folder (`agentica-base`), so its changes
 are known without guessing a merge base. Git runs as a subprocess with LC_ALL=C (its porcelain
@@ -24,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 BRANCH_PREFIX = "agentica/"
-WORKTREES_FOLDER = Path(".agentica") / "worktrees"
-_EXCLUDE_LINE = "/.agentica/worktrees/"
+WORKTREES_FOLDER = Path(".worktrees")
+_EXCLUDE_LINE = "/.worktrees/"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
 # Whoever runs agentica may have no git identity configured (CI, containers): commits made for
 # them say agentica made them instead of failing.
