@@ -62,6 +62,29 @@ class ResultsStore:
         self.path = path
         self._lock = threading.Lock()
         self.records = read_results(path)
+        self._drop_torn_tail()
+
+    def _drop_torn_tail(self) -> None:
+        """Cut a torn last line (a crash in the middle of a write): it was never a result, and
+        the lines appended after it must not leave it in the middle of the file."""
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        if not data or data.endswith(b"\n"):
+            return
+        start = data.rfind(b"\n") + 1
+        try:
+            whole = isinstance(json.loads(data[start:]), dict)  # all but its newline was written
+        except ValueError:
+            whole = False
+        with open(self.path, "r+b") as handle:
+            if whole:
+                handle.seek(0, os.SEEK_END)
+                handle.write(b"\n")
+            else:
+                handle.truncate(start)
+            handle.flush()
+            os.fsync(handle.fileno())
 
     def finished(self) -> set[tuple[str, int]]:
         return {key for key, record in latest(self.records).items() if record["status"] in FINISHED}
@@ -71,14 +94,7 @@ class ResultsStore:
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with open(self.path, "ab") as handle:
-                if handle.tell() > 0 and not self._ends_with_newline():
-                    handle.write(b"\n")  # after a torn line: start on a line of our own
                 handle.write(line.encode("utf-8"))
                 handle.flush()
                 os.fsync(handle.fileno())
             self.records.append(record)
-
-    def _ends_with_newline(self) -> bool:
-        with open(self.path, "rb") as handle:
-            handle.seek(-1, os.SEEK_END)
-            return handle.read(1) == b"\n"
