@@ -110,9 +110,9 @@ def batch(
                                                       help="USD per million input tokens, for the cost")] = None,
     price_out: Annotated[Optional[float], typer.Option("--price-out", parser=_price, metavar="USD",
                                                        help="USD per million output tokens")] = None,
-    ray: Annotated[Optional[str], typer.Option("--ray", metavar="ADDRESS",
-                                               help="run each task as a Ray task on this cluster (auto, "
-                                               "HOST:PORT, ray://HOST:10001); pip install \"agentica-cli[ray]\"")] = None,
+    ray: Annotated[Optional[str], typer.Option(
+        "--ray", metavar="ADDRESS", help="run each task as a Ray task on this cluster (auto, HOST:PORT, "
+        "ray://HOST:10001); pip install \"agentica-cli[ray]\"")] = None,
     model: Annotated[Optional[str], typer.Option("-m", "--model", metavar="ID",
                                                  help="the model of tasks that name none")] = None,
     provider: Annotated[Optional[str], typer.Option("--provider", metavar="NAME")] = None,

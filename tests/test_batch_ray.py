@@ -1,0 +1,117 @@
+"""`agentica batch --ray ADDRESS` on a real local Ray cluster (`ray start --head` on 127.0.0.1,
+two worker CPUs), started once for this module: the same batch gives the same results file as
+the local workers, and a re-run skips what is done."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from batch_support import TaskModel, make_repository, read_records, task_server, write_tasks
+from cli_support import cli_env, model_args, run_cli
+
+pytest.importorskip("ray", reason="Ray is not installed (pip install 'agentica-cli[ray]')")
+RAY = Path(sys.executable).with_name("ray")
+
+# What differs between two runs of the same tasks by nature: times, session ids, folders.
+VOLATILE = ("started_at", "finished_at", "duration_s", "session_id", "worktree")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """A head node with two CPUs (two worker processes), in a process group of its own that the
+    fixture ends (`ray start --block` stops its processes when signalled)."""
+    if not RAY.exists():
+        pytest.skip(f"no ray command beside {sys.executable}")
+    home = tmp_path_factory.mktemp("ray-home")
+    temp = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # Ray's socket paths must stay short
+    port = _free_port()
+    env = cli_env(home, RAY_USAGE_STATS_ENABLED="0")
+    head = subprocess.Popen(
+        [str(RAY), "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=2",
+         "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={temp}"],
+        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True)
+    address = f"127.0.0.1:{port}"
+    started = time.monotonic()
+    try:
+        while True:
+            probe = subprocess.run([str(RAY), "status", f"--address={address}"], env=env, capture_output=True,
+                                   text=True)
+            if probe.returncode == 0 and "2.0 CPU" in probe.stdout:
+                break
+            if head.poll() is not None or time.monotonic() - started > 120:
+                pytest.fail(f"ray start failed: {head.stdout.read() if head.stdout else ''}")
+            time.sleep(0.5)
+        print(f"ray cluster up in {time.monotonic() - started:.1f} s", file=sys.stderr)
+        yield address, home
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(head.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                head.wait(15)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def _tasks(path: Path) -> Path:
+    return write_tasks(path, [
+        {"id": f"k{n}", "prompt": f"[task k{n}] put your name in shared.txt", "permission_mode": "accept-edits",
+         **({"check": "grep -q 'from nobody' shared.txt"} if n == 3 else {"check": f"grep -q 'from k{n}' shared.txt"})}
+        for n in range(1, 7)])
+
+
+def _comparable(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(({k: v for k, v in r.items() if k not in VOLATILE} for r in records), key=lambda r: r["id"])
+
+
+def test_the_same_batch_on_ray_gives_the_same_results_file(tmp_path: Path, ray_cluster: tuple[str, Path]) -> None:
+    address, home = ray_cluster
+    server = task_server(TaskModel())
+    try:
+        local_repo = make_repository(tmp_path / "local")
+        local_out = tmp_path / "local.jsonl"
+        local = run_cli(["batch", str(_tasks(tmp_path / "tasks.jsonl")), "--workers", "2", "--output",
+                         str(local_out), *model_args(server)], cwd=local_repo, home=home, timeout=150)
+        assert local.returncode == 1, local.stderr
+
+        ray_repo = make_repository(tmp_path / "ray")
+        ray_out = tmp_path / "ray.jsonl"
+        args = ["batch", str(tmp_path / "tasks.jsonl"), "--ray", address, "--workers", "2", "--output", str(ray_out),
+                *model_args(server)]
+        on_ray = run_cli(args, cwd=ray_repo, home=home, env=cli_env(home, RAY_USAGE_STATS_ENABLED="0"), timeout=180)
+        assert on_ray.returncode == 1, on_ray.stderr
+        requests = len(server.requests)
+        again = run_cli(args, cwd=ray_repo, home=home, env=cli_env(home, RAY_USAGE_STATS_ENABLED="0"), timeout=180)
+    finally:
+        server.stop()
+    ray_records = read_records(ray_out)
+    assert {r["id"]: r["status"] for r in ray_records} == {
+        "k1": "done", "k2": "done", "k3": "check-failed", "k4": "done", "k5": "done", "k6": "done"}
+    assert _comparable(ray_records) == _comparable(read_records(local_out))
+    for record in ray_records:  # the work is in the Ray run's own worktrees
+        assert Path(record["worktree"]).is_relative_to(ray_repo)
+    # resumed: nothing left to run, no model request, the same file
+    assert "0 attempt(s) to run (6 already in the results file)" in again.stderr
+    assert len(server.requests) == requests and read_records(ray_out) == ray_records
