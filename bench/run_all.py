@@ -44,6 +44,7 @@ BENCHES = {
     "acp": "bench_acp.py",
     "chunks": "bench_chunks.py",
     "shell": "bench_shell_parse.py",
+    "batch": "bench_batch.py",
 }
 
 
@@ -130,6 +131,12 @@ TARGETS = [
            "< 1000 µs", lambda v: v < 1000, " µs"),
     Target("shell grammar: the same, p99", "shell", _get("parse_p99_us"), "", None, " µs"),
     Target("shell grammar: first parse (loads tree-sitter-bash)", "shell", _get("first_parse_ms"), "", None, " ms"),
+    Target("batch: overhead per task over a plain `-p` run (1 worker)", "batch", _get("overhead_per_task_ms"),
+           "< 150 ms", lambda v: v < 150, " ms"),
+    Target("batch: tasks per task time, N=2 workers (1 s answers)", "batch", _get("throughput_2"), ">= 1.8",
+           lambda v: v >= 1.8, ""),
+    Target("batch: tasks per task time, N=4 workers", "batch", _get("throughput_4"), ">= 3.6", lambda v: v >= 3.6, ""),
+    Target("batch: tasks per task time, N=8 workers", "batch", _get("throughput_8"), ">= 7.2", lambda v: v >= 7.2, ""),
     Target("acp: first prompt to first update, over the model", "acp", _get("first_prompt_ms"), "< 50 ms",
            lambda v: v < 50, " ms"),
     Target("acp: later prompts to first update, over the model (median)", "acp", _get("warm_median_ms"),

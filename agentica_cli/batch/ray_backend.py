@@ -11,6 +11,7 @@ installed and the tasks' folders (or a `repo` URL it can clone), and its own mod
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from agentica_cli.batch.results import Record
@@ -39,6 +40,11 @@ def _cancelled(task: Task, attempt: int, reason: str, started: float, options_mo
             "tokens": {"input": 0, "output": 0, "total": 0}, "cost": None, "session_id": None, "branch": None,
             "worktree": None, "model": task.model or options_model, "started_at": round(started, 3),
             "finished_at": round(now, 3), "duration_s": round(now - started, 3)}
+
+
+def ray_backend(address: str) -> Callable[[BatchRun], None]:
+    """The backend for runner.run_batch that runs on the Ray cluster at `address`."""
+    return lambda run: run_on_ray(run, address)
 
 
 def run_on_ray(run: BatchRun, address: str) -> None:

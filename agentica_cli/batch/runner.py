@@ -10,7 +10,7 @@ from __future__ import annotations
 import signal
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -29,7 +29,6 @@ class BatchSettings:
     attempts: int = 1
     max_tokens: int | None = None
     max_cost: float | None = None
-    ray_address: str | None = None
 
 
 @dataclass
@@ -129,18 +128,15 @@ def run_local(run: BatchRun) -> None:
             thread.join(0.2)  # short waits: the main thread must get to run the signal handler
 
 
-def run_batch(tasks: list[Task], settings: BatchSettings, options: RunOptions, progress: Progress) -> BatchOutcome:
+def run_batch(tasks: list[Task], settings: BatchSettings, options: RunOptions, progress: Progress,
+              backend: Callable[[BatchRun], None] | None = None) -> BatchOutcome:
+    """Run the batch with `backend` (run_local, or ray_backend.ray_backend(ADDRESS))."""
     options = replace(options, backoff_file=options.backoff_file or str(backoff_file(uuid.uuid4().hex[:12])))
     run = BatchRun(tasks, settings, options, progress)
     progress.begin(len(run.pending), run.skipped, settings.workers)
     try:
         with _stop_on_signals(run):
-            if settings.ray_address:
-                from agentica_cli.batch.ray_backend import run_on_ray
-
-                run_on_ray(run, settings.ray_address)
-            else:
-                run_local(run)
+            (backend or run_local)(run)
     finally:
         progress.end()
         Path(options.backoff_file).unlink(missing_ok=True)

@@ -228,23 +228,23 @@ def _run_check(check: str, work_dir: Path, options: RunOptions, control: Control
     return _run_command(launch.argv, work_dir, control, env=sandbox.environment(dict(os.environ)), start=launch.start)
 
 
-def _worktree_for(task: Task, attempt: int, folder: Path) -> Any:
-    """A fresh worktree batch-ID-ATTEMPT of the repository `folder` is in (None outside git). One
-    left by an attempt that did not finish (a Ctrl-C, a crash) is replaced: its result is not
-    in results.jsonl, so nobody has seen its work."""
-    from agentica_cli.worktrees import WorktreeError, create_worktree, find_worktree, remove_worktree
+def _worktree_for(task: Task, attempt: int, folder: Path) -> tuple[Any, Path] | None:
+    """A fresh worktree batch-ID-ATTEMPT of the repository `folder` is in, and the folder in it
+    that matches `folder` (None outside git). One left by an attempt that did not finish (a
+    Ctrl-C, a crash) is replaced: its result is not in results.jsonl, so nobody has seen it."""
+    from agentica_cli.worktrees import BRANCH_PREFIX, WorktreeError, create_worktree, remove_worktree, repository_root
+    from agentica_cli.worktrees.manager import WORKTREES_FOLDER
 
     try:
-        from agentica_cli.worktrees import repository_root
-
-        repository_root(folder)
+        root = repository_root(folder)
     except WorktreeError:
         return None
     name = f"batch-{task.id}-{attempt}"
-    with contextlib.suppress(WorktreeError):
-        find_worktree(folder, name)
-        remove_worktree(folder, name, force=True)
-    return create_worktree(folder, name)
+    if (root / WORKTREES_FOLDER / name).exists() or (root / ".git" / "refs" / "heads" / BRANCH_PREFIX / name).exists():
+        with contextlib.suppress(WorktreeError):
+            remove_worktree(root, name, force=True)
+    tree = create_worktree(folder, name, root=root)
+    return tree, tree.path / folder.relative_to(root)
 
 
 def run_attempt(task: Task, attempt: int, options: RunOptions, control: Control,
@@ -275,12 +275,9 @@ def run_attempt(task: Task, attempt: int, options: RunOptions, control: Control,
         if not folder.is_dir():
             raise RuntimeError(f"cwd {folder}: no such folder")
         work_dir = folder
-        if options.use_worktrees:
-            tree = _worktree_for(task, attempt, folder)
-        if tree is not None:
-            from agentica_cli.worktrees import repository_root
-
-            work_dir = tree.path / folder.relative_to(repository_root(folder))
+        made = _worktree_for(task, attempt, folder) if options.use_worktrees else None
+        if made is not None:
+            tree, work_dir = made
             record.update(branch=tree.branch, worktree=str(tree.path))
         if task.setup:
             phase("setup")

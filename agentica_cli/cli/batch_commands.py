@@ -153,13 +153,18 @@ def batch(
         api_key_file=str(api_key_file.expanduser().resolve()) if api_key_file else None, sandbox=sandbox,
         max_turns=max_turns, use_worktrees=not no_worktrees, prices=Prices(price_in, price_out))
     settings = BatchSettings(output=output, workers=workers, attempts=attempts, max_tokens=max_tokens,
-                             max_cost=max_cost, ray_address=ray)
+                             max_cost=max_cost)
     if max_cost is not None and price_in is None and price_out is None:
         sys.stderr.write("agentica: note: --max-cost counts the cost providers report; without --price-in/"
                          "--price-out a provider that reports none is not counted\n")
     try:
         progress = make_progress(None, plain_lines=plain_lines or None)
-        outcome = run_batch(tasks, settings, options, progress)
+        backend = None
+        if ray is not None:
+            from agentica_cli.batch.ray_backend import ray_backend
+
+            backend = ray_backend(ray)
+        outcome = run_batch(tasks, settings, options, progress, backend)
     except ValueError as err:  # an --output that is not a results file
         return _fail(str(err))
     mine = {t.id for t in tasks}

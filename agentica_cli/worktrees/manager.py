@@ -61,15 +61,19 @@ class WorktreeState:
     commits: int  # commits on the branch since its base
 
 
-def _git(cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> str:
+def _run(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full = {**os.environ, "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", **(env or {})}
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=full,
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=full,
                               stdin=subprocess.DEVNULL, timeout=120)
     except FileNotFoundError:
         raise WorktreeError("git is not installed (worktrees need git)") from None
     except subprocess.TimeoutExpired:
         raise WorktreeError(f"git {args[0]} took more than 120 s in {cwd}") from None
+
+
+def _git(cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> str:
+    done = _run(cwd, *args, env=env)
     if check and done.returncode != 0:
         detail = (done.stderr or done.stdout).strip().splitlines()
         raise WorktreeError(f"git {args[0]} failed in {cwd}: {detail[-1] if detail else f'exit {done.returncode}'}")
@@ -128,14 +132,21 @@ def _ignore_folder(root: Path) -> None:
 
 
 def _git_dir(path: Path) -> Path:
-    return Path(_git(path, "rev-parse", "--path-format=absolute", "--git-dir").strip())
+    """A worktree's own git folder, from its `.git` file (`gitdir: ...`): no git process."""
+    try:
+        text = (path / ".git").read_text()
+    except OSError:
+        return Path(_git(path, "rev-parse", "--path-format=absolute", "--git-dir").strip())
+    folder = Path(text.removeprefix("gitdir:").strip())
+    return folder if folder.is_absolute() else (path / folder).resolve()
 
 
-def create_worktree(start: Path, name: str | None = None, *, base: str = "HEAD") -> Worktree:
-    """A new worktree of the repository `start` is in, on a new branch agentica/NAME from `base`
-    (as `start` sees it: from inside a worktree, that worktree's HEAD)."""
+def create_worktree(start: Path, name: str | None = None, *, base: str = "HEAD", root: Path | None = None) -> Worktree:
+    """A new worktree of the repository `start` is in (`root`, when the caller knows it), on a
+    new branch agentica/NAME from `base` (as `start` sees it: from inside a worktree, that
+    worktree's HEAD)."""
     start = Path(os.path.realpath(start))
-    root = repository_root(start)
+    root = root or repository_root(start)
     name = name or new_name()
     _check_name(name)
     probe = _git(start, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}", check=False).strip()
@@ -224,15 +235,16 @@ def remove_worktree(start: Path, name: str, *, force: bool = False) -> str:
     return f"removed worktree {name} and branch {tree.branch}"
 
 
-def commit_all(tree: Worktree, message: str) -> str | None:
-    """Commit everything in the worktree (new files too) on its branch; the commit, or None when
-    nothing changed. Hooks do not run: this records the agent's work, it is not a user's commit."""
+def commit_all(tree: Worktree, message: str) -> bool:
+    """Commit everything in the worktree (new files too) on its branch; False when nothing
+    changed. Hooks do not run: this records the agent's work, it is not a user's commit."""
     _git(tree.path, "add", "-A")
-    if not _git(tree.path, "status", "--porcelain").strip():
-        return None
-    identity = {} if _git(tree.path, "config", "user.email", check=False).strip() else _FALLBACK_IDENTITY
-    _git(tree.path, "commit", "--quiet", "--no-verify", "-m", message, env=identity)
-    return tree.head
+    if _run(tree.path, "diff", "--cached", "--quiet").returncode == 0:
+        return False
+    if _run(tree.path, "commit", "--quiet", "--no-verify", "-m", message).returncode != 0:
+        # most often no git identity here (CI, containers): agentica signs the commit instead
+        _git(tree.path, "commit", "--quiet", "--no-verify", "-m", message, env=_FALLBACK_IDENTITY)
+    return True
 
 
 def worktree_changes(tree: Worktree) -> tuple[list[str], str]:
