@@ -173,3 +173,61 @@ def test_results_store_appends_whole_lines_after_a_torn_one(tmp_path: Path, torn
     lines = path.read_text().splitlines()
     assert json.loads(lines[-1])["id"] == "y" and ResultsStore(path).finished() == finished
     assert all(json.loads(line) for line in lines)
+
+
+def test_attempts_in_a_terminal_show_the_live_display_and_which_attempt_passed(tmp_path: Path, home: Path) -> None:
+    import pexpect
+
+    repo = make_repository(tmp_path / "repo")
+
+    def special(task: str, stage: int, body: dict[str, Any]) -> dict[str, Any] | None:
+        system = body["messages"][0]["content"]
+        attempt = 2 if "batch-a-2" in system else 1  # the session's working directory names its worktree
+        if stage == 0:  # slow enough for the live display to show the running attempts
+            return turns.tool_calls(turns.call("read_file", {"file_path": "shared.txt"}), delay=1.5)
+        if stage == 1 and attempt == 2:
+            return turns.tool_calls(turns.call("write_file", {"file_path": "shared.txt", "content": "wrong\n"}))
+        return None
+
+    server = task_server(TaskModel(special))
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [_task("a", check="grep -q 'from a' shared.txt")])
+    output = tmp_path / "results.jsonl"
+    env = cli_env(home, COLUMNS="100", LINES="30")
+    env.pop("NO_COLOR")
+    try:
+        child = pexpect.spawn(AGENTICA[0], [*AGENTICA[1:], *_batch_args(server, tasks, output), "--attempts", "2"],
+                              cwd=str(repo), env=env, encoding="utf-8", timeout=90, dimensions=(30, 100))
+        child.expect(pexpect.EOF)
+        child.close()
+    finally:
+        server.stop()
+    screen = child.before
+    assert child.exitstatus == 0, screen[-3000:]  # the task has an attempt that passed
+    assert "a#1" in screen and "a#2" in screen and "session" in screen and "tokens" in screen
+    assert "━" in screen  # rich's progress bar
+    assert "\x1b[" in screen  # drawn live (cursor moves, colours), not plain lines
+    assert "agentica batch: start" not in screen
+    records = {r["attempt"]: r for r in read_records(output)}
+    assert records[1]["status"] == "done" and records[2]["status"] == "check-failed"
+    assert records[1]["branch"] == "agentica/batch-a-1" and records[2]["branch"] == "agentica/batch-a-2"
+    assert "+wrong" in records[2]["diff"]
+    summary = json.loads(run_cli(["batch", "report", str(output), "--json"], cwd=repo, home=home).stdout)
+    assert summary["tasks"][0]["passed"] == [1] and summary["tasks"][0]["statuses"] == {"1": "done",
+                                                                                        "2": "check-failed"}
+
+
+def test_max_tokens_stops_the_batch_and_cancels_what_runs(tmp_path: Path, home: Path) -> None:
+    repo = make_repository(tmp_path / "repo")
+    server = task_server(TaskModel())
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [_task("b1"), _task("b2")])
+    output = tmp_path / "results.jsonl"
+    try:
+        done = run_cli([*_batch_args(server, tasks, output, workers=1), "--max-tokens", "50"], cwd=repo, home=home,
+                       timeout=90)
+    finally:
+        server.stop()
+    assert done.returncode == 1
+    assert "stopping: --max-tokens 50 reached (110 tokens)" in done.stderr
+    [record] = read_records(output)  # b2 never started: a later run with a higher limit does it
+    assert record["id"] == "b1" and record["status"] == "cancelled" and "--max-tokens 50" in record["error"]
+    assert {task_of(b) for b in server.requests} == {"b1"}

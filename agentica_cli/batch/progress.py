@@ -134,10 +134,10 @@ class RichProgress(PlainProgress):
         from rich.console import Console
         from rich.live import Live
 
+        self._started = time.monotonic()
         self.console = Console(stderr=True)
         self.live = Live(console=self.console, refresh_per_second=4, transient=True,
                          get_renderable=self._render)
-        self._started = time.monotonic()
 
     def _render(self) -> Any:
         from rich.console import Group

@@ -78,4 +78,6 @@ def summarise(records: list[Record]) -> BatchSummary:
             summary.branches.append(record["branch"])
         if record.get("error") and record["status"] != "done":
             summary.error = str(record["error"])
+    for summary in by_task.values():
+        summary.branches.sort(key=lambda name: int(name.rsplit("-", 1)[-1]) if name.rsplit("-", 1)[-1].isdigit() else 0)
     return BatchSummary(list(by_task.values()), counts, total_tokens, total_cost, len(finals))

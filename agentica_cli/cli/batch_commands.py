@@ -18,9 +18,9 @@ BATCH_HELP = """Run many tasks as headless sessions (`agentica -p`), N at a time
 tests) in the sandbox. TASKS.jsonl has one JSON object a line: {"id", "prompt", "cwd"?, "repo"?, "setup"?,
 "check"?, "model"?, "permission_mode"?}. Each result is appended to --output as it ends (fsynced); running
 again with the same --output skips what is there (Ctrl-C writes running tasks as cancelled: they run
-again). A 429 seen by one session makes every session wait its Retry-After. Exit 0 when every attempt is
-done, 1 when some are not, 130 after Ctrl-C. `agentica batch report RESULTS.jsonl` shows a results file.
-See docs/batch.md."""
+again). A 429 seen by one session makes every session wait its Retry-After. Exit 0 when every task has
+an attempt that is done, 1 when not, 130 after Ctrl-C. `agentica batch report RESULTS.jsonl` shows a
+results file. See docs/batch.md."""
 
 
 def _fail(message: str, code: int = exitcodes.USAGE_ERROR) -> int:
