@@ -24,7 +24,7 @@ pytest.importorskip("ray", reason="Ray is not installed (pip install 'agentica-c
 RAY = Path(sys.executable).with_name("ray")
 
 # What differs between two runs of the same tasks by nature: times, session ids, folders.
-VOLATILE = ("started_at", "finished_at", "duration_s", "session_id", "worktree")
+VOLATILE = ("started_at", "finished_at", "duration_s", "timings_s", "session_id", "worktree")
 
 
 def _free_port() -> int:

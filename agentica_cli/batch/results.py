@@ -3,7 +3,8 @@ crash loses no finished result and a re-run with the same file skips what is in 
 
 A line is a JSON object: id, attempt, status (done, failed, check-failed, error, cancelled),
 exit_code, check_exit_code, check_output, error, diff, files_changed, tokens, cost,
-duration_s, session_id, branch, worktree, model, started_at, finished_at. Cancelled attempts
+duration_s, timings_s (seconds per phase: worktree, setup, session, commit, check), session_id,
+branch, worktree, model, started_at, finished_at. Cancelled attempts
 are run again by the next run; the last line of an (id, attempt) wins.
 """
 

@@ -258,9 +258,19 @@ def run_attempt(task: Task, attempt: int, options: RunOptions, control: Control,
                       "session_id": None, "branch": None, "worktree": None, "model": task.model or options.model,
                       "started_at": round(started, 3)}
 
-    def phase(name: str) -> None:
-        if events is not None:
-            events.phase(key, name)
+    timings: dict[str, float] = {}
+    current: list[tuple[str, float]] = []
+
+    def phase(name: str | None) -> None:
+        """Move to phase `name` (None: the end); each phase's seconds go into `timings_s`."""
+        now = time.monotonic()
+        if current:
+            previous, since = current.pop()
+            timings[previous] = round(timings.get(previous, 0.0) + now - since, 3)
+        if name is not None:
+            current.append((name, now))
+            if events is not None:
+                events.phase(key, name)
 
     tree = None
     try:
@@ -298,6 +308,8 @@ def run_attempt(task: Task, attempt: int, options: RunOptions, control: Control,
         if tree is not None:
             from agentica_cli.worktrees import commit_all, worktree_changes
 
+            phase("commit")
+
             commit_all(tree, f"agentica batch: {task.id} (attempt {attempt})")
             files, diff = worktree_changes(tree)
             record.update(files_changed=files, diff=diff)
@@ -325,7 +337,8 @@ def run_attempt(task: Task, attempt: int, options: RunOptions, control: Control,
         record.update(error=f"{type(err).__name__}: {err}")
         return record
     finally:
-        record.update(finished_at=round(time.time(), 3), duration_s=round(time.time() - started, 3))
+        phase(None)
+        record.update(finished_at=round(time.time(), 3), duration_s=round(time.time() - started, 3), timings_s=timings)
 
 
 class _Cancelled(Exception):
