@@ -54,7 +54,8 @@ def test_six_tasks_over_two_workers_statuses_and_shared_backoff(tmp_path: Path, 
     server = task_server(model)
     tasks = write_tasks(tmp_path / "tasks.jsonl", [
         _task("t1"), _task("t2"), _task("t3", check="grep -q 'from nobody' shared.txt"),
-        _task("t4", check="grep -q 'from t4' shared.txt"), _task("t5"), _task("t6", model="other-model"),
+        _task("t4", check="grep -q 'from t4' shared.txt"), _task("t5", setup="echo made > setup.txt"),
+        _task("t6", model="other-model"),
     ])
     output = tmp_path / "results.jsonl"
     try:
@@ -77,6 +78,10 @@ def test_six_tasks_over_two_workers_statuses_and_shared_backoff(tmp_path: Path, 
         assert git(tree, "log", "-1", "--format=%s").strip() == f"agentica batch: {task_id} (attempt 1)"
     assert records["t3"]["check_exit_code"] == 1 and records["t4"]["check_exit_code"] == 0
     assert records["t6"]["model"] == "other-model"
+    # the setup ran in t5's worktree; what it made is committed apart, not in the agent's diff
+    assert (Path(records["t5"]["worktree"]) / "setup.txt").read_text() == "made\n"
+    assert git(Path(records["t5"]["worktree"]), "log", "--format=%s").splitlines()[:2] == [
+        "agentica batch: t5 (attempt 1)", "agentica batch: setup of t5"]
     assert (repo / "shared.txt").read_text() == "original\n" and git(repo, "status", "--porcelain") == ""
 
     log = server.request_log
@@ -143,6 +148,22 @@ def test_interrupted_batch_resumes_without_running_finished_tasks(tmp_path: Path
     assert [r["status"] for r in final if r["id"] in ("r1", "r2")] == ["done", "done"]  # one line each
     assert {k: r["status"] for k, r in by_id(final).items()} == {
         "r1": "done", "r2": "done", "r3": "done", "r4": "done"}
+
+
+def test_a_worktree_this_batch_did_not_make_is_left_alone(tmp_path: Path, home: Path) -> None:
+    repo = make_repository(tmp_path / "repo")
+    mine = run_cli(["-p", "--worktree=batch-w1-1", "--model", "m", "--base-url", "http://127.0.0.1:9", "hi"],
+                   cwd=repo, home=home)  # a --worktree session's worktree that has the batch's name
+    assert "working in worktree batch-w1-1" in mine.stderr
+    (repo / ".worktrees/batch-w1-1/mine.txt").write_text("my own work\n")
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [_task("w1")])
+    output = tmp_path / "results.jsonl"
+    done = run_cli(["batch", str(tasks), "--output", str(output), "--model", "m", "--base-url", "http://127.0.0.1:9"],
+                   cwd=repo, home=home)
+    assert done.returncode == 1
+    [record] = read_records(output)
+    assert record["status"] == "error" and "exists, made by hand or by --worktree" in record["error"]
+    assert (repo / ".worktrees/batch-w1-1/mine.txt").read_text() == "my own work\n"
 
 
 def test_bad_tasks_file_is_refused_before_anything_runs(tmp_path: Path, home: Path) -> None:

@@ -9,6 +9,7 @@ and environment stay its own, and the session is exactly what `agentica -p` does
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -47,7 +48,8 @@ class RunOptions:
     max_turns: int | None = None
     use_worktrees: bool = True
     prices: Prices = field(default_factory=Prices)
-    agentica: tuple[str, ...] = (sys.executable, "-m", "agentica_cli")
+    agentica: tuple[str, ...] = ()  # how to start agentica; () = this interpreter on the machine that runs the task
+    results_path: str = ""  # the batch's results.jsonl: marks the worktrees this batch made
     clone_root: str | None = None  # where `repo` URLs are cloned (default: a folder in the temp dir)
 
 
@@ -152,7 +154,8 @@ def _clone(repo: str, options: RunOptions) -> Path:
 
 
 def _session_argv(task: Task, work_dir: Path, options: RunOptions) -> list[str]:
-    argv = [*options.agentica, "-p", "--output-format", "stream-json", "-C", str(work_dir)]
+    command = options.agentica or (sys.executable, "-m", "agentica_cli")
+    argv = [*command, "-p", "--output-format", "stream-json", "-C", str(work_dir)]
     for flag, value in (("--model", task.model or options.model), ("--provider", options.provider),
                         ("--base-url", options.base_url), ("--api-key-file", options.api_key_file),
                         ("--permission-mode", task.permission_mode), ("--sandbox", options.sandbox),
@@ -228,22 +231,34 @@ def _run_check(check: str, work_dir: Path, options: RunOptions, control: Control
     return _run_command(launch.argv, work_dir, control, env=sandbox.environment(dict(os.environ)), start=launch.start)
 
 
-def _worktree_for(task: Task, attempt: int, folder: Path) -> tuple[Any, Path] | None:
+_MARKER = "agentica-batch"  # in a batch worktree's git folder: the results file of the batch that made it
+
+
+def _worktree_for(task: Task, attempt: int, folder: Path, results_path: str) -> tuple[Any, Path] | None:
     """A fresh worktree batch-ID-ATTEMPT of the repository `folder` is in, and the folder in it
-    that matches `folder` (None outside git). One left by an attempt that did not finish (a
-    Ctrl-C, a crash) is replaced: its result is not in results.jsonl, so nobody has seen it."""
+    that matches `folder` (None outside git). One this batch left behind (Ctrl-C, a crash) is
+    replaced: its result is not in results.jsonl, so nobody has seen its work. One made by
+    another batch or by hand is not touched: the attempt fails with an error saying so."""
     from agentica_cli.worktrees import BRANCH_PREFIX, WorktreeError, create_worktree, remove_worktree, repository_root
-    from agentica_cli.worktrees.manager import WORKTREES_FOLDER
+    from agentica_cli.worktrees.manager import WORKTREES_FOLDER, git_dir
 
     try:
         root = repository_root(folder)
     except WorktreeError:
         return None
     name = f"batch-{task.id}-{attempt}"
-    if (root / WORKTREES_FOLDER / name).exists() or (root / ".git" / "refs" / "heads" / BRANCH_PREFIX / name).exists():
+    path = root / WORKTREES_FOLDER / name
+    if path.exists() or (root / ".git" / "refs" / "heads" / BRANCH_PREFIX / name).exists():
+        marker = git_dir(path) / _MARKER if path.is_dir() else None
+        owner = marker.read_text().strip() if marker is not None and marker.exists() else ""
+        if owner != results_path:
+            made_by = f"by the batch writing {owner}" if owner else "by hand or by --worktree"
+            raise RuntimeError(f"worktree {name} exists, made {made_by}; remove it (agentica worktrees rm --force "
+                               f"{name}) or give the task another id")
         with contextlib.suppress(WorktreeError):
             remove_worktree(root, name, force=True)
     tree = create_worktree(folder, name, root=root)
+    (git_dir(tree.path) / _MARKER).write_text(results_path + "\n")
     return tree, tree.path / folder.relative_to(root)
 
 
@@ -285,7 +300,7 @@ def run_attempt(task: Task, attempt: int, options: RunOptions, control: Control,
         if not folder.is_dir():
             raise RuntimeError(f"cwd {folder}: no such folder")
         work_dir = folder
-        made = _worktree_for(task, attempt, folder) if options.use_worktrees else None
+        made = _worktree_for(task, attempt, folder, options.results_path) if options.use_worktrees else None
         if made is not None:
             tree, work_dir = made
             record.update(branch=tree.branch, worktree=str(tree.path))
@@ -297,6 +312,11 @@ def run_attempt(task: Task, attempt: int, options: RunOptions, control: Control,
             if code != 0:
                 record.update(error=f"setup exited {code}: {output[-500:]}")
                 return record
+            if tree is not None:  # what the setup made (a lock file, generated code) is not the agent's work
+                from agentica_cli.worktrees import commit_all
+
+                if commit_all(tree, f"agentica batch: setup of {task.id}"):
+                    tree = dataclasses.replace(tree, base=tree.head)
         phase("session")
         outcome = _run_session(task, key, work_dir, options, control, events)
         cost = outcome.reported_cost

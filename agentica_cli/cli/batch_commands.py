@@ -151,7 +151,8 @@ def batch(
     options = RunOptions(
         batch_cwd=os.path.realpath(Path.cwd()), backoff_file="", model=model, provider=provider, base_url=base_url,
         api_key_file=str(api_key_file.expanduser().resolve()) if api_key_file else None, sandbox=sandbox,
-        max_turns=max_turns, use_worktrees=not no_worktrees, prices=Prices(price_in, price_out))
+        max_turns=max_turns, use_worktrees=not no_worktrees, prices=Prices(price_in, price_out),
+        results_path=os.path.realpath(output))
     settings = BatchSettings(output=output, workers=workers, attempts=attempts, max_tokens=max_tokens,
                              max_cost=max_cost)
     if max_cost is not None and price_in is None and price_out is None:

@@ -131,7 +131,7 @@ def _ignore_folder(root: Path) -> None:
             handle.write(("" if not text or text.endswith("\n") else "\n") + _EXCLUDE_LINE + "\n")
 
 
-def _git_dir(path: Path) -> Path:
+def git_dir(path: Path) -> Path:
     """A worktree's own git folder, from its `.git` file (`gitdir: ...`): no git process."""
     try:
         text = (path / ".git").read_text()
@@ -162,12 +162,12 @@ def create_worktree(start: Path, name: str | None = None, *, base: str = "HEAD",
         _ignore_folder(root)
         path.parent.mkdir(parents=True, exist_ok=True)
         _git(root, "worktree", "add", "--quiet", "-b", branch, str(path), probe)
-    (_git_dir(path) / "agentica-base").write_text(probe + "\n")
+    (git_dir(path) / "agentica-base").write_text(probe + "\n")
     return Worktree(name=name, path=path, branch=branch, base=probe, repository=root)
 
 
 def _from_entry(root: Path, path: Path, branch: str) -> Worktree:
-    base_file = _git_dir(path) / "agentica-base" if path.is_dir() else None
+    base_file = git_dir(path) / "agentica-base" if path.is_dir() else None
     base = base_file.read_text().strip() if base_file is not None and base_file.exists() else ""
     return Worktree(name=path.name, path=path, branch=branch, base=base, repository=root)
 
