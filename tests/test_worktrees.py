@@ -76,3 +76,21 @@ def test_worktree_outside_git_is_a_clear_error(tmp_path: Path, home: Path) -> No
     assert "is not in a git repository (--worktree needs one)" in done.stderr
     bad = run_cli(["-p", "--worktree=no/slash", "hi"], cwd=make_repository(tmp_path / "r"), home=home)
     assert bad.returncode == 2 and "invalid worktree name 'no/slash'" in bad.stderr
+
+
+def test_worktrees_and_batch_logic_import_no_ui() -> None:
+    """The application logic imports no UI library; the batch's live display is progress.py alone."""
+    import ast
+
+    root = Path(__file__).resolve().parent.parent / "agentica_cli"
+    offenders = []
+    for path in [*(root / "worktrees").glob("*.py"), *(root / "batch").glob("*.py")]:
+        if path.name == "progress.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            offenders += [f"{path.name}: {n}" for n in names
+                          if n.split(".")[0] in ("rich", "prompt_toolkit", "typer")
+                          or n.startswith(("agentica_cli.cli", "agentica_cli.tui"))]
+    assert offenders == []

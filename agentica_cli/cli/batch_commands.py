@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from agentica_cli.cli import exitcodes
+from agentica_cli.app import exitcodes
 
 BATCH_HELP = """Run many tasks as headless sessions (`agentica -p`), N at a time, each in its own git worktree
 (branch agentica/batch-ID-ATTEMPT) when its folder is in a repository; then each task's check (e.g. its
