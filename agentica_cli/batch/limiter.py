@@ -1,7 +1,7 @@
 """What the workers of one batch share: the rate-limit back-off and the batch's budget.
 
 The back-off: every task is an `agentica -p` process; their model clients read and write one
-file (agentica_cli.models.shared_backoff), so a 429 with Retry-After seen by one session stops
+file (agentica_cli.shared_backoff), so a 429 with Retry-After seen by one session stops
 every session's next request until it has passed. A file rather than a server of our own: the
 sessions are separate processes (isolation, a crash loses one task), the check is one small
 read per request, and on Ray each node's tasks share their node's file (tasks on other nodes
@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentica_cli.models import shared_backoff
+from agentica_cli import shared_backoff
 
 
 def backoff_file(batch_id: str) -> Path:

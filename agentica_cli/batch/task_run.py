@@ -28,7 +28,7 @@ from typing import Any, Protocol
 from agentica_cli.batch.limiter import Prices
 from agentica_cli.batch.results import Record
 from agentica_cli.batch.tasks import Task
-from agentica_cli.models.shared_backoff import ENV as BACKOFF_ENV
+from agentica_cli.shared_backoff import ENV as BACKOFF_ENV
 
 _OUTPUT_TAIL = 4000  # characters of a setup's or check's output kept in the record
 _STOP_GRACE = 5.0  # seconds between SIGTERM and SIGKILL for a cancelled task's processes

@@ -11,7 +11,7 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-from agentica_cli.models import shared_backoff
+from agentica_cli import shared_backoff
 from agentica_cli.models.base import (
     MissingApiKeyError,
     Model,

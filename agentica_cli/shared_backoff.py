@@ -9,7 +9,6 @@ the time later; they replace the file whole, so readers need no lock. Without th
 
 from __future__ import annotations
 
-import asyncio
 import fcntl
 import os
 import time
@@ -37,6 +36,8 @@ async def wait_turn() -> float:
     path = os.environ.get(ENV)
     if not path:
         return 0.0
+    import asyncio  # here: the batch itself reads this module and needs no event loop
+
     started = time.time()
     while True:
         delay = min(_read(path), started + _LONGEST_WAIT) - time.time()
