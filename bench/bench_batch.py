@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -87,10 +88,14 @@ def overhead(cmd: list[str], work: Path, tasks: int, runs: int, key_file: Path) 
     session_ms: list[float] = []
     inside_ms: list[float] = []
     versus_ms: list[float] = []
+    cpu_s: list[float] = []
+    around_ms: list[float] = []
+    own_ms: list[float] = []
     with ScriptedModelServer([turns.text("done")] * (tasks * runs * 2 + 10)) as server:
         flags = _model_flags(server, key_file)
         for run in range(runs):
             plain = []
+            cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
             for n in range(tasks):
                 start = time.perf_counter()
                 done = subprocess.run([*cmd, "-p", f"say done ({n})", *flags], cwd=repo, env=env,
@@ -98,6 +103,8 @@ def overhead(cmd: list[str], work: Path, tasks: int, runs: int, key_file: Path) 
                 plain.append((time.perf_counter() - start) * 1000)
                 if done.returncode != 0:
                     raise SystemExit(f"-p failed: {done.stderr[-2000:]}")
+            cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu_s.append((cpu_after.ru_utime + cpu_after.ru_stime - cpu_before.ru_utime - cpu_before.ru_stime) / tasks)
             output = work / f"overhead-{run}.results.jsonl"
             wall = _batch(cmd, _tasks_file(work / f"overhead-{run}.jsonl", tasks, f"o{run}-"), output, 1, flags,
                           repo, env) * 1000
@@ -109,14 +116,17 @@ def overhead(cmd: list[str], work: Path, tasks: int, runs: int, key_file: Path) 
             plain_ms.append(statistics.median(plain))
             session_ms.append(statistics.median(sessions))
             inside_ms.append(inside)
+            around_ms.append(statistics.median(around))
+            own_ms.append(batch_itself)
             versus_ms.append((wall - sum(plain)) / tasks)
             print(f"run {run + 1}: per task {statistics.median(around):.0f} ms around the session (worktree, "
                   f"commit, diff, result line) + {batch_itself / tasks:.0f} ms of the batch's own start -> "
                   f"{inside:.0f} ms; session {session_ms[-1]:.0f} ms, plain -p {plain_ms[-1]:.0f} ms; "
                   f"wall against the plain runs: {versus_ms[-1]:+.0f} ms per task")
     return {"plain_p_ms": statistics.median(plain_ms), "session_in_batch_ms": statistics.median(session_ms),
-            "overhead_per_task_ms": statistics.median(inside_ms),
-            "overhead_vs_plain_wall_ms": statistics.median(versus_ms)}
+            "overhead_per_task_ms": statistics.median(inside_ms), "around_session_ms": statistics.median(around_ms),
+            "batch_own_ms": statistics.median(own_ms),
+            "overhead_vs_plain_wall_ms": statistics.median(versus_ms), "cpu_per_plain_p_s": statistics.median(cpu_s)}
 
 
 def throughput(cmd: list[str], work: Path, max_workers: int, key_file: Path) -> dict[str, float]:
@@ -163,6 +173,11 @@ def main() -> int:
         print(f"overhead per task over a plain -p run: {figures['overhead_per_task_ms']:.0f} ms "
               f"(target < {OVERHEAD_TARGET_MS:.0f} ms); plain -p {figures['plain_p_ms']:.0f} ms")
         figures |= throughput(cmd, work, opts.max_workers, key_file)
+    cores = os.cpu_count() or 1
+    # each task is an `agentica -p` process: with more workers than cores, their CPU is the limit
+    figures["cpu_bound_throughput"] = cores * figures["task_time_s"] / max(figures["cpu_per_plain_p_s"], 1e-6)
+    print(f"one `agentica -p` run costs {figures['cpu_per_plain_p_s']:.2f} s of CPU: {cores} core(s) finish at most "
+          f"{figures['cpu_bound_throughput']:.1f} tasks per task time, whatever N")
     emit_result("batch", {k: round(v, 3) for k, v in figures.items()})
     return 0
 
