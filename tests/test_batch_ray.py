@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from batch_support import TaskModel, make_repository, read_records, task_server, write_tasks
-from cli_support import cli_env, model_args, run_cli
+from cli_support import AGENTICA, cli_env, model_args, run_cli
 
 pytest.importorskip("ray", reason="Ray is not installed (pip install 'agentica-cli[ray]')")
 RAY = Path(sys.executable).with_name("ray")
@@ -115,3 +115,42 @@ def test_the_same_batch_on_ray_gives_the_same_results_file(tmp_path: Path, ray_c
     # resumed: nothing left to run, no model request, the same file
     assert "0 attempt(s) to run (6 already in the results file)" in again.stderr
     assert len(server.requests) == requests and read_records(ray_out) == ray_records
+
+
+def test_ctrl_c_on_ray_cancels_the_running_tasks_and_ends_their_sessions(
+        tmp_path: Path, ray_cluster: tuple[str, Path]) -> None:
+    from sandbox_support import processes_with
+
+    from agentica_cli.testing import turns
+
+    address, home = ray_cluster
+    arrived: set[str] = set()
+
+    def special(task: str, stage: int, body: dict[str, Any]) -> dict[str, Any] | None:
+        arrived.add(task)
+        return turns.hang(limit=60)
+
+    server = task_server(TaskModel(special))
+    repo = make_repository(tmp_path / "repo")
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [
+        {"id": f"q{n}", "prompt": f"[task q{n}] wait", "permission_mode": "accept-edits"} for n in (1, 2)])
+    output = tmp_path / "results.jsonl"
+    try:
+        driver = subprocess.Popen(
+            [*AGENTICA, "batch", str(tasks), "--ray", address, "--workers", "2", "--output", str(output),
+             *model_args(server)], cwd=repo, env=cli_env(home, RAY_USAGE_STATS_ENABLED="0"),
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while arrived != {"q1", "q2"}:
+            assert time.monotonic() < deadline and driver.poll() is None, driver.communicate()
+            time.sleep(0.2)
+        driver.send_signal(signal.SIGINT)
+        err = driver.communicate(timeout=60)[1]
+    finally:
+        server.stop()
+    assert driver.returncode == 130, err
+    assert {r["id"]: r["status"] for r in read_records(output)} == {"q1": "cancelled", "q2": "cancelled"}
+    deadline = time.monotonic() + 20  # the sessions on the node end with their Ray tasks
+    while processes_with(str(repo / ".worktrees")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert processes_with(str(repo / ".worktrees")) == []

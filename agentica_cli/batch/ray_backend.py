@@ -10,6 +10,7 @@ installed and the tasks' folders (or a `repo` URL it can clone), and its own mod
 
 from __future__ import annotations
 
+import signal
 import time
 from collections.abc import Callable
 from typing import Any
@@ -52,7 +53,10 @@ def run_on_ray(run: BatchRun, address: str) -> None:
     from agentica_cli.batch.task_run import run_attempt_remote
 
     if not ray.is_initialized():
+        ours = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
         ray.init(address=address, log_to_driver=False, logging_level="ERROR")
+        for sig, handler in ours.items():  # Ctrl-C stays the batch's clean stop, whatever Ray set
+            signal.signal(sig, handler)
     remote = ray.remote(num_cpus=1, max_retries=0)(run_attempt_remote)
     in_flight: dict[Any, tuple[Task, int, float]] = {}
     try:

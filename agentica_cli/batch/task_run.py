@@ -29,6 +29,7 @@ from agentica_cli.batch.limiter import Prices
 from agentica_cli.batch.results import Record
 from agentica_cli.batch.tasks import Task
 from agentica_cli.shared_backoff import ENV as BACKOFF_ENV
+from agentica_cli.worktrees import Worktree
 
 _OUTPUT_TAIL = 4000  # characters of a setup's or check's output kept in the record
 _STOP_GRACE = 5.0  # seconds between SIGTERM and SIGKILL for a cancelled task's processes
@@ -234,7 +235,7 @@ def _run_check(check: str, work_dir: Path, options: RunOptions, control: Control
 _MARKER = "agentica-batch"  # in a batch worktree's git folder: the results file of the batch that made it
 
 
-def _worktree_for(task: Task, attempt: int, folder: Path, results_path: str) -> tuple[Any, Path] | None:
+def _worktree_for(task: Task, attempt: int, folder: Path, results_path: str) -> tuple[Worktree, Path] | None:
     """A fresh worktree batch-ID-ATTEMPT of the repository `folder` is in, and the folder in it
     that matches `folder` (None outside git). One this batch left behind (Ctrl-C, a crash) is
     replaced: its result is not in results.jsonl, so nobody has seen its work. One made by
@@ -287,7 +288,7 @@ def run_attempt(task: Task, attempt: int, options: RunOptions, control: Control,
             if events is not None:
                 events.phase(key, name)
 
-    tree = None
+    tree: Worktree | None = None
     try:
         if control.stopping.is_set():
             record.update(status="cancelled", error=control.reason)
