@@ -4,7 +4,9 @@
    answers at once. Each record's timings_s say how long its `agentica -p` process took; the
    rest of the attempt (worktree, commit, diff, the results line) plus the batch process's own
    start and summary divided by N is the overhead. Target < 150 ms. Beside it, the same N
-   tasks as plain `-p` runs, one after another (the wall-time difference, noisy under load).
+   tasks as plain `-p` runs, one after another: the wall-time difference (noisy on a loaded
+   machine) and the CPU-time difference (batch and all its children, per task, minus one plain
+   run's), which load barely moves.
 2. Throughput: N workers (1, 2, 4, 8), 2N tasks, against a scripted server whose every answer
    takes 1 s. task time = the median duration of one task when it runs alone (N=1); throughput
    = tasks finished per task time = 2N x task time / wall time. Target >= 0.9 N up to N = 8.
@@ -91,6 +93,7 @@ def overhead(cmd: list[str], work: Path, tasks: int, runs: int, key_file: Path) 
     cpu_s: list[float] = []
     around_ms: list[float] = []
     own_ms: list[float] = []
+    cpu_overhead_ms: list[float] = []
     with ScriptedModelServer([turns.text("done")] * (tasks * runs * 2 + 10)) as server:
         flags = _model_flags(server, key_file)
         for run in range(runs):
@@ -106,8 +109,12 @@ def overhead(cmd: list[str], work: Path, tasks: int, runs: int, key_file: Path) 
             cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu_s.append((cpu_after.ru_utime + cpu_after.ru_stime - cpu_before.ru_utime - cpu_before.ru_stime) / tasks)
             output = work / f"overhead-{run}.results.jsonl"
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             wall = _batch(cmd, _tasks_file(work / f"overhead-{run}.jsonl", tasks, f"o{run}-"), output, 1, flags,
                           repo, env) * 1000
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            batch_cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime  # sessions included
+            cpu_overhead_ms.append((batch_cpu / tasks - cpu_s[-1]) * 1000)
             records = [json.loads(line) for line in output.read_text().splitlines()]
             sessions = [r["timings_s"]["session"] * 1000 for r in records]
             around = [r["duration_s"] * 1000 - r["timings_s"]["session"] * 1000 for r in records]
@@ -122,11 +129,13 @@ def overhead(cmd: list[str], work: Path, tasks: int, runs: int, key_file: Path) 
             print(f"run {run + 1}: per task {statistics.median(around):.0f} ms around the session (worktree, "
                   f"commit, diff, result line) + {batch_itself / tasks:.0f} ms of the batch's own start -> "
                   f"{inside:.0f} ms; session {session_ms[-1]:.0f} ms, plain -p {plain_ms[-1]:.0f} ms; "
-                  f"wall against the plain runs: {versus_ms[-1]:+.0f} ms per task")
+                  f"wall against the plain runs: {versus_ms[-1]:+.0f} ms per task; CPU beyond a plain -p run: "
+                  f"{cpu_overhead_ms[-1]:+.0f} ms per task")
     return {"plain_p_ms": statistics.median(plain_ms), "session_in_batch_ms": statistics.median(session_ms),
             "overhead_per_task_ms": statistics.median(inside_ms), "around_session_ms": statistics.median(around_ms),
             "batch_own_ms": statistics.median(own_ms),
-            "overhead_vs_plain_wall_ms": statistics.median(versus_ms), "cpu_per_plain_p_s": statistics.median(cpu_s)}
+            "overhead_vs_plain_wall_ms": statistics.median(versus_ms), "cpu_per_plain_p_s": statistics.median(cpu_s),
+            "cpu_overhead_per_task_ms": statistics.median(cpu_overhead_ms)}
 
 
 def throughput(cmd: list[str], work: Path, max_workers: int, key_file: Path) -> dict[str, float]:

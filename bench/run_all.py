@@ -135,6 +135,8 @@ TARGETS = [
            "< 150 ms", lambda v: v < 150, " ms"),
     Target("batch: per task around its session (worktree, commit, diff, result line)", "batch",
            _get("around_session_ms"), "", None, " ms"),
+    Target("batch: CPU per task beyond a plain `-p` run (batch and children)", "batch",
+           _get("cpu_overhead_per_task_ms"), "", None, " ms"),
     Target("batch: its own start and summary, once per batch", "batch", _get("batch_own_ms"), "", None, " ms"),
     Target("batch: CPU of one `agentica -p` run (bounds N workers on this machine's cores)", "batch",
            _get("cpu_per_plain_p_s"), "", None, " s"),
