@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from batch_support import TaskModel, by_id, git, make_repository, read_records, task_of, task_server, write_tasks
-from cli_support import AGENTICA, cli_env, model_args, run_cli
+from cli_support import AGENTICA, cli_env, model_args, run_cli, scripted_key_file
 
 from agentica_cli.testing import turns
 
@@ -52,9 +52,14 @@ def test_six_tasks_over_two_workers_statuses_and_shared_backoff(tmp_path: Path, 
 
     model = TaskModel(special)
     server = task_server(model)
+    from agentica_cli.sandbox import best_backend
+
+    t4_check = "grep -q 'from t4' shared.txt"
+    if best_backend() is not None:  # the check runs confined: no writing the checkout, no reading the key file
+        t4_check += f" && ! touch {repo / 'escaped.txt'} && ! cat {scripted_key_file()}"
     tasks = write_tasks(tmp_path / "tasks.jsonl", [
         _task("t1"), _task("t2"), _task("t3", check="grep -q 'from nobody' shared.txt"),
-        _task("t4", check="grep -q 'from t4' shared.txt"), _task("t5", setup="echo made > setup.txt"),
+        _task("t4", check=t4_check), _task("t5", setup="echo made > setup.txt"),
         _task("t6", model="other-model"),
     ])
     output = tmp_path / "results.jsonl"
@@ -83,6 +88,7 @@ def test_six_tasks_over_two_workers_statuses_and_shared_backoff(tmp_path: Path, 
     assert git(Path(records["t5"]["worktree"]), "log", "--format=%s").splitlines()[:2] == [
         "agentica batch: t5 (attempt 1)", "agentica batch: setup of t5"]
     assert (repo / "shared.txt").read_text() == "original\n" and git(repo, "status", "--porcelain") == ""
+    assert not (repo / "escaped.txt").exists()
 
     log = server.request_log
     assert {b["model"] for b in server.requests if task_of(b) == "t6"} == {"other-model"}

@@ -227,7 +227,8 @@ def _run_check(check: str, work_dir: Path, options: RunOptions, control: Control
     agent wrote, so it gets no more than the agent's own commands."""
     from agentica_cli.sandbox import DEFAULT_MODE, Sandbox, SandboxPolicy
 
-    sandbox = Sandbox(SandboxPolicy.build(options.sandbox or DEFAULT_MODE, work_dir))
+    hidden = [options.api_key_file] if options.api_key_file else []  # as the session hides it from its commands
+    sandbox = Sandbox(SandboxPolicy.build(options.sandbox or DEFAULT_MODE, work_dir, hide=hidden))
     launch = sandbox.prepare(["/bin/sh", "-c", check], work_dir)
     return _run_command(launch.argv, work_dir, control, env=sandbox.environment(dict(os.environ)), start=launch.start)
 
