@@ -1,6 +1,7 @@
 """`agentica batch --ray ADDRESS` on a real local Ray cluster (`ray start --head` on 127.0.0.1,
 two worker CPUs), started once for this module: the same batch gives the same results file as
-the local workers, and a re-run skips what is done."""
+the local workers, a re-run skips what is done, and Ctrl-C cancels the Ray tasks and ends their
+sessions."""
 
 from __future__ import annotations
 
@@ -86,8 +87,16 @@ def _comparable(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(({k: v for k, v in r.items() if k not in VOLATILE} for r in records), key=lambda r: r["id"])
 
 
-def test_the_same_batch_on_ray_gives_the_same_results_file(tmp_path: Path, ray_cluster: tuple[str, Path]) -> None:
+def test_batch_on_a_local_ray_cluster(tmp_path: Path, ray_cluster: tuple[str, Path]) -> None:
+    """One test, so that `pytest -n` starts one cluster, not one per worker that takes a test."""
     address, home = ray_cluster
+    (tmp_path / "same").mkdir()
+    (tmp_path / "interrupted").mkdir()
+    _the_same_batch_on_ray_gives_the_same_results_file(tmp_path / "same", address, home)
+    _ctrl_c_on_ray_cancels_the_running_tasks_and_ends_their_sessions(tmp_path / "interrupted", address, home)
+
+
+def _the_same_batch_on_ray_gives_the_same_results_file(tmp_path: Path, address: str, home: Path) -> None:
     server = task_server(TaskModel())
     try:
         local_repo = make_repository(tmp_path / "local")
@@ -117,13 +126,11 @@ def test_the_same_batch_on_ray_gives_the_same_results_file(tmp_path: Path, ray_c
     assert len(server.requests) == requests and read_records(ray_out) == ray_records
 
 
-def test_ctrl_c_on_ray_cancels_the_running_tasks_and_ends_their_sessions(
-        tmp_path: Path, ray_cluster: tuple[str, Path]) -> None:
+def _ctrl_c_on_ray_cancels_the_running_tasks_and_ends_their_sessions(tmp_path: Path, address: str, home: Path) -> None:
     from sandbox_support import processes_with
 
     from agentica_cli.testing import turns
 
-    address, home = ray_cluster
     arrived: set[str] = set()
 
     def special(task: str, stage: int, body: dict[str, Any]) -> dict[str, Any] | None:
