@@ -258,3 +258,43 @@ def test_max_tokens_stops_the_batch_and_cancels_what_runs(tmp_path: Path, home: 
     [record] = read_records(output)  # b2 never started: a later run with a higher limit does it
     assert record["id"] == "b1" and record["status"] == "cancelled" and "--max-tokens 50" in record["error"]
     assert {task_of(b) for b in server.requests} == {"b1"}
+
+
+def test_a_task_with_a_repo_url_and_a_cwd_inside_it(tmp_path: Path, home: Path) -> None:
+    upstream = make_repository(tmp_path / "upstream")
+    (upstream / "sub").mkdir()
+    (upstream / "sub" / "shared.txt").write_text("original\n")
+    git(upstream, "add", ".")
+    git(upstream, "commit", "-q", "-m", "sub")
+    elsewhere = tmp_path / "elsewhere"  # not a repository: the task names its own
+    elsewhere.mkdir()
+    server = task_server(TaskModel())
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [_task("c1", repo=str(upstream), cwd="sub",
+                                                         check="grep -q 'from c1' shared.txt")])
+    output = tmp_path / "results.jsonl"
+    try:
+        done = run_cli(_batch_args(server, tasks, output, workers=1), cwd=elsewhere, home=home,
+                       env=cli_env(home, TMPDIR=str(tmp_path)))  # the clone goes under TMPDIR
+    finally:
+        server.stop()
+    assert done.returncode == 0, done.stderr
+    [record] = read_records(output)
+    assert record["status"] == "done" and record["files_changed"] == ["sub/shared.txt"]
+    clone = Path(record["worktree"]).parent.parent
+    assert clone.is_relative_to(tmp_path) and clone != upstream
+    assert (Path(record["worktree"]) / "sub" / "shared.txt").read_text() == "from c1\n"
+    assert (upstream / "sub" / "shared.txt").read_text() == "original\n"  # the clone was edited, not the source
+
+
+def test_budget_counts_running_and_finished_attempts() -> None:
+    from agentica_cli.batch.limiter import Budget, Prices
+
+    prices = Prices(input=2.0, output=10.0)  # USD per million tokens
+    assert prices.cost(1_000_000, 100_000) == 3.0 and Prices().cost(5, 5) is None
+    budget = Budget(max_cost=5.0)
+    budget.running("a#1", 1000, 2.0)
+    budget.running("b#1", 1000, 2.5)
+    assert budget.exceeded() is None
+    budget.finished("a#1", 1200, 2.6)  # a finished attempt replaces its running figure
+    assert budget.cost == pytest.approx(5.1) and budget.tokens == 2200
+    assert budget.exceeded() == "--max-cost 5 reached ($5.1000)"
