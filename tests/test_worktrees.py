@@ -94,3 +94,29 @@ def test_worktrees_and_batch_logic_import_no_ui() -> None:
                           if n.split(".")[0] in ("rich", "prompt_toolkit", "typer")
                           or n.startswith(("agentica_cli.cli", "agentica_cli.tui"))]
     assert offenders == []
+
+
+def test_the_repl_in_a_worktree_says_where_the_work_is_when_it_ends(tmp_path: Path, home: Path) -> None:
+    import pexpect
+    from screen_support import ANSI, Repl, spawn_agentica
+
+    repo = make_repository(tmp_path / "repo")
+    server = task_server(TaskModel())
+    try:
+        child = spawn_agentica(home, repo, [*model_args(server), "--worktree=talk", "--permission-mode",
+                                            "accept-edits"])
+        repl = Repl(child)
+        repl.expect_prompt()
+        repl.send_line("[task talk] put your name in shared.txt")
+        repl.expect("wrote shared.txt for talk")
+        repl.expect_prompt()
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF, timeout=30)
+        child.close()
+    finally:
+        server.stop()
+    tail = " ".join(ANSI.sub("", child.before or "").split())
+    tree = repo / ".worktrees" / "talk"
+    assert f"the work is in {tree} (branch agentica/talk): 1 uncommitted path(s)" in tail
+    assert "agentica worktrees rm talk" in tail
+    assert (tree / "shared.txt").read_text() == "from talk\n" and (repo / "shared.txt").read_text() == "original\n"
