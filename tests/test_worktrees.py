@@ -74,8 +74,15 @@ def test_worktree_outside_git_is_a_clear_error(tmp_path: Path, home: Path) -> No
     done = run_cli(["-p", "--worktree", "--model", "m", "hi"], cwd=folder, home=home)
     assert done.returncode == 2
     assert "is not in a git repository (--worktree needs one)" in done.stderr
-    bad = run_cli(["-p", "--worktree=no/slash", "hi"], cwd=make_repository(tmp_path / "r"), home=home)
+    repo = make_repository(tmp_path / "r")
+    bad = run_cli(["-p", "--worktree=no/slash", "hi"], cwd=repo, home=home)
     assert bad.returncode == 2 and "invalid worktree name 'no/slash'" in bad.stderr
+    # a run that changed nothing (here: no API key) leaves no worktree or branch behind; -w takes no name here
+    unchanged = run_cli(["-p", "-w", "--model", "m", "--base-url", "http://127.0.0.1:9", "hi"], cwd=repo, home=home)
+    assert unchanged.returncode == 2 and "working in worktree " in unchanged.stderr
+    assert "had no changes: removed it and its branch" in unchanged.stderr
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+    assert git(repo, "branch", "--list", "agentica/*") == ""
 
 
 def test_worktrees_and_batch_logic_import_no_ui() -> None:

@@ -257,15 +257,19 @@ def worktree_changes(tree: Worktree) -> tuple[list[str], str]:
 
 
 def exit_note(tree: Worktree) -> str:
-    """What a --worktree session says when it ends: where the work is, how to keep or drop it."""
+    """What a --worktree session says when it ends: where the work is, how to keep or drop it.
+    A worktree the session did not change is removed, with its branch."""
     if not tree.path.is_dir():
         return f"agentica: worktree {tree.name} is gone ({tree.path})\n"
     changed = len(_git(tree.path, "status", "--porcelain", "--untracked-files=all").splitlines())
     commits = int(_git(tree.path, "rev-list", "--count", f"{tree.base}..HEAD").strip() or 0) if tree.base else 0
     where = shlex.quote(str(tree.path))
-    if not changed and not commits:
-        return (f"agentica: worktree {tree.name} ({tree.path}) has no changes; "
-                f"remove it: agentica worktrees rm {tree.name}\n")
+    if not changed and not commits:  # nothing to keep: no folder and branch left behind
+        try:
+            remove_worktree(tree.repository, tree.name)
+        except WorktreeError:
+            return f"agentica: worktree {tree.name} ({tree.path}) has no changes; agentica worktrees rm {tree.name}\n"
+        return f"agentica: worktree {tree.name} had no changes: removed it and its branch\n"
     lines = [f"agentica: the work is in {tree.path} (branch {tree.branch}): "
              f"{changed} uncommitted path(s), {commits} commit(s)"]
     if changed:
