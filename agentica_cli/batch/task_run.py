@@ -175,11 +175,14 @@ class _SessionOutcome:
     reported_cost: float | None = None
     error: str | None = None
     stderr: str = ""
+    model: str | None = None
 
 
 def _run_session(task: Task, key: str, work_dir: Path, options: RunOptions, control: Control,
                  events: TaskEvents | None) -> _SessionOutcome:
     outcome = _SessionOutcome()
+    # on a Ray node the batch's folder may not exist yet: the node's sessions share this file
+    Path(options.backoff_file).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     env = {**os.environ, BACKOFF_ENV: options.backoff_file}
     stderr_file = tempfile.TemporaryFile(mode="w+", errors="replace")  # noqa: SIM115 (closed in finally)
     process = subprocess.Popen(_session_argv(task, work_dir, options), cwd=work_dir, env=env,
@@ -199,6 +202,7 @@ def _run_session(task: Task, key: str, work_dir: Path, options: RunOptions, cont
             kind = event.get("type") if isinstance(event, dict) else None
             if kind == "session":
                 outcome.session_id = event.get("session_id")
+                outcome.model = event.get("model")
             elif kind == "usage":
                 outcome.input_tokens += int(event.get("input_tokens") or 0)
                 outcome.output_tokens += int(event.get("output_tokens") or 0)
@@ -325,6 +329,7 @@ def run_attempt(task: Task, attempt: int, options: RunOptions, control: Control,
         if cost is None:
             cost = options.prices.cost(outcome.input_tokens, outcome.output_tokens)
         record.update(exit_code=outcome.exit_code, session_id=outcome.session_id, cost=cost,
+                      model=outcome.model or record["model"],
                       tokens={"input": outcome.input_tokens, "output": outcome.output_tokens,
                               "total": outcome.input_tokens + outcome.output_tokens})
         if tree is not None:
