@@ -158,9 +158,9 @@ def test_interrupted_batch_resumes_without_running_finished_tasks(tmp_path: Path
 
 def test_a_worktree_this_batch_did_not_make_is_left_alone(tmp_path: Path, home: Path) -> None:
     repo = make_repository(tmp_path / "repo")
-    mine = run_cli(["-p", "--worktree=batch-w1-1", "--model", "m", "--base-url", "http://127.0.0.1:9", "hi"],
-                   cwd=repo, home=home)  # a --worktree session's worktree that has the batch's name
-    assert "working in worktree batch-w1-1" in mine.stderr
+    from agentica_cli.worktrees import create_worktree
+
+    create_worktree(repo, "batch-w1-1")  # as `agentica --worktree=batch-w1-1` makes it: the batch's name
     (repo / ".worktrees/batch-w1-1/mine.txt").write_text("my own work\n")
     tasks = write_tasks(tmp_path / "tasks.jsonl", [_task("w1")])
     output = tmp_path / "results.jsonl"
