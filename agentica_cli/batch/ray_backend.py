@@ -26,6 +26,10 @@ class RayMissingError(RuntimeError):
     pass
 
 
+class RayUnavailableError(RuntimeError):
+    pass
+
+
 def _ray() -> Any:
     try:
         import ray
@@ -54,7 +58,11 @@ def run_on_ray(run: BatchRun, address: str) -> None:
 
     if not ray.is_initialized():
         ours = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-        ray.init(address=address, log_to_driver=False, logging_level="ERROR")
+        try:
+            ray.init(address=address, log_to_driver=False, logging_level="ERROR")
+        except Exception as err:  # no cluster there, a version mismatch, ...
+            first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+            raise RayUnavailableError(f"cannot use the Ray cluster at {address}: {first[:300]}") from None
         for sig, handler in ours.items():  # Ctrl-C stays the batch's clean stop, whatever Ray set
             signal.signal(sig, handler)
     remote = ray.remote(num_cpus=1, max_retries=0)(run_attempt_remote)

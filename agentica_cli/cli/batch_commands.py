@@ -168,6 +168,10 @@ def batch(
         outcome = run_batch(tasks, settings, options, progress, backend)
     except ValueError as err:  # an --output that is not a results file
         return _fail(str(err))
+    except RuntimeError as err:  # --ray: no cluster at that address, Ray missing
+        from agentica_cli.batch.summary import plain
+
+        return _fail(plain(err), exitcodes.MODEL_ERROR)
     mine = {t.id for t in tasks}
     summary = summarise([r for r in outcome.records if r.get("id") in mine])
     print_summary(summary)
