@@ -39,6 +39,8 @@ examples:
   agentica -p "fix the tests" --allowed-tools "execute(pytest *)"
   agentica -p --input-format stream-json --output-format stream-json
                                             a conversation: messages on stdin, events on stdout
+  agentica --protocol claude                Claude Code's stream-json protocol, for programs written for
+                                            the Claude Agent SDK (their cli_path; docs/sdk.md)
   agentica --continue                       resume this folder's latest session
 
 commands (agentica COMMAND --help for each):
