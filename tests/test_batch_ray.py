@@ -161,3 +161,12 @@ def _ctrl_c_on_ray_cancels_the_running_tasks_and_ends_their_sessions(tmp_path: P
     while processes_with(str(repo / ".worktrees")) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert processes_with(str(repo / ".worktrees")) == []
+
+
+def test_no_cluster_at_the_address_is_a_one_line_error(tmp_path: Path, home: Path) -> None:
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [{"id": "n1", "prompt": "x"}])
+    done = run_cli(["batch", str(tasks), "--ray", f"127.0.0.1:{_free_port()}", "--output", str(tmp_path / "r.jsonl")],
+                   cwd=tmp_path, home=home, timeout=120)
+    assert done.returncode == 1
+    assert "cannot reach the Ray cluster at 127.0.0.1:" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "r.jsonl").exists()

@@ -52,8 +52,23 @@ def ray_backend(address: str) -> Callable[[BatchRun], None]:
     return lambda run: run_on_ray(run, address)
 
 
+def _check_reachable(address: str) -> None:
+    """HOST:PORT (the GCS): fail in seconds when nothing listens there, where ray.init would
+    retry for minutes. `auto` and ray:// addresses are left to Ray."""
+    import socket
+
+    host, _, port = address.rpartition(":")
+    if not host or "://" in address or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+    except OSError as err:
+        raise RayUnavailableError(f"cannot reach the Ray cluster at {address}: {err.strerror or err}") from None
+
+
 def run_on_ray(run: BatchRun, address: str) -> None:
     ray = _ray()
+    _check_reachable(address)
     from agentica_cli.batch.task_run import run_attempt_remote
 
     if not ray.is_initialized():
