@@ -69,7 +69,7 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
             except ProcessLookupError:
                 break
             try:
-                head.wait(15)
+                head.wait(5)
                 break
             except subprocess.TimeoutExpired:
                 continue
