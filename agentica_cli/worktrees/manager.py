@@ -258,7 +258,15 @@ def worktree_changes(tree: Worktree) -> tuple[list[str], str]:
 
 def exit_note(tree: Worktree) -> str:
     """What a --worktree session says when it ends: where the work is, how to keep or drop it.
-    A worktree the session did not change is removed, with its branch."""
+    A worktree the session did not change is removed, with its branch. Never raises: it is said
+    on the way out, whatever git does."""
+    try:
+        return _exit_note(tree)
+    except WorktreeError as err:
+        return f"agentica: the work is in {tree.path} (branch {tree.branch}); {err}\n"
+
+
+def _exit_note(tree: Worktree) -> str:
     if not tree.path.is_dir():
         return f"agentica: worktree {tree.name} is gone ({tree.path})\n"
     changed = len(_git(tree.path, "status", "--porcelain", "--untracked-files=all").splitlines())
