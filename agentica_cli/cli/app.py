@@ -15,6 +15,19 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
+    # OpenTelemetry only when the standard variables ask for it: otherwise nothing is imported.
+    if "OTEL_TRACES_EXPORTER" in os.environ or "OTEL_METRICS_EXPORTER" in os.environ:
+        from agentica_cli import telemetry
+
+        telemetry.install_on_first_run()
+        try:
+            return _dispatch(args)
+        finally:
+            telemetry.shutdown()  # flushed before exit: a short -p run's spans are not lost
+    return _dispatch(args)
+
+
+def _dispatch(args: list[str]) -> int:
     if args in (["--version"], ["-V"]):  # the one answer that needs no parser
         from agentica_cli import __version__
 

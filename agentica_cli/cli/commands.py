@@ -46,6 +46,7 @@ examples:
 commands (agentica COMMAND --help for each):
   agentica acp                              serve an editor over the Agent Client Protocol
   agentica mcp list|add|remove              the MCP servers in your config
+  agentica mcp serve [--port N]             agentica as an MCP server (stdio, or HTTP with --port)
   agentica sessions list|show|rm            saved conversations
   agentica models                           the models the configured endpoint serves
   agentica doctor                           what is found, loaded and skipped here, and why
