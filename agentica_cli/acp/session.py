@@ -55,7 +55,8 @@ class AcpSession:
         self.stored = stored  # the SessionStore session written to (None: --no-session)
         self.mcp = mcp
         self.mcp_waited = False
-        self.policy = policy_from_settings(settings, work_dir, allowed_dirs=add_dirs, ask=self.ask)
+        self.policy = policy_from_settings(settings, work_dir, allowed_dirs=add_dirs, ask=self.ask,
+                                           on_grant=self.granted)
         self.agent = build_agent(
             settings, work_dir, model=model, allowed_dirs=add_dirs, approve=self.policy, messages=messages,
             on_message=stored.append if stored is not None else None,
@@ -335,28 +336,19 @@ class AcpSession:
 
     # -- permissions ------------------------------------------------------------------------
 
-    def always_scope(self, call: Any, verdict: Any) -> str | None:
-        """What "always" would allow (as the REPL offers it); None when it is not offered."""
-        if getattr(verdict, "why", "") in ("sensitive", "rule", "escalation"):
-            return None
-        name = getattr(call, "name", "")
-        if updates.is_edit(name):
-            return "file edits in this folder (accept-edits)" if self.policy.mode == "default" else None
-        grant = self.policy.grant_for(call)
-        return None if grant is None else grant.scope()
-
     async def ask(self, call: Any, verdict: Any = None) -> Answer:
         """The policy's question, asked through session/request_permission."""
         call_id = getattr(call, "call_id", "")
         name = getattr(call, "name", "")
         args = call_args(call)
+        question = self.policy.question(call, verdict) if verdict is not None else None
         options = [PermissionOption(option_id="once", name="Allow once", kind="allow_once")]
-        scope = self.always_scope(call, verdict)
-        if scope:
-            options.append(PermissionOption(option_id="always", name=f"Always allow {scope}", kind="allow_always"))
+        if question is not None and question.always:
+            options.append(PermissionOption(option_id="always", name=f"Always allow {question.always}",
+                                            kind="allow_always"))
         options.append(PermissionOption(option_id="no", name="Reject", kind="reject_once"))
         content = await self.edit_content(call_id, name, args) or []
-        note = getattr(verdict, "note", "")
+        note = question.note if question is not None else ""
         if note:
             content = [tool_content(_text(note)), *content]
         request = ToolCallUpdate(tool_call_id=call_id, title=updates.tool_title(name, args),
@@ -369,14 +361,14 @@ class AcpSession:
             return Answer("no", "The user cancelled.")
         if outcome.option_id == "no":
             return Answer("no")
-        if outcome.option_id == "always":
-            mode = self.policy.mode
-            self.policy.remember(call)
-            if self.policy.mode != mode:
-                await self.mode_changed()
         if call_id in self.started:  # not a custom command's !`command`: no tool call shows that one
             await self.send(update_tool_call(call_id, status="in_progress"))
-        return Answer("once")
+        return Answer("always" if outcome.option_id == "always" else "once")  # the policy applies it
+
+    async def granted(self, granted: str, mode_changed: bool) -> None:
+        """The policy remembered an "always": an edit's one switched the mode, which the editor shows."""
+        if mode_changed:
+            await self.mode_changed()
 
     async def set_mode(self, mode: str) -> None:
         self.policy.set_mode(mode)

@@ -75,7 +75,8 @@ class Repl:
         self.turn_task: asyncio.Task[Any] | None = None
         self.pending_context: list[str] = []
         self.approval_lock = asyncio.Lock()
-        self.policy = policy_from_settings(settings, work_dir, allowed_dirs=self.allowed_dirs, ask=self.ask_approval)
+        self.policy = policy_from_settings(settings, work_dir, allowed_dirs=self.allowed_dirs, ask=self.ask_approval,
+                                           on_grant=self.show_grant)
         self.usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
         history = None if not settings.get("ui.history", True) else self._history_path()
         self.context_tokens: int | None = None  # prompt tokens of the last request (the status line's context %)
@@ -191,7 +192,8 @@ class Repl:
                                           mcp_flags=getattr(self.args, "mcp_flags", None))
             # the project's [permissions] rules and mode apply from now on
             self.policy = policy_from_settings(
-                self.settings, self.work_dir, allowed_dirs=self.allowed_dirs, ask=self.ask_approval
+                self.settings, self.work_dir, allowed_dirs=self.allowed_dirs, ask=self.ask_approval,
+                on_grant=self.show_grant,
             )
             plain("Trusted. (Remembered in ~/.agentica/trusted_projects.json.)", "32")
         else:
@@ -437,20 +439,11 @@ class Repl:
         note = getattr(verdict, "note", "") if verdict is not None else ""
         self.console.print(request_renderable(name, args, diff, note))
 
-    def always_scope(self, call: Any, verdict: Any) -> str | None:
-        """What an "always" answer would allow, for the question; None when it cannot be offered."""
-        from agentica_cli.app.permissions.approvals import ASKED_EVERY_TIME
+    def show_grant(self, granted: str, mode_changed: bool) -> None:
+        """The policy remembered an "always" answer: what it allows from now on."""
+        from rich.text import Text
 
-        if verdict is not None and getattr(verdict, "why", "") in ASKED_EVERY_TIME:
-            return None  # sensitive files, ask rules, runs outside the sandbox or with network: every time
-        from agentica_cli.app.permissions.tool_kinds import EDIT_TOOLS
-        from agentica_cli.app.safe_text import safe_text
-
-        name = getattr(call, "name", "?")
-        if name in EDIT_TOOLS:
-            return "file edits in this folder (accept-edits)" if self.policy.mode == "default" else None
-        grant = self.policy.grant_for(call)
-        return None if grant is None else safe_text(grant.scope())
+        self.console.print(Text(f"  (allowed from now on: {granted}; /permissions to review or revoke)", style="dim"))
 
     def expand_last_output(self) -> None:
         """Ctrl-O and /expand: the whole result of the last tool call."""
@@ -488,7 +481,8 @@ class Repl:
 
         from agentica_cli.tui.approval_prompt import choices_for, choices_text, read_choice
 
-        choices = choices_for(self.always_scope(call, verdict))
+        question = self.policy.question(call, verdict) if verdict is not None else None
+        choices = choices_for(question.always if question is not None else None)
         self.console.print(choices_text(choices))
         self.notify_waiting()
         with self.terminal_for_question():
@@ -498,10 +492,7 @@ class Repl:
         if choice == "once":
             return Answer("once")
         if choice == "always":
-            granted = self.policy.remember(call)
-            self.console.print(Text(f"  (allowed from now on: {granted}; /permissions to review or revoke)",
-                                    style="dim"))
-            return Answer("once")  # remembered above, with its scope
+            return Answer("always")  # the policy remembers it (show_grant says what it allows)
         if choice == "reason":
             try:
                 with self.terminal_for_question():
