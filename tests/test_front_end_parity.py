@@ -8,7 +8,6 @@ Each test drives the real `agentica` command against the scripted model server.
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
@@ -128,3 +127,121 @@ def test_drift1_an_always_the_question_did_not_offer_grants_nothing(tmp_path: Pa
     assert policy.apply_answer(call, plain, Answer("always")).granted == "execute: `pytest` commands"
     assert policy.evaluate(call).kind == "allow"
     assert {str(r) for r in Reason} >= {"network", "escalation", "sensitive", "rule", "egress", "plan", "outside"}
+
+
+# -- drift 2: a config error is the same message everywhere, never an internal error -------------
+
+@pytest.mark.parametrize(("config", "says"), [
+    ('[tools]\nenable = ["no-such-toolkit"]\n', "'tools.enable'"),
+    ("[checkpoints]\nkeep_days = -1\n", "'checkpoints.keep_days' must be >= 0, got -1"),
+])
+def test_drift2_a_config_error_reads_the_same_in_every_front_end(home: Path, project: Path, config: str,
+                                                                 says: str) -> None:
+    (home / "config.toml").write_text(config)
+    with ScriptedModelServer([turns.text("never asked")]) as server:
+        printed = run_cli(["-p", "hi", *model_args(server)], cwd=project, home=home)  # -p
+        child = spawn_agentica(home, project, model_args(server), timeout=30)  # the REPL
+        child.expect(pexpect.EOF)
+        child.close()
+        repl_screen, repl_code = child.before, child.exitstatus
+
+        async def acp_scenario() -> RequestError:
+            async with editor_session(EditorClient(), server, project, home) as conn:
+                with pytest.raises(RequestError) as raised:
+                    await conn.new_session(cwd=str(project), mcp_servers=[])
+            return raised.value
+
+        error = run(acp_scenario())
+        asked = len(server.requests)
+    assert asked == 0
+    line = next(line for line in printed.stderr.splitlines() if "config error" in line)
+    message = line.removeprefix("agentica: ")
+    assert says in message
+    assert (printed.returncode, repl_code) == (2, 2)
+    assert message in " ".join(repl_screen.split())
+    assert error.code == -32602  # invalid params, not -32603 "Internal error" with a traceback
+    assert (error.data or {}).get("message") == message
+
+
+# -- drift 4: MCP servers get the same roots from every front end --------------------------------
+
+FEATURES = Path(__file__).resolve().parent / "mcp_servers" / "features_server.py"
+
+
+def test_drift4_mcp_servers_get_the_work_folder_as_root_in_every_front_end(home: Path, project: Path) -> None:
+    import sys
+
+    from mcp_repl_support import wait_until_server_ready
+
+    (home / "config.toml").write_text(
+        f'[mcp_servers.feat]\ncommand = "{sys.executable}"\nargs = ["{FEATURES}"]\nprotocol = "legacy"\n')
+
+    def script() -> list[Any]:
+        return [turns.tool_calls(turns.call("feat__list_roots", {}, id="r1")), turns.text("listed")]
+
+    with ScriptedModelServer(script()) as server:  # -p
+        printed = run_cli(["-p", "list the roots", "--yes", *model_args(server)], cwd=project, home=home)
+        assert printed.returncode == 0, printed.stderr
+        print_roots = tool_results(server.requests[1])["r1"]
+
+    with ScriptedModelServer(script()) as server:  # the REPL
+        child = spawn_agentica(home, project, [*model_args(server), "--yes"], columns=160, timeout=30)
+        try:
+            child.expect_exact("❯")
+            wait_until_server_ready(child, "feat", tries=60)
+            child.expect_exact("❯")
+            child.send("list the roots\r")
+            child.expect_exact("listed")
+            child.expect_exact("❯")
+            exit_repl(child)
+        finally:
+            if child.isalive():
+                child.terminate(force=True)
+        repl_roots = tool_results(server.requests[1])["r1"]
+
+    client = EditorClient(terminal=False)  # ACP
+    client.answers = ["once"]
+
+    async def acp_scenario() -> str:
+        with ScriptedModelServer(script()) as server:
+            async with editor_session(client, server, project, home) as conn:
+                session = await conn.new_session(cwd=str(project), mcp_servers=[])
+                await conn.prompt(session_id=session.session_id, prompt=[text_block("list the roots")])
+            return tool_results(server.requests[1])["r1"]
+
+    acp_roots = run(acp_scenario())
+    root = project.resolve().as_uri()
+    assert {"-p": print_roots, "repl": repl_roots, "acp": acp_roots} == {"-p": root, "repl": root, "acp": root}
+
+
+# -- drift 5: what an untrusted project sets is said by every front end --------------------------
+
+def test_drift5_an_untrusted_projects_commands_are_reported_in_every_front_end(home: Path, project: Path) -> None:
+    (project / ".agentica" / "commands").mkdir(parents=True)
+    (project / ".agentica" / "commands" / "ship.md").write_text("Ship it.\n")
+    with ScriptedModelServer([turns.text("hello"), turns.text("hello")]) as server:
+        printed = run_cli(["-p", "hi", *model_args(server)], cwd=project, home=home)
+
+        child = spawn_agentica(home, project, model_args(server), timeout=30)  # the REPL asks
+        try:
+            child.expect_exact("Trust this project? [y/N]")
+            repl_said = " ".join(child.before.split())
+            child.send("n\r")
+            child.expect_exact("❯")
+            exit_repl(child)
+        finally:
+            if child.isalive():
+                child.terminate(force=True)
+
+        client = EditorClient(terminal=False)
+
+        async def acp_scenario() -> None:
+            async with editor_session(client, server, project, home) as conn:
+                session = await conn.new_session(cwd=str(project), mcp_servers=[])
+                await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
+
+        run(acp_scenario())
+    thoughts = "".join(u.content.text for u in client.of_kind("agent_thought_chunk"))
+    assert "ignoring this untrusted project's commands (run with --trust to use them)" in printed.stderr
+    assert "This project has its own commands" in repl_said
+    assert "ignoring this untrusted project's commands (run `agentica --trust` there to use them)" in thoughts

@@ -67,9 +67,8 @@ class AcpSession:
         self.agent.transcript_path = str(stored.path) if stored is not None else ""
         self.mode_prompt = PermissionModePrompt(self.agent)
         self.starting: asyncio.Task[list[str]] | None = None  # SessionStart hooks (begin)
-        from agentica_cli.app.extension_setup import load_extensions
-
-        self.extensions = load_extensions(settings, work_dir)  # custom commands (after trust), as in the REPL
+        self.notices: list[str] = []  # what this untrusted project sets and the session ignores
+        self.extensions = self.agent.extensions  # custom commands (after trust), found once with the agent
         self.turn: asyncio.Task[str] | None = None
         self.edits: dict[str, tuple[str, str | None, str]] = {}  # call id -> (path, old text, new text)
         self.outputs: dict[str, str] = {}  # call id -> live output so far (its tail)
@@ -92,7 +91,11 @@ class AcpSession:
         self.starting = asyncio.create_task(start())
 
     async def session_started(self) -> None:
-        """Wait for SessionStart; what its hooks said for the user is shown as a thought, once."""
+        """Wait for SessionStart; what its hooks said for the user is shown as a thought, once,
+        after what the session ignores of an untrusted project (app/startup.untrusted_notices)."""
+        notices, self.notices = self.notices, []
+        for notice in notices:
+            await self.send(update_agent_thought_text(f"\n[notice] {safe_text(notice)}\n"))
         if self.starting is None:
             return
         starting, self.starting = self.starting, None

@@ -29,17 +29,18 @@ def roots_for(work_dir: Path, allowed_dirs: Iterable[Path]) -> list[Path]:
     return roots
 
 
-def print_mode_handlers(work_dir: Path, allowed_dirs: Sequence[Path]) -> McpClientHandlers:
-    """-p: roots, and a clean refusal of what would need a person."""
+def print_mode_handlers(work_dir: Path, allowed_dirs: Sequence[Path], *, who: str = "-p") -> McpClientHandlers:
+    """Where nobody can fill a form or approve a sampling request (-p; ACP, whose protocol has
+    neither): roots, and a clean refusal of what would need a person, said on stderr."""
 
     async def decline_input(request: ElicitRequest) -> ElicitAnswer:
         sys.stderr.write(f"agentica: MCP server '{request.server}' asked for input "
-                         f"({safe_text(request.message)[:200]}); declined: -p cannot ask\n")
+                         f"({safe_text(request.message)[:200]}); declined: {who} cannot ask\n")
         return ElicitAnswer("decline")
 
     async def decline_sampling(request: SamplingRequest) -> str | None:
         sys.stderr.write(f"agentica: MCP server '{request.server}' asked to use the model; declined: "
-                         "-p cannot ask for approval\n")
+                         f"{who} cannot ask for approval\n")
         return None
 
     return McpClientHandlers(roots=roots_for(work_dir, allowed_dirs), elicit=decline_input, sample=decline_sampling)

@@ -307,7 +307,9 @@ def build_agent(
     from agentica_cli.app.extension_setup import attach_extensions, load_extensions
 
     if extensions is None:
-        attach_extensions(agent, load_extensions(settings, work_dir), work_dir, report)
+        extensions = load_extensions(settings, work_dir)
+        attach_extensions(agent, extensions, work_dir, report)
     else:
         attach_extensions(agent, extensions, work_dir, None)
+    agent.extensions = extensions  # found once per session: its custom commands are looked up here
     return agent

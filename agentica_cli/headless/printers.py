@@ -138,20 +138,10 @@ def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prom
         if not prompt.strip():
             sys.stderr.write("agentica: no prompt: give one as an argument (agentica -p \"task\") or on stdin\n")
             return exitcodes.USAGE_ERROR
-    for key in settings.held_back:
-        sys.stderr.write(
-            f"agentica: ignoring '{key}' from untrusted {settings.project_file} (run with --trust to use it)\n"
-        )
-    if settings.mcp_json_held_back:
-        names = safe_text(", ".join(settings.mcp_json_held_back), keep_newlines=False)
-        sys.stderr.write(f"agentica: ignoring the MCP servers of untrusted {settings.mcp_json_file} ({names}) "
-                         "(run with --trust to use them)\n")
-    from agentica_cli.app.extension_setup import untrusted_project_extensions
+    from agentica_cli.app.startup import untrusted_notices
 
-    ignored = untrusted_project_extensions(work_dir)
-    if ignored:
-        sys.stderr.write(f"agentica: ignoring this untrusted project's {', '.join(ignored)} "
-                         "(run with --trust to use them)\n")
+    for line in untrusted_notices(settings, work_dir):
+        sys.stderr.write(f"agentica: {line}\n")
     images = getattr(args, "image", None) or []
     if images:
         from agentica_cli.images import ImageError, load
@@ -326,9 +316,9 @@ class PrintRun:
             agent = self.build_agent(extra_tools)
             for message in (await agent.start_session()).messages:  # SessionStart hooks, before the prompt
                 self.progress.line(f"agentica: {safe_text(message)}")
-            from agentica_cli.app.extension_setup import find_command, load_extensions, use_command_settings
+            from agentica_cli.app.extension_setup import find_command, use_command_settings
 
-            found = find_command(prompt, load_extensions(self.settings, self.work_dir))
+            found = find_command(prompt, agent.extensions)
             if found is not None:  # `agentica -p "/review app.py"`: the custom command, its model and tools
                 from agentica_cli.app.command_shell import expand_command
 

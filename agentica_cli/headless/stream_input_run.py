@@ -38,9 +38,7 @@ class StreamInputRun(PrintRun):
             for message in (await agent.start_session()).messages:  # SessionStart hooks, before the first turn
                 self.progress.line(f"agentica: {safe_text(message)}")
             self.emit_session_line(agent)  # ready: a driver may wait for this line
-            from agentica_cli.app.extension_setup import load_extensions
-
-            extensions = load_extensions(self.settings, self.work_dir)
+            extensions = agent.extensions  # found once, when the agent was built
             while (item := await messages.next()) is not None:
                 if isinstance(item, InputError):
                     self.emit_json(item.to_dict())
