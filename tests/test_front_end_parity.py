@@ -8,6 +8,7 @@ Each test drives the real `agentica` command against the scripted model server.
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -245,3 +246,110 @@ def test_drift5_an_untrusted_projects_commands_are_reported_in_every_front_end(h
     assert "ignoring this untrusted project's commands (run with --trust to use them)" in printed.stderr
     assert "This project has its own commands" in repl_said
     assert "ignoring this untrusted project's commands (run `agentica --trust` there to use them)" in thoughts
+
+
+# -- drift 3: one token counter, sub-agents and earlier processes included -----------------------
+
+def _task_script() -> list[Any]:
+    """The agent starts a sub-agent (the task tool), which answers; 1300 input tokens in all."""
+    task = {"description": "look", "prompt": "Say hi"}
+    return [turns.tool_calls(turns.call("task", task, id="t1"), usage={"prompt_tokens": 100, "completion_tokens": 10}),
+            turns.text("hi from the sub-agent", usage={"prompt_tokens": 1000, "completion_tokens": 20}),
+            turns.text("done", usage={"prompt_tokens": 200, "completion_tokens": 30})]
+
+
+def test_drift3_cost_counts_sub_agents_and_earlier_processes_in_every_front_end(home: Path, project: Path) -> None:
+    with ScriptedModelServer(_task_script()) as server:  # -p
+        printed = run_cli(["-p", "go", "--yes", "--output-format", "json", *model_args(server)], cwd=project,
+                          home=home)
+    assert printed.returncode == 0, printed.stderr
+    print_usage = json.loads(printed.stdout)["usage"]
+
+    def repl_cost(args: list[str], prompt: str | None) -> str:
+        child = spawn_agentica(home, project, [*args, "--yes"], timeout=30)
+        try:
+            child.expect_exact("❯")
+            if prompt is not None:
+                child.send(prompt + "\r")
+                child.expect_exact("done")
+                child.expect_exact("❯")
+            child.send("/cost\r")
+            child.expect(r"tokens this session: [0-9,]+ in · [0-9,]+ out")
+            said = str(child.after)
+            child.expect_exact("❯")
+            exit_repl(child)
+        finally:
+            if child.isalive():
+                child.terminate(force=True)
+        return said
+
+    with ScriptedModelServer(_task_script()) as server:  # the REPL, then --continue in a new process
+        repl_said = repl_cost(model_args(server), "go")
+        continued_said = repl_cost([*model_args(server), "--continue"], None)
+
+    client = EditorClient(terminal=False)  # ACP
+    client.answers = ["once", "once", "once"]
+
+    async def acp_scenario() -> str:
+        with ScriptedModelServer(_task_script()) as server:
+            async with editor_session(client, server, project, home) as conn:
+                session = await conn.new_session(cwd=str(project), mcp_servers=[])
+                await conn.prompt(session_id=session.session_id, prompt=[text_block("go")])
+                before = len(client.of_kind("agent_message_chunk"))
+                await conn.prompt(session_id=session.session_id, prompt=[text_block("/cost")])
+        return "".join(u.content.text for u in client.of_kind("agent_message_chunk")[before:])
+
+    acp_said = run(acp_scenario())
+    assert (print_usage["input_tokens"], print_usage["output_tokens"]) == (1300, 60)
+    expected = "tokens this session: 1,300 in · 60 out"
+    assert {"repl": repl_said, "repl --continue": continued_said, "acp": acp_said[:len(expected)]} == {
+        "repl": expected, "repl --continue": expected, "acp": expected}
+
+
+# -- drift 6: one registry of slash commands, one /model ------------------------------------------
+
+def test_drift6_shared_commands_have_one_help_text_in_the_repl_and_the_editor(home: Path, project: Path) -> None:
+    from agentica_cli.app.commands import COMMANDS, commands_for
+
+    shared = sorted(set(commands_for("tui")) & set(commands_for("acp")))
+    assert set(shared) >= {"compact", "model", "tools", "todos", "cost", "undo", "redo"}
+    with ScriptedModelServer([turns.text("hello")]) as server:
+        child = spawn_agentica(home, project, model_args(server), columns=200, timeout=30)
+        try:
+            child.expect_exact("❯")
+            child.send("/help\r")
+            child.expect_exact("keys:")
+            repl_help = " ".join(child.before.split())
+            child.expect_exact("❯")
+            exit_repl(child)
+        finally:
+            if child.isalive():
+                child.terminate(force=True)
+
+        client = EditorClient(terminal=False)
+
+        async def acp_scenario() -> dict[str, str]:
+            async with editor_session(client, server, project, home) as conn:
+                await conn.new_session(cwd=str(project), mcp_servers=[])
+                await client.wait_for(lambda: client.of_kind("available_commands_update"))
+            update = client.of_kind("available_commands_update")[0]
+            return {c.name: c.description for c in update.available_commands}
+
+        editor = run(acp_scenario())
+    for name in shared:
+        assert editor[name] == COMMANDS[name].help, name
+        assert f"/{name}" in repl_help and COMMANDS[name].help in repl_help, name
+
+
+def test_drift6_a_model_that_cannot_be_built_leaves_the_settings_as_they_were(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentica_cli.app.commands import switch_model
+    from agentica_cli.app.settings.config import load_settings
+
+    monkeypatch.setenv("AGENTICA_HOME", str(tmp_path / "home"))
+    for name in ("AGENTICA_API_KEY", "DEEPSEEK_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    settings = load_settings(tmp_path, {"model.provider": "deepseek", "model.name": "deepseek-chat"}, trusted=False)
+    switched = switch_model(settings, "deepseek-reasoner")
+    assert not switched.ok and "Could not switch to deepseek-reasoner" in switched.problem
+    assert settings.model_name == "deepseek-chat"

@@ -55,6 +55,9 @@ class AcpSession:
         self.stored = stored  # the SessionStore session written to (None: --no-session)
         self.mcp = mcp
         self.mcp_waited = False
+        from agentica_cli.app.usage import UsageCounter
+
+        self.usage = UsageCounter.for_session(stored)  # /cost: sub-agents and earlier processes included
         self.policy = policy_from_settings(settings, work_dir, allowed_dirs=add_dirs, ask=self.ask,
                                            on_grant=self.granted)
         self.agent = build_agent(
@@ -248,6 +251,7 @@ class AcpSession:
         stop = "end_turn"
         async with aclosing(self.agent.run_stream(content)) as stream:
             async for event in stream:
+                self.usage.add(event)  # before the sub-agent filter: their requests count too
                 if event.type == "tool_output":  # a tool's own events carry its call as their source
                     if event.call_id in self.started:
                         await self.tool_output(event.call_id, event.text)
@@ -384,16 +388,12 @@ class AcpSession:
 
     def switch_model(self, name: str) -> str | None:
         """Use model `name` from the next request on; a message when it cannot be built."""
-        from agentica_cli.app.runtime import MissingKey, build_model
+        from agentica_cli.app.commands import switch_model
 
-        previous = self.settings.get("model.name")
-        self.settings.data.setdefault("model", {})["name"] = name
-        try:
-            model = build_model(self.settings)
-        except (MissingKey, ValueError) as err:
-            self.settings.data["model"]["name"] = previous
-            return f"Could not switch to {name}: {err}"
-        self.agent.model = model
+        switched = switch_model(self.settings, name)
+        if not switched.ok:
+            return switched.problem
+        self.agent.model = switched.model
         return None
 
     def config_options(self) -> list[Any]:

@@ -5,6 +5,8 @@
     {"type": "message", "message": {...}}                                       one per message
     {"type": "history", "messages": [...]}      the whole history after a compaction replaced it
                                                 (or, in a fork, the history it started from)
+    {"type": "usage", "input_tokens": n, ...}   one model request's tokens (a sub-agent's too),
+                                                summed for /cost when the session is continued
 
 A line is appended (and flushed) after every message, so a killed process loses at most
 the message in flight. Loading repairs what a kill can leave behind: a torn last line, and
@@ -87,6 +89,7 @@ class Session:
         self._image_refs: dict[str, dict[str, str]] = {}  # data URL -> its file (session_images)
         self._header_written: dict[str, Any] | None = None  # the first line, while only it is in the file
         self.save_error = ""  # why this session stopped being saved ("" while it is saved)
+        self.usage: dict[str, int] = {}  # the tokens earlier processes used in it (app/usage.py)
 
     @property
     def saved(self) -> bool:
@@ -96,6 +99,11 @@ class Session:
 
     def append(self, message: dict[str, Any]) -> None:
         self._write({"type": "message", "message": message})
+
+    def record_usage(self, usage: dict[str, int]) -> None:
+        """One model request's tokens; not before the session has a file (nothing was said yet)."""
+        if self._header is None:
+            self._write({"type": "usage", **usage})
 
     def _write(self, entry: dict[str, Any]) -> None:
         if self.save_error:
@@ -252,7 +260,9 @@ class SessionStore:
             fh = _open_locked(path)
         except SessionInUse as busy:
             return self._fork(session_id, path, busy.pid)
-        return Session(self, session_id, path, self.load_messages(path), fh)
+        session = Session(self, session_id, path, self.load_messages(path), fh)
+        session.usage = self.load_usage(path)
+        return session
 
     def _fork(self, session_id: str, path: Path, holder: int | None) -> Session:
         # What is on disk now, up to its last finished answer: the holder may be mid-turn,
@@ -279,6 +289,17 @@ class SessionStore:
                     continue  # a line torn by a kill
                 if isinstance(entry, dict):
                     yield entry
+
+    @classmethod
+    def load_usage(cls, path: Path) -> dict[str, int]:
+        """The tokens the session's model requests used, summed over its usage lines."""
+        total: dict[str, int] = {}
+        for entry in cls._lines(path):
+            if entry.get("type") == "usage":
+                for key, value in entry.items():
+                    if key != "type" and isinstance(value, int):
+                        total[key] = total.get(key, 0) + value
+        return total
 
     @classmethod
     def load_messages(cls, path: Path) -> list[dict[str, Any]]:

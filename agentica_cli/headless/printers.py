@@ -192,6 +192,11 @@ class PrintRun:
         self.interrupted = False
         self.mcp: Any = None
         self.checkpoints: Any = None  # snapshots for --undo and /undo (checkpoint_setup)
+        from agentica_cli.app.usage import UsageCounter
+
+        # The session's tokens (written to its file: a later --continue's /cost counts them);
+        # `usage` below is the turn's, for the result object.
+        self.session_usage = UsageCounter.for_session(session)
         self.reset_turn()
 
     def reset_turn(self) -> None:
@@ -268,6 +273,7 @@ class PrintRun:
     def record(self, event: Any) -> None:
         kind = event.type
         if kind == "usage":
+            self.session_usage.add(event)
             for key in self.usage:
                 self.usage[key] += getattr(event, key, 0) or 0
         elif kind == "model_request_started" and not event.source:

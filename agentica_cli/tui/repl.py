@@ -77,7 +77,9 @@ class Repl:
         self.approval_lock = asyncio.Lock()
         self.policy = policy_from_settings(settings, work_dir, allowed_dirs=self.allowed_dirs, ask=self.ask_approval,
                                            on_grant=self.show_grant)
-        self.usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+        from agentica_cli.app.usage import UsageCounter
+
+        self.usage = UsageCounter()  # the session's tokens, sub-agents' and earlier processes' included
         history = None if not settings.get("ui.history", True) else self._history_path()
         self.context_tokens: int | None = None  # prompt tokens of the last request (the status line's context %)
         self.pastes = PastedTexts()
@@ -277,6 +279,9 @@ class Repl:
             if self.session.notice:  # another agentica is writing it: this one forked it
                 plain(self.session.notice, "33")
             self.resume_messages = list(self.session.messages)
+            from agentica_cli.app.usage import UsageCounter
+
+            self.usage = UsageCounter.for_session(self.session)
         return None
 
     # -- the agent --------------------------------------------------------------------------
@@ -331,6 +336,7 @@ class Repl:
             from agentica_cli.app.runtime import model_label
 
             self.session = self.store.create(self.work_dir, model_label(self.model), lazy=True)
+            self.usage.store = self.session
         return self.session
 
     async def ensure_agent(self) -> Any:
@@ -540,8 +546,7 @@ class Repl:
         async def consume() -> None:
             async for event in agent.run_stream(text, images or ()):
                 if event.type == "usage":
-                    for key in self.usage:
-                        self.usage[key] += getattr(event, key, 0) or 0
+                    self.usage.add(event)
                     if not event.source:  # a sub-agent's requests are not this conversation's context
                         self.context_tokens = event.input_tokens
                 self.renderer.handle(event)

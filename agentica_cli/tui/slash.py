@@ -15,31 +15,10 @@ from agentica_cli.tui.terminal import home_relative, plain
 if TYPE_CHECKING:
     from agentica_cli.tui.repl_host import ReplHost
 
-COMMANDS: dict[str, str] = {
-    "help": "show commands and keys",
-    "clear": "start a new conversation",
-    "compact": "summarise the conversation to free context",
-    "model": "list the endpoint's models and switch: /model, or /model NAME",
-    "tools": "list the tools the agent can use",
-    "todos": "show the agent's todo list",
-    "expand": "show the whole output of the last tool call",
-    "diff": "what this session changed: /diff (all) or /diff N (turn N)",
-    "undo": "put back the files the last turn changed",
-    "redo": "redo what /undo took back",
-    "rewind": "go back to before a turn: code, conversation or both",
-    "cost": "tokens used this session",
-    "status": "model, folders, permission mode and the command sandbox",
-    "resume": "list earlier sessions here, or /resume ID|N",
-    "permissions": "mode, rules and grants: /permissions MODE | revoke N|all",
-    "mcp": "MCP servers, their state and tools; /mcp restart|login|logout NAME",
-    "agents": "the sub-agents the task tool can start",
-    "skills": "the skills the model can load: name, description, where from",
-    "init": "explore the repository and write or improve AGENTS.md (asks before writing)",
-    "ps": "background processes: id, state, uptime, last lines",
-    "kill": "stop a background process: /kill ID | all",
-    "exit": "leave (also Ctrl-D)",
-}
+from agentica_cli.app.commands import help_texts
 
+# The REPL's share of app/commands.py's registry (name -> help), in its order.
+COMMANDS: dict[str, str] = help_texts("tui")
 KEYS_HELP = """\
 keys:  Enter send · Alt+Enter / Esc Enter / trailing \\ newline · Tab complete /commands and @files
        Ctrl-C cancel the running turn, clear the line, or (twice at an empty line) exit · Ctrl-D exit
@@ -132,6 +111,7 @@ class SlashCommands:
         if repl.session is not None:
             repl.session.close()
         repl.session = None
+        repl.usage.store = None  # the next session's file gets the next requests' usage
         repl.pending_context.clear()
         repl.policy.clear_grants()  # "always" answers belong to the conversation they were given in
         plain("Started a new conversation.", "2")
@@ -159,7 +139,7 @@ class SlashCommands:
 
     async def cmd_model(self, rest: str) -> None:
         repl = self.repl
-        from agentica_cli.app.runtime import MissingKey, build_model, model_label
+        from agentica_cli.app.runtime import model_label
 
         if not rest:
             from agentica_cli.tui.model_listing import pick_model
@@ -167,12 +147,13 @@ class SlashCommands:
             rest = await pick_model(repl) or ""
             if not rest:
                 return
-        repl.settings.data.setdefault("model", {})["name"] = rest
-        try:
-            model = build_model(repl.settings)
-        except MissingKey as err:
-            plain(str(err), "31")
+        from agentica_cli.app.commands import switch_model
+
+        switched = switch_model(repl.settings, rest)  # a failed name leaves the settings as they were
+        if not switched.ok:
+            plain(switched.problem, "31")
             return
+        model = switched.model
         repl.model = model
         if repl.agent is not None:
             repl.agent.model = model
@@ -235,10 +216,7 @@ class SlashCommands:
 
     async def cmd_cost(self, rest: str) -> None:
         repl = self.repl
-        u = repl.usage
-        plain(
-            f"tokens this session: {u['input_tokens']:,} in · {u['output_tokens']:,} out · {u['total_tokens']:,} total"
-        )
+        plain(repl.usage.describe())
 
     async def cmd_status(self, rest: str) -> None:
         from agentica_cli.app.runtime import model_label
@@ -337,6 +315,9 @@ class SlashCommands:
             repl.session.close()
         repl.session = session
         repl.resume_messages = list(session.messages)
+        from agentica_cli.app.usage import UsageCounter
+
+        repl.usage = UsageCounter.for_session(session)
         if session.notice:  # another agentica is writing it: this one forked it
             plain(session.notice, "33")
         if repl.agent is not None:
