@@ -5,15 +5,14 @@
     {"type": "message", "message": {...}}                                       one per message
     {"type": "history", "messages": [...]}      the whole history after a compaction replaced it
                                                 (or, in a fork, the history it started from)
-    {"type": "usage", "input_tokens": n, ...}   one model request's tokens (a sub-agent's too),
-                                                summed for /cost when the session is continued
 
 A line is appended (and flushed) after every message, so a killed process loses at most
 the message in flight. Loading repairs what a kill can leave behind: a torn last line, and
 tool calls that never got a result (the API rejects those).
 
 One process at a time writes a session: it holds an exclusive lock (flock) on the file for
-as long as it has it open, and notes its pid in `<id>.pid` beside it. Another agentica that
+as long as it has it open, and notes its pid in `<id>.pid` beside it; `<id>.usage.json` beside
+it keeps the tokens its model requests used (app/usage.py: /cost after --continue counts them). Another agentica that
 wants the same session (`--continue` in a second terminal) does not interleave its messages
 with the first one's: it forks, continuing in a new session that starts with a copy of the
 history up to its last finished answer (the first line names the session it was forked
@@ -101,9 +100,19 @@ class Session:
         self._write({"type": "message", "message": message})
 
     def record_usage(self, usage: dict[str, int]) -> None:
-        """One model request's tokens; not before the session has a file (nothing was said yet)."""
-        if self._header is None:
-            self._write({"type": "usage", **usage})
+        """Add one model request's tokens to the session's total, kept in `<id>.usage.json`
+        (replaced whole: a killed process leaves the last total). Not before the session has a
+        file, nor once saving failed."""
+        for key, value in usage.items():
+            self.usage[key] = self.usage.get(key, 0) + value
+        if self._header is not None or self.save_error:
+            return
+        path = usage_path(self.path)
+        temporary = path.with_name(path.name + ".tmp")
+        with contextlib.suppress(OSError):  # the conversation matters; a lost count does not stop it
+            with open_private(temporary, "w", encoding="utf-8") as fh:
+                fh.write(json.dumps(self.usage))
+            os.replace(temporary, path)
 
     def _write(self, entry: dict[str, Any]) -> None:
         if self.save_error:
@@ -179,6 +188,11 @@ def _append_line(fh: Any, line: str) -> None:
 
 def _header_size(header: dict[str, Any] | None) -> int:
     return len((json.dumps(header) + "\n").encode()) if header is not None else 0
+
+
+def usage_path(path: Path) -> Path:
+    """`<id>.usage.json` beside the session file `<id>.jsonl`."""
+    return path.with_suffix(".usage.json")
 
 
 def _pid_path(path: Path) -> Path:
@@ -290,16 +304,14 @@ class SessionStore:
                 if isinstance(entry, dict):
                     yield entry
 
-    @classmethod
-    def load_usage(cls, path: Path) -> dict[str, int]:
-        """The tokens the session's model requests used, summed over its usage lines."""
-        total: dict[str, int] = {}
-        for entry in cls._lines(path):
-            if entry.get("type") == "usage":
-                for key, value in entry.items():
-                    if key != "type" and isinstance(value, int):
-                        total[key] = total.get(key, 0) + value
-        return total
+    @staticmethod
+    def load_usage(path: Path) -> dict[str, int]:
+        """The tokens the session's model requests used so far (none recorded: {})."""
+        try:
+            saved = json.loads(usage_path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return {k: v for k, v in saved.items() if isinstance(v, int)} if isinstance(saved, dict) else {}
 
     @classmethod
     def load_messages(cls, path: Path) -> list[dict[str, Any]]:
