@@ -218,11 +218,11 @@ class AcpSession:
                              arguments: str) -> tuple[str | list[dict[str, Any]], Any]:
         """A custom command's prompt (its !`commands` run first, shown as thoughts) in place of
         the typed text; images sent with it stay. Returns it and what restores the settings."""
-        from agentica_cli.app.command_shell import expand_command
-        from agentica_cli.app.extension_setup import use_command_settings
+        from agentica_cli.app.command_shell import command_turn
 
         shown: list[str] = []
-        expanded, _ = await expand_command(command, arguments, self.agent, self.work_dir, shown.append)
+        turn = await command_turn(command, arguments, self.agent, self.work_dir, shown.append)
+        expanded = turn.prompt
         if shown:
             await self.send(update_agent_thought_text("\n".join(safe_text(line) for line in shown) + "\n"))
         if isinstance(content, list):  # text and images: the command's text replaces the typed one
@@ -230,7 +230,7 @@ class AcpSession:
                        *(part for part in content if isinstance(part, dict) and part.get("type") != "text")]
         else:
             content = expanded
-        return content, use_command_settings(self.agent, command)
+        return content, turn.restore
 
     async def _run_turn(self, content: str | list[dict[str, Any]]) -> str:
         self.turn = asyncio.create_task(self._run(content))
@@ -418,12 +418,9 @@ class AcpSession:
         if not self.mcp_waited:
             self.mcp_waited = True
             await self.mcp.wait_ready(timeout=30)
-        ready = self.mcp.usable_tools()
-        managed = {id(t) for t in self.mcp.tools}
-        ready_ids = {id(t) for t in ready}
-        kept = [t for t in self.agent.tools if id(t) not in managed or id(t) in ready_ids]
-        present = {id(t) for t in kept}
-        self.agent.tools = kept + [t for t in ready if id(t) not in present]
+        from agentica_cli.app.mcp_client import offer_usable_tools
+
+        offer_usable_tools(self.agent, self.mcp)
 
     async def close(self) -> None:
         self.cancel()

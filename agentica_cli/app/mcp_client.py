@@ -46,6 +46,19 @@ def print_mode_handlers(work_dir: Path, allowed_dirs: Sequence[Path], *, who: st
     return McpClientHandlers(roots=roots_for(work_dir, allowed_dirs), elicit=decline_input, sample=decline_sampling)
 
 
+def offer_usable_tools(agent: Any, servers: Any) -> None:
+    """Give the agent the tools of usable MCP servers: ready ones, and ones that stopped after
+    starting (their next call restarts them); a server still starting or that failed to start
+    leaves its tools out. The agent's other tools keep their places. (REPL and ACP, before each
+    turn; -p waits for its servers once and takes what is ready.)"""
+    ready = servers.usable_tools()
+    managed = {id(t) for t in servers.tools}
+    ready_ids = {id(t) for t in ready}
+    kept = [t for t in agent.tools if id(t) not in managed or id(t) in ready_ids]
+    present = {id(t) for t in kept}
+    agent.tools = kept + [t for t in ready if id(t) not in present]
+
+
 RESOURCE_MENTION = re.compile(r"(?:^|(?<=\s))@([A-Za-z0-9_-]+):(\S+)")
 MAX_RESOURCE_CHARS = 100_000
 

@@ -322,16 +322,15 @@ class PrintRun:
             agent = self.build_agent(extra_tools)
             for message in (await agent.start_session()).messages:  # SessionStart hooks, before the prompt
                 self.progress.line(f"agentica: {safe_text(message)}")
-            from agentica_cli.app.extension_setup import find_command, use_command_settings
+            from agentica_cli.app.extension_setup import find_command
 
             found = find_command(prompt, agent.extensions)
             if found is not None:  # `agentica -p "/review app.py"`: the custom command, its model and tools
-                from agentica_cli.app.command_shell import expand_command
+                from agentica_cli.app.command_shell import command_turn
 
-                command, arguments = found
-                prompt, _ = await expand_command(command, arguments, agent, self.work_dir,
-                                                 lambda line: self.progress.line(safe_text(line)))
-                use_command_settings(agent, command)
+                turn = await command_turn(*found, agent, self.work_dir,
+                                          lambda line: self.progress.line(safe_text(line)))
+                prompt = turn.prompt  # one turn per run: nothing to restore
             await self.stream(agent, prompt)
         finally:
             if self.mcp is not None:

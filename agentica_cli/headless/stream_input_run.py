@@ -55,16 +55,14 @@ class StreamInputRun(PrintRun):
         self.turns += 1
         self.in_turn = True
         prompt, restore = message.text, None
-        from agentica_cli.app.extension_setup import find_command, use_command_settings
+        from agentica_cli.app.extension_setup import find_command
 
         found = find_command(prompt, extensions)
         if found is not None:  # "/review app.py": the custom command, its model and tools, for this turn
-            from agentica_cli.app.command_shell import expand_command
+            from agentica_cli.app.command_shell import command_turn
 
-            command, arguments = found
-            prompt, _ = await expand_command(command, arguments, agent, self.work_dir,
-                                             lambda line: self.progress.line(safe_text(line)))
-            restore = use_command_settings(agent, command)
+            turn = await command_turn(*found, agent, self.work_dir, lambda line: self.progress.line(safe_text(line)))
+            prompt, restore = turn.prompt, turn.restore
         try:
             await self.stream_turn(agent, prompt, message.images)
         finally:

@@ -427,12 +427,9 @@ class Repl:
         turn, and one that failed to start must not break it (the agent would try to connect it)."""
         if self.mcp is None or self.agent is None:
             return
-        ready = self.mcp.usable_tools()
-        managed = {id(t) for t in self.mcp.tools}
-        ready_ids = {id(t) for t in ready}
-        kept = [t for t in self.agent.tools if id(t) not in managed or id(t) in ready_ids]
-        present = {id(t) for t in kept}
-        self.agent.tools = kept + [t for t in ready if id(t) not in present]
+        from agentica_cli.app.mcp_client import offer_usable_tools
+
+        offer_usable_tools(self.agent, self.mcp)
 
     # -- approvals --------------------------------------------------------------------------
 
