@@ -10,7 +10,7 @@ import sys
 from contextlib import aclosing
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Literal
 
 from acp import (
     RequestError,
@@ -30,8 +30,9 @@ from agentica_cli.acp.prompt_blocks import content_text
 from agentica_cli.app.permissions.approvals import Answer, call_args, edit_path, policy_from_settings
 from agentica_cli.app.safe_text import safe_text
 
-STOP_REASONS = {"max_turns": "max_turn_requests", "cancelled": "cancelled", "truncated": "max_tokens",
-                "filtered": "refusal"}  # the rest: end_turn
+StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]  # ACP's
+STOP_REASONS: dict[str, StopReason] = {"max_turns": "max_turn_requests", "cancelled": "cancelled",
+                                       "truncated": "max_tokens", "filtered": "refusal"}  # the rest: end_turn
 PREVIEW_LIMIT = 2_000_000  # characters of a file an edit preview reads
 OUTPUT_TAIL = 8_000  # characters of a running command's output shown live
 
@@ -72,7 +73,7 @@ class AcpSession:
         self.starting: asyncio.Task[list[str]] | None = None  # SessionStart hooks (begin)
         self.notices: list[str] = []  # what this untrusted project sets and the session ignores
         self.extensions = self.agent.extensions  # custom commands (after trust), found once with the agent
-        self.turn: asyncio.Task[str] | None = None
+        self.turn: asyncio.Task[StopReason] | None = None
         self.edits: dict[str, tuple[str, str | None, str]] = {}  # call id -> (path, old text, new text)
         self.outputs: dict[str, str] = {}  # call id -> live output so far (its tail)
         self.terminals: dict[str, str] = {}  # call id -> the editor terminal it ran in
@@ -184,7 +185,7 @@ class AcpSession:
 
     # -- a turn ---------------------------------------------------------------------------
 
-    async def prompt(self, content: str | list[dict[str, Any]]) -> str:
+    async def prompt(self, content: str | list[dict[str, Any]]) -> StopReason:
         """Run one prompt to its end; the ACP stop reason."""
         if self.turn is not None and not self.turn.done():
             raise RequestError.invalid_request({"message": "a prompt is already running in this session"})
@@ -232,7 +233,7 @@ class AcpSession:
             content = expanded
         return content, turn.restore
 
-    async def _run_turn(self, content: str | list[dict[str, Any]]) -> str:
+    async def _run_turn(self, content: str | list[dict[str, Any]]) -> StopReason:
         self.turn = asyncio.create_task(self._run(content))
         try:
             await asyncio.wait({self.turn})
@@ -247,8 +248,8 @@ class AcpSession:
         if self.turn is not None and not self.turn.done():
             self.turn.cancel()
 
-    async def _run(self, content: str | list[dict[str, Any]]) -> str:
-        stop = "end_turn"
+    async def _run(self, content: str | list[dict[str, Any]]) -> StopReason:
+        stop: StopReason = "end_turn"
         async with aclosing(self.agent.run_stream(content)) as stream:
             async for event in stream:
                 self.usage.add(event)  # before the sub-agent filter: their requests count too
@@ -296,12 +297,12 @@ class AcpSession:
         if call_id in self.edits:
             path, old, new = self.edits[call_id]
             return [tool_diff_content(path, new, old)]
-        path = edit_path(name, args)
-        if path is None:
+        edited = edit_path(name, args)
+        if edited is None:
             return None
         from agentica_cli.app.edit_preview import edited_text
 
-        full = updates.absolute(path, self.work_dir)
+        full = updates.absolute(edited, self.work_dir)
         try:
             before = await self.read_current(full)
         except (OSError, ValueError, RequestError):

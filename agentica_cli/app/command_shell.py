@@ -94,7 +94,7 @@ async def _approve(agent: Any, execute: Any, command: CustomCommand, line: str, 
     """None when `line` may run; else why not (for the prompt and the user)."""
     function = next(f for f in execute.get_functions() if f.name == "execute")
     call = SimpleNamespace(name="execute", args={"command": line}, function=function, call_id=f"command-{number}")
-    approve = getattr(agent, "approve", None)
+    approve: Any = getattr(agent, "approve", None)  # the PermissionPolicy, a library's hook, or None
     evaluate = getattr(approve, "evaluate", None)
     if evaluate is not None:  # the CLI's PermissionPolicy
         verdict = evaluate(call)

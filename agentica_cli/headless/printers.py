@@ -172,9 +172,10 @@ def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prom
             background.background_processes().stop_all()  # a -p run's servers end with it
         if session is not None:
             session.close()
-    if session is not None and getattr(session, "save_error", ""):
+    save_error: str = getattr(session, "save_error", "") if session is not None else ""
+    if save_error:
         # The answer was given, but --continue / --resume will not find this turn: a failure.
-        sys.stderr.write(f"agentica: error: {safe_text(session.save_error, keep_newlines=False)}\n")
+        sys.stderr.write(f"agentica: error: {safe_text(save_error, keep_newlines=False)}\n")
         return code or exitcodes.MODEL_ERROR
     return code
 
@@ -344,7 +345,7 @@ class PrintRun:
 
     def emit_session_line(self, agent: Any = None) -> None:
         """The stream's first line; `instructions`: the instruction files in the system prompt."""
-        line = {"type": "session", "session_id": self.session_id, "model": self.model_label}
+        line: dict[str, Any] = {"type": "session", "session_id": self.session_id, "model": self.model_label}
         if agent is not None:
             line["instructions"] = list(getattr(agent, "instruction_files", ()))
         self.emit_json(line)

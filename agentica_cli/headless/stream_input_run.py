@@ -31,7 +31,10 @@ class StreamInputRun(PrintRun):
         self.in_turn = False  # a turn has started and its result line is not written yet
 
     async def drive_turns(self) -> None:
-        messages = StdinMessages(sys.stdin.fileno(), on_read_error=lambda text: sys.stderr.write(f"agentica: {text}\n"))
+        def read_error(text: str) -> None:
+            sys.stderr.write(f"agentica: {text}\n")
+
+        messages = StdinMessages(sys.stdin.fileno(), on_read_error=read_error)
         messages.start()  # read at once: messages sent while MCP servers start are kept
         try:
             agent = self.build_agent(await self.start_mcp())

@@ -231,9 +231,9 @@ class Repl:
             found = [f"{len(items)} {kind}{'s' if len(items) != 1 else ''}" for kind, items in (
                 ("command", self.extensions.commands), ("agent", self.extensions.agents),
                 ("skill", self.extensions.skills)) if items]
-            where = [c for c, items in (("/help", self.extensions.commands), ("/agents", self.extensions.agents),
+            listed = [c for c, items in (("/help", self.extensions.commands), ("/agents", self.extensions.agents),
                                         ("/skills", self.extensions.skills)) if items]  # what lists them
-            plain(f"Extensions: {', '.join(found)} ({', '.join(where)}).", "2")
+            plain(f"Extensions: {', '.join(found)} ({', '.join(listed)}).", "2")
         self.show_start_problems()
         if self.resume_messages:
             plain(f"Resumed session {self.session.id} ({len(self.resume_messages)} messages).", "2")
@@ -553,7 +553,12 @@ class Repl:
         self.turn_task = asyncio.create_task(consume())
         turn, started = self.turn_task, asyncio.get_running_loop().time()  # for the end-of-turn notification
         self.on_interrupt = self.turn_task.cancel
-        self.turn_input = TurnInput(on_escape=self.turn_task.cancel, on_change=self.show_typeahead)
+        task = self.turn_task
+
+        def cancel_turn() -> None:
+            task.cancel()
+
+        self.turn_input = TurnInput(on_escape=cancel_turn, on_change=self.show_typeahead)
         try:
             with self.turn_input:
                 await self.turn_task

@@ -102,8 +102,9 @@ class SlashCommands:
 
     async def cmd_clear(self, rest: str) -> None:
         repl = self.repl
-        if getattr(repl, "session_start", None) is not None:
-            await repl.session_start  # the SessionStart hooks of the session being cleared end first
+        starting = getattr(repl, "session_start", None)
+        if starting is not None:
+            await starting  # the SessionStart hooks of the session being cleared end first
         if repl.agent is not None:
             await repl.agent.end_session("clear")
             repl.agent.reset()

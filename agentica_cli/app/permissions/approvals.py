@@ -49,7 +49,8 @@ class Answer:
     message: str = ""
 
 
-AskUser = Callable[[Any], "Answer | Awaitable[Answer]"]
+# The front end's question: (call) or (call, verdict) -> Answer, awaited when it is a coroutine.
+AskUser = Callable[..., "Answer | Awaitable[Answer]"]
 
 
 def call_args(call: Any) -> dict[str, Any]:
