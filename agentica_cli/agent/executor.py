@@ -291,7 +291,7 @@ class ToolExecutor:
         """The approve hook's decision. `hook_asks` (a PreToolUse hook said "ask", with this
         reason): the user is asked whatever the mode, through the hook's `confirm` if it has one."""
         approve = self.agent.approve
-        if hook_asks is not None and approve is None:
+        if approve is None:  # (only a hook's "ask" gets here without one)
             return Decision.deny(f"Permission denied: a hook asks for the user's confirmation of '{call.name}' "
                                  "and nobody can answer here.")
         answered = await self._permission_request_hooks(call)
