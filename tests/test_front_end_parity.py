@@ -353,3 +353,23 @@ def test_drift6_a_model_that_cannot_be_built_leaves_the_settings_as_they_were(tm
     switched = switch_model(settings, "deepseek-reasoner")
     assert not switched.ok and "Could not switch to deepseek-reasoner" in switched.problem
     assert settings.model_name == "deepseek-chat"
+
+
+@pytest.mark.parametrize(("config", "says"), [
+    ('[tools]\nenable = ["no-such-toolkit"]\n', "'tools.enable'"),
+    ("[checkpoints]\nkeep_days = -1\n", "'checkpoints.keep_days' must be >= 0, got -1"),
+])
+def test_drift2_the_mcp_server_front_end_checks_the_config_as_the_others_do(
+        home: Path, project: Path, config: str, says: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`agentica mcp serve` (a fourth front end) goes through the same start-up checks: its
+    sessions refuse the config -p refuses, with the same message."""
+    from agentica_cli.mcp_serve.hub import ServeOptions, SessionHub
+    from agentica_cli.mcp_serve.session import ServeError
+
+    (home / "config.toml").write_text(config)
+    monkeypatch.setenv("AGENTICA_HOME", str(home))
+    printed = run_cli(["-p", "hi", "--base-url", "http://127.0.0.1:9/v1", "--api-key", "k"], cwd=project, home=home)
+    message = next(line for line in printed.stderr.splitlines() if "config error" in line).removeprefix("agentica: ")
+    with pytest.raises(ServeError) as raised:
+        SessionHub(ServeOptions()).settings_for(project, "default", None)
+    assert says in message and str(raised.value) == message
