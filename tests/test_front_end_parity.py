@@ -373,3 +373,70 @@ def test_drift2_the_mcp_server_front_end_checks_the_config_as_the_others_do(
     with pytest.raises(ServeError) as raised:
         SessionHub(ServeOptions()).settings_for(project, "default", None)
     assert says in message and str(raised.value) == message
+
+
+# -- drift 7: one sandbox and one extensions lookup per session ------------------------------------
+
+COUNTING = """
+import atexit, os, sys
+import agentica_cli.app.extension_setup as extension_setup
+import agentica_cli.sandbox.sandbox as sandbox_module
+counts = {"sandbox": 0, "extensions": 0}
+real_init, real_load = sandbox_module.Sandbox.__init__, extension_setup.load_extensions
+def counted_init(self, *args, **kwargs):
+    counts["sandbox"] += 1
+    real_init(self, *args, **kwargs)
+def counted_load(*args, **kwargs):
+    counts["extensions"] += 1
+    return real_load(*args, **kwargs)
+sandbox_module.Sandbox.__init__ = counted_init
+extension_setup.load_extensions = counted_load
+atexit.register(lambda: open(os.environ["COUNTS_FILE"], "w").write(repr(counts)))
+from agentica_cli.cli.app import main
+sys.argv[0] = "agentica"
+main()
+"""
+
+
+def test_drift7_a_session_builds_its_sandbox_and_finds_its_extensions_once(home: Path, project: Path,
+                                                                            tmp_path: Path) -> None:
+    """Counted in the real process: -p and ACP (which found the extensions twice: once for the
+    agent, once for custom commands) each build one sandbox and look for extensions once."""
+    import ast
+    import sys
+
+    from acp import spawn_agent_process
+    from cli_support import cli_env, scripted_key_file
+
+    (project / ".agentica" / "commands").mkdir(parents=True)
+    (project / ".agentica" / "commands" / "hi.md").write_text("Say hi.\n")
+    counted = [sys.executable, "-c", COUNTING]
+
+    def counts(name: str) -> dict[str, int]:
+        return ast.literal_eval((tmp_path / name).read_text())
+
+    with ScriptedModelServer([turns.text("hello"), turns.text("hello")]) as server:
+        import subprocess
+
+        printed = subprocess.run([*counted, "-p", "/hi", "--trust", *model_args(server)], cwd=project,
+                                 env=cli_env(home, COUNTS_FILE=str(tmp_path / "print")), stdin=subprocess.DEVNULL,
+                                 capture_output=True, text=True, timeout=60)
+        assert printed.returncode == 0, printed.stderr
+
+        client = EditorClient(terminal=False)
+
+        async def acp_scenario() -> None:
+            args = ["acp", "--base-url", server.base_url, "--api-key-file", scripted_key_file(), "--model",
+                    "scripted-model"]
+            env = cli_env(home, COUNTS_FILE=str(tmp_path / "acp"))
+            async with spawn_agent_process(client, counted[0], *counted[1:], *args, env=env, cwd=str(project),
+                                           transport_kwargs={"stderr": None}) as (conn, _proc):
+                await conn.initialize(protocol_version=1, client_capabilities=client.capabilities())
+                session = await conn.new_session(cwd=str(project), mcp_servers=[])
+                await conn.prompt(session_id=session.session_id, prompt=[text_block("/hi")])
+
+        run(acp_scenario())
+        said = [r["messages"][-1]["content"] for r in server.requests]
+    assert said == ["Say hi.", "Say hi."]  # the custom command ran in both (the project is trusted by -p's --trust)
+    expected = {"sandbox": 1, "extensions": 1}
+    assert {"-p": counts("print"), "acp": counts("acp")} == {"-p": expected, "acp": expected}
