@@ -249,7 +249,7 @@ class Agent(LifecycleEvents):
         if self.checkpoints is not None:  # runs while the first request is in flight: see _turn_started
             run.turn_start = self._checkpoint_runner().submit("begin_turn", prompt, len(self.messages))
         prompt = self._with_resource_updates(run, prompt)
-        asked = {"role": "user", "content": prompt}
+        asked: dict[str, Any] = {"role": "user", "content": prompt}
         if images:
             from agentica_cli.images import describe_all, supports_vision, user_content
 

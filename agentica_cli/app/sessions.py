@@ -11,7 +11,8 @@ the message in flight. Loading repairs what a kill can leave behind: a torn last
 tool calls that never got a result (the API rejects those).
 
 One process at a time writes a session: it holds an exclusive lock (flock) on the file for
-as long as it has it open, and notes its pid in `<id>.pid` beside it. Another agentica that
+as long as it has it open, and notes its pid in `<id>.pid` beside it; `<id>.usage.json` beside
+it keeps the tokens its model requests used (app/usage.py: /cost after --continue counts them). Another agentica that
 wants the same session (`--continue` in a second terminal) does not interleave its messages
 with the first one's: it forks, continuing in a new session that starts with a copy of the
 history up to its last finished answer (the first line names the session it was forked
@@ -87,6 +88,7 @@ class Session:
         self._image_refs: dict[str, dict[str, str]] = {}  # data URL -> its file (session_images)
         self._header_written: dict[str, Any] | None = None  # the first line, while only it is in the file
         self.save_error = ""  # why this session stopped being saved ("" while it is saved)
+        self.usage: dict[str, int] = {}  # the tokens earlier processes used in it (app/usage.py)
 
     @property
     def saved(self) -> bool:
@@ -96,6 +98,21 @@ class Session:
 
     def append(self, message: dict[str, Any]) -> None:
         self._write({"type": "message", "message": message})
+
+    def record_usage(self, usage: dict[str, int]) -> None:
+        """Add one model request's tokens to the session's total, kept in `<id>.usage.json`
+        (replaced whole: a killed process leaves the last total). Not before the session has a
+        file, nor once saving failed."""
+        for key, value in usage.items():
+            self.usage[key] = self.usage.get(key, 0) + value
+        if self._header is not None or self.save_error:
+            return
+        path = usage_path(self.path)
+        temporary = path.with_name(path.name + ".tmp")
+        with contextlib.suppress(OSError):  # the conversation matters; a lost count does not stop it
+            with open_private(temporary, "w", encoding="utf-8") as fh:
+                fh.write(json.dumps(self.usage))
+            os.replace(temporary, path)
 
     def _write(self, entry: dict[str, Any]) -> None:
         if self.save_error:
@@ -171,6 +188,11 @@ def _append_line(fh: Any, line: str) -> None:
 
 def _header_size(header: dict[str, Any] | None) -> int:
     return len((json.dumps(header) + "\n").encode()) if header is not None else 0
+
+
+def usage_path(path: Path) -> Path:
+    """`<id>.usage.json` beside the session file `<id>.jsonl`."""
+    return path.with_suffix(".usage.json")
 
 
 def _pid_path(path: Path) -> Path:
@@ -252,7 +274,9 @@ class SessionStore:
             fh = _open_locked(path)
         except SessionInUse as busy:
             return self._fork(session_id, path, busy.pid)
-        return Session(self, session_id, path, self.load_messages(path), fh)
+        session = Session(self, session_id, path, self.load_messages(path), fh)
+        session.usage = self.load_usage(path)
+        return session
 
     def _fork(self, session_id: str, path: Path, holder: int | None) -> Session:
         # What is on disk now, up to its last finished answer: the holder may be mid-turn,
@@ -279,6 +303,15 @@ class SessionStore:
                     continue  # a line torn by a kill
                 if isinstance(entry, dict):
                     yield entry
+
+    @staticmethod
+    def load_usage(path: Path) -> dict[str, int]:
+        """The tokens the session's model requests used so far (none recorded: {})."""
+        try:
+            saved = json.loads(usage_path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return {k: v for k, v in saved.items() if isinstance(v, int)} if isinstance(saved, dict) else {}
 
     @classmethod
     def load_messages(cls, path: Path) -> list[dict[str, Any]]:

@@ -319,8 +319,9 @@ def run(argv: list[str]) -> int:
     try:
         code = command.main(args=argv, prog_name="agentica", standalone_mode=False)
     except _usage_error_class() as err:
-        if type(err).__name__ == "NoArgsIsHelpError" and err.ctx is not None:  # `agentica mcp`: its help
-            sys.stdout.write(err.ctx.get_help() + "\n")
+        context = getattr(err, "ctx", None)
+        if type(err).__name__ == "NoArgsIsHelpError" and context is not None:  # `agentica mcp`: its help
+            sys.stdout.write(context.get_help() + "\n")
             return exitcodes.OK
         return _usage_error(err)
     except typer.Abort:

@@ -115,8 +115,7 @@ def start(args: argparse.Namespace) -> int:
         except KeyInputError as err:
             return fail(str(err))
 
-    from agentica_cli.app.runtime import check_model_options, check_model_timeouts
-    from agentica_cli.app.settings.config import ConfigError, check_mcp_servers, load_settings
+    from agentica_cli.app.settings.config import ConfigError, load_settings
     from agentica_cli.app.settings.trust import is_trusted, trust
 
     args.mcp_flags = None  # --mcp-config / --strict-mcp-config, read once (the REPL reloads settings)
@@ -134,18 +133,9 @@ def start(args: argparse.Namespace) -> int:
             trust(work_dir)
         settings = load_settings(work_dir, flag_settings(args), trusted=is_trusted(work_dir),
                                  mcp_flags=args.mcp_flags)
-        check_mcp_servers(settings)
-        from agentica_cli.app.toolkit_setup import check_toolkits
+        from agentica_cli.app.startup import check_config
 
-        check_toolkits(settings)
-        check_model_timeouts(settings)
-        check_model_options(settings)
-        from agentica_cli.app.checkpoint_setup import checkpoint_options
-
-        checkpoint_options(settings)
-        from agentica_cli.app.sandbox_settings import sandbox_for, unconfined_warning
-
-        sandbox = sandbox_for(settings, work_dir, args.add_dir)
+        check_config(settings, work_dir, args.add_dir)  # the same checks ACP's session/new makes
     except ConfigError as err:
         return fail(f"config error: {err}")
     if settings.warnings:  # a broken project .mcp.json: agentica goes on without it
@@ -157,7 +147,9 @@ def start(args: argparse.Namespace) -> int:
         from agentica_cli.app.settings.api_key_input import ARGV_WARNING
 
         sys.stderr.write(f"agentica: {ARGV_WARNING}\n")
-    warning = unconfined_warning(sandbox)
+    from agentica_cli.app.sandbox_settings import unconfined_warning
+
+    warning = unconfined_warning(settings.sandbox)
     if warning and (args.print_mode or not sys.stdin.isatty()):  # the REPL's banner says it
         sys.stderr.write(f"agentica: warning: {warning}\n")
 

@@ -75,8 +75,11 @@ class Repl:
         self.turn_task: asyncio.Task[Any] | None = None
         self.pending_context: list[str] = []
         self.approval_lock = asyncio.Lock()
-        self.policy = policy_from_settings(settings, work_dir, allowed_dirs=self.allowed_dirs, ask=self.ask_approval)
-        self.usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+        self.policy = policy_from_settings(settings, work_dir, allowed_dirs=self.allowed_dirs, ask=self.ask_approval,
+                                           on_grant=self.show_grant)
+        from agentica_cli.app.usage import UsageCounter
+
+        self.usage = UsageCounter()  # the session's tokens, sub-agents' and earlier processes' included
         history = None if not settings.get("ui.history", True) else self._history_path()
         self.context_tokens: int | None = None  # prompt tokens of the last request (the status line's context %)
         self.pastes = PastedTexts()
@@ -197,7 +200,8 @@ class Repl:
                                           mcp_flags=getattr(self.args, "mcp_flags", None))
             # the project's [permissions] rules and mode apply from now on
             self.policy = policy_from_settings(
-                self.settings, self.work_dir, allowed_dirs=self.allowed_dirs, ask=self.ask_approval
+                self.settings, self.work_dir, allowed_dirs=self.allowed_dirs, ask=self.ask_approval,
+                on_grant=self.show_grant,
             )
             plain("Trusted. (Remembered in ~/.agentica/trusted_projects.json.)", "32")
         else:
@@ -237,9 +241,9 @@ class Repl:
             found = [f"{len(items)} {kind}{'s' if len(items) != 1 else ''}" for kind, items in (
                 ("command", self.extensions.commands), ("agent", self.extensions.agents),
                 ("skill", self.extensions.skills)) if items]
-            where = [c for c, items in (("/help", self.extensions.commands), ("/agents", self.extensions.agents),
+            listed = [c for c, items in (("/help", self.extensions.commands), ("/agents", self.extensions.agents),
                                         ("/skills", self.extensions.skills)) if items]  # what lists them
-            plain(f"Extensions: {', '.join(found)} ({', '.join(where)}).", "2")
+            plain(f"Extensions: {', '.join(found)} ({', '.join(listed)}).", "2")
         self.show_start_problems()
         if self.resume_messages:
             plain(f"Resumed session {self.session.id} ({len(self.resume_messages)} messages).", "2")
@@ -285,6 +289,9 @@ class Repl:
             if self.session.notice:  # another agentica is writing it: this one forked it
                 plain(self.session.notice, "33")
             self.resume_messages = list(self.session.messages)
+            from agentica_cli.app.usage import UsageCounter
+
+            self.usage = UsageCounter.for_session(self.session)
         return None
 
     # -- the agent --------------------------------------------------------------------------
@@ -339,6 +346,7 @@ class Repl:
             from agentica_cli.app.runtime import model_label
 
             self.session = self.store.create(self.work_dir, model_label(self.model), lazy=True)
+            self.usage.store = self.session
         return self.session
 
     async def ensure_agent(self) -> Any:
@@ -429,12 +437,9 @@ class Repl:
         turn, and one that failed to start must not break it (the agent would try to connect it)."""
         if self.mcp is None or self.agent is None:
             return
-        ready = self.mcp.usable_tools()
-        managed = {id(t) for t in self.mcp.tools}
-        ready_ids = {id(t) for t in ready}
-        kept = [t for t in self.agent.tools if id(t) not in managed or id(t) in ready_ids]
-        present = {id(t) for t in kept}
-        self.agent.tools = kept + [t for t in ready if id(t) not in present]
+        from agentica_cli.app.mcp_client import offer_usable_tools
+
+        offer_usable_tools(self.agent, self.mcp)
 
     # -- approvals --------------------------------------------------------------------------
 
@@ -447,20 +452,11 @@ class Repl:
         note = getattr(verdict, "note", "") if verdict is not None else ""
         self.console.print(request_renderable(name, args, diff, note))
 
-    def always_scope(self, call: Any, verdict: Any) -> str | None:
-        """What an "always" answer would allow, for the question; None when it cannot be offered."""
-        from agentica_cli.app.permissions.approvals import ASKED_EVERY_TIME
+    def show_grant(self, granted: str, mode_changed: bool) -> None:
+        """The policy remembered an "always" answer: what it allows from now on."""
+        from rich.text import Text
 
-        if verdict is not None and getattr(verdict, "why", "") in ASKED_EVERY_TIME:
-            return None  # sensitive files, ask rules, runs outside the sandbox or with network: every time
-        from agentica_cli.app.permissions.tool_kinds import EDIT_TOOLS
-        from agentica_cli.app.safe_text import safe_text
-
-        name = getattr(call, "name", "?")
-        if name in EDIT_TOOLS:
-            return "file edits in this folder (accept-edits)" if self.policy.mode == "default" else None
-        grant = self.policy.grant_for(call)
-        return None if grant is None else safe_text(grant.scope())
+        self.console.print(Text(f"  (allowed from now on: {granted}; /permissions to review or revoke)", style="dim"))
 
     def expand_last_output(self) -> None:
         """Ctrl-O and /expand: the whole result of the last tool call."""
@@ -498,7 +494,8 @@ class Repl:
 
         from agentica_cli.tui.approval_prompt import choices_for, choices_text, read_choice
 
-        choices = choices_for(self.always_scope(call, verdict))
+        question = self.policy.question(call, verdict) if verdict is not None else None
+        choices = choices_for(question.always if question is not None else None)
         self.console.print(choices_text(choices))
         self.notify_waiting()
 
@@ -515,10 +512,7 @@ class Repl:
         if choice == "once":
             return Answer("once")
         if choice == "always":
-            granted = self.policy.remember(call)
-            self.console.print(Text(f"  (allowed from now on: {granted}; /permissions to review or revoke)",
-                                    style="dim"))
-            return Answer("once")  # remembered above, with its scope
+            return Answer("always")  # the policy remembers it (show_grant says what it allows)
         if choice == "reason":
             try:
                 with self.terminal_for_question():
@@ -566,8 +560,7 @@ class Repl:
         async def consume() -> None:
             async for event in agent.run_stream(text, images or ()):
                 if event.type == "usage":
-                    for key in self.usage:
-                        self.usage[key] += getattr(event, key, 0) or 0
+                    self.usage.add(event)
                     if not event.source:  # a sub-agent's requests are not this conversation's context
                         self.context_tokens = event.input_tokens
                 self.renderer.handle(event)
@@ -577,7 +570,12 @@ class Repl:
         self.turn_task = asyncio.create_task(consume())
         turn, started = self.turn_task, asyncio.get_running_loop().time()  # for the end-of-turn notification
         self.on_interrupt = self.turn_task.cancel
-        self.turn_input = TurnInput(on_escape=self.turn_task.cancel, on_change=self.show_typeahead)
+        task = self.turn_task
+
+        def cancel_turn() -> None:
+            task.cancel()
+
+        self.turn_input = TurnInput(on_escape=cancel_turn, on_change=self.show_typeahead)
         try:
             with self.turn_input:
                 await self.turn_task

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agentica_cli.app.settings.config import Settings
+from agentica_cli.app.usage import UsageCounter
 
 
 class ReplHost(Protocol):
@@ -25,7 +26,7 @@ class ReplHost(Protocol):
     console: Any
     renderer: Any
     policy: Any  # approvals.ApprovalPolicy
-    usage: dict[str, int]
+    usage: UsageCounter  # app/usage.py: a dict of token counts that also counts and stores
     context_tokens: int | None
     pending_context: list[str]
     next_default: str

@@ -8,6 +8,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentica_cli.app.commands import help_texts
 from agentica_cli.app.safe_text import safe_text
 from agentica_cli.app.sessions import describe
 from agentica_cli.app.settings.config import PERMISSION_MODES
@@ -16,33 +17,8 @@ from agentica_cli.tui.terminal import home_relative, plain
 if TYPE_CHECKING:
     from agentica_cli.tui.repl_host import ReplHost
 
-COMMANDS: dict[str, str] = {
-    "help": "show commands and keys",
-    "clear": "start a new conversation",
-    "compact": "summarise the conversation to free context",
-    "model": "list the endpoint's models and switch: /model, or /model NAME",
-    "tools": "list the tools the agent can use",
-    "todos": "show the agent's todo list",
-    "expand": "show the whole output of the last tool call",
-    "diff": "what this session changed: /diff (all) or /diff N (turn N)",
-    "undo": "put back the files the last turn changed",
-    "redo": "redo what /undo took back",
-    "rewind": "go back to before a turn: code, conversation or both",
-    "cost": "tokens used this session",
-    "context": "what fills the context window, and what /compact would free",
-    "export": "write the conversation to a file: /export [FILE] [--json] [--force]",
-    "status": "model, provider, base URL, session, folders, instructions, MCP servers, mode, sandbox",
-    "resume": "list earlier sessions here, or /resume ID|N",
-    "permissions": "mode, rules and grants: /permissions MODE | revoke N|all",
-    "mcp": "MCP servers, their state and tools; /mcp restart|login|logout NAME",
-    "agents": "the sub-agents the task tool can start",
-    "skills": "the skills the model can load: name, description, where from",
-    "init": "explore the repository and write or improve AGENTS.md (asks before writing)",
-    "ps": "background processes: id, state, uptime, last lines",
-    "kill": "stop a background process: /kill ID | all",
-    "exit": "leave (also Ctrl-D)",
-}
-
+# The REPL's share of app/commands.py's registry (name -> help), in its order.
+COMMANDS: dict[str, str] = help_texts("tui")
 # Every key the REPL binds (prompt_input.make_key_bindings, turn_input, the approval question) and
 # prompt_toolkit's own editing keys users ask for; a test checks each binding is listed here.
 KEYS: list[tuple[str, str]] = [
@@ -80,7 +56,6 @@ def help_rows(rows: list[tuple[str, str]], width: int = KEY_COLUMN) -> list[str]
 class SlashCommands:
     def __init__(self, repl: ReplHost):
         self.repl = repl
-
 
     async def run(self, line: str) -> bool:
         """Run a slash command; False means exit."""
@@ -159,8 +134,9 @@ class SlashCommands:
 
     async def cmd_clear(self, rest: str) -> None:
         repl = self.repl
-        if getattr(repl, "session_start", None) is not None:
-            await repl.session_start  # the SessionStart hooks of the session being cleared end first
+        starting = getattr(repl, "session_start", None)
+        if starting is not None:
+            await starting  # the SessionStart hooks of the session being cleared end first
         if repl.agent is not None:
             await repl.agent.end_session("clear")
             repl.agent.reset()
@@ -168,6 +144,7 @@ class SlashCommands:
         if repl.session is not None:
             repl.session.close()
         repl.session = None
+        repl.usage.store = None  # the next session's file gets the next requests' usage
         repl.pending_context.clear()
         repl.policy.clear_grants()  # "always" answers belong to the conversation they were given in
         plain("Started a new conversation.", "2")
@@ -195,7 +172,7 @@ class SlashCommands:
 
     async def cmd_model(self, rest: str) -> None:
         repl = self.repl
-        from agentica_cli.app.runtime import MissingKey, build_model, model_label
+        from agentica_cli.app.runtime import model_label
 
         if not rest:
             from agentica_cli.tui.model_listing import pick_model
@@ -203,12 +180,13 @@ class SlashCommands:
             rest = await pick_model(repl) or ""
             if not rest:
                 return
-        repl.settings.data.setdefault("model", {})["name"] = rest
-        try:
-            model = build_model(repl.settings)
-        except MissingKey as err:
-            plain(str(err), "31")
+        from agentica_cli.app.commands import switch_model
+
+        switched = switch_model(repl.settings, rest)  # a failed name leaves the settings as they were
+        if not switched.ok:
+            plain(switched.problem, "31")
             return
+        model = switched.model
         repl.model = model
         if repl.agent is not None:
             repl.agent.model = model
@@ -271,10 +249,7 @@ class SlashCommands:
 
     async def cmd_cost(self, rest: str) -> None:
         repl = self.repl
-        u = repl.usage
-        plain(
-            f"tokens this session: {u['input_tokens']:,} in · {u['output_tokens']:,} out · {u['total_tokens']:,} total"
-        )
+        plain(repl.usage.describe())
 
     async def cmd_context(self, rest: str) -> None:
         from agentica_cli.app.session_views.context_usage import context_usage
@@ -451,6 +426,9 @@ class SlashCommands:
             repl.session.close()
         repl.session = session
         repl.resume_messages = list(session.messages)
+        from agentica_cli.app.usage import UsageCounter
+
+        repl.usage = UsageCounter.for_session(session)
         if session.notice:  # another agentica is writing it: this one forked it
             plain(session.notice, "33")
         if repl.agent is not None:
