@@ -67,7 +67,7 @@ def _live_output(ctx: ToolContext | None) -> LiveOutput | None:
     if emit is None or ctx is None:
         return None
     # The one event type this tool emits; the agent package is loaded whenever `emit` is set.
-    from agentica_cli.agent.events import ToolOutput
+    from agentica_cli.tools.events import ToolOutput
 
     call_id = ctx.call_id
     return LiveOutput(lambda text: emit(ToolOutput(call_id, text)))

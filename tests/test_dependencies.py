@@ -29,6 +29,7 @@ NOT_IMPORTED = {  # declared, used without an import statement
     "pytest-timeout": "a pytest plugin ([tool.pytest.ini_options] timeout)",
     "pytest-xdist": "a pytest plugin ([tool.pytest.ini_options] addopts -n 2)",
     "ruff": "the linter CI runs",
+    "mypy": "the type checker ([tool.mypy] in pyproject.toml)",
     # The `opentelemetry` namespace is shared by several distributions and the check maps a top-level
     # module to one of them: agentica_cli/telemetry/setup.py imports opentelemetry.sdk.
     "opentelemetry-sdk": "imported as opentelemetry.sdk (a namespace package: see above)",

@@ -179,6 +179,21 @@ def test_layout_arrows() -> None:
             assert _under(module, *upper), f"{module} imports DeepAgent"
 
 
+def test_tools_and_toolkits_stand_below_the_loop() -> None:
+    """builtin_tools/ imports the loop only for the task tool (a sub-agent is an Agent), never the
+    application or a front end; toolkits/ share the web's address policy and HTML-to-Markdown with
+    fetch_url through agentica_cli.tools.web_access, not builtin_tools.web."""
+    graph = import_graph()
+    for module, targets in graph.items():
+        if _under(module, "builtin_tools"):
+            bad = {t for t in targets if _under(t, "agentica_cli.agent", "agentica_cli.deep", "agentica_cli.app",
+                                              "agentica_cli.cli", *FRONT_ENDS)}
+            assert module == "builtin_tools.task" or not bad, f"{module} imports {bad}"
+        if _under(module, "agentica_cli.toolkits"):
+            bad = {t for t in targets if _under(t, "builtin_tools.web", "agentica_cli.agent", "agentica_cli.app")}
+            assert not bad, f"{module} imports {bad}"
+
+
 def test_the_core_and_the_headless_front_ends_import_no_terminal_ui_library() -> None:
     """app/, headless/ and acp/ never import rich, prompt_toolkit or typer (even lazily); app/ not acp
     either: what the terminal shows is the REPL's business, the command line is cli/'s."""

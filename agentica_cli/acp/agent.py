@@ -75,6 +75,7 @@ class AgenticaAcpAgent:
         self.sessions: dict[str, AcpSession] = {}
         self.background: set[asyncio.Task[Any]] = set()
         self.warming: asyncio.Future[None] | None = None  # the heavy imports, in a thread
+        self.notices: list[str] = []  # what the last settings_for ignored of an untrusted project
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -111,23 +112,25 @@ class AgenticaAcpAgent:
         self.model_for(self.settings_for(Path(os.getcwd())))  # raises auth_required while no key is set
         return AuthenticateResponse()
 
-    def settings_for(self, work_dir: Path) -> Any:
-        from agentica_cli.app.runtime import check_model_options, check_model_timeouts
-        from agentica_cli.app.settings.config import ConfigError, check_mcp_servers, load_settings
+    def session_dirs(self, extra_dirs: list[str] | None) -> list[Path]:
+        """--add-dir folders and the editor's additional directories that exist."""
+        return [*self.add_dirs, *(Path(os.path.realpath(d)) for d in extra_dirs or [] if os.path.isdir(d))]
+
+    def settings_for(self, work_dir: Path, dirs: list[Path] | None = None) -> Any:
+        """The session's settings, checked as `agentica -p` checks them: a config error is an
+        invalid-params error with the message (never an internal error with a traceback)."""
+        from agentica_cli.app.settings.config import ConfigError, load_settings
         from agentica_cli.app.settings.trust import is_trusted
+        from agentica_cli.app.startup import check_config, untrusted_notices
 
         try:
             settings = load_settings(work_dir, self.flags, trusted=is_trusted(work_dir))
-            check_mcp_servers(settings)
-            check_model_timeouts(settings)
-            check_model_options(settings)
+            check_config(settings, work_dir, self.add_dirs if dirs is None else dirs)
         except ConfigError as err:
             raise _error(RequestError.invalid_params, f"config error: {err}") from None
-        for key in settings.held_back:
-            log(f"ignoring '{key}' from untrusted {settings.project_file} (run `agentica --trust` there to use it)")
-        if settings.mcp_json_held_back:
-            log(f"ignoring the MCP servers of untrusted {settings.mcp_json_file} "
-                f"({', '.join(settings.mcp_json_held_back)}) (run `agentica --trust` there to use them)")
+        self.notices = untrusted_notices(settings, work_dir, "run `agentica --trust` there")
+        for line in self.notices:
+            log(line)
         for problem in settings.warnings:
             log(f"warning: {problem}")
         return settings
@@ -147,16 +150,22 @@ class AgenticaAcpAgent:
             raise _error(RequestError.invalid_params, f"cwd {cwd}: no such folder")
         return path
 
-    def start_mcp(self, settings: Any, work_dir: Path, client_servers: list[Any] | None) -> Any:
+    def start_mcp(self, settings: Any, work_dir: Path, client_servers: list[Any] | None,
+                  dirs: list[Path] | None = None) -> Any:
         tables = {k: v for k, v in settings.mcp_servers.items() if v.get("enabled", True)}
         tables.update(mcp_tables(client_servers))
         if not tables:
             return None
+        from agentica_cli.app.mcp_client import print_mode_handlers
         from agentica_cli.app.settings.config import agentica_home
         from agentica_cli.tools.mcp.servers import McpConfigError, McpServerSet
 
+        # Roots as in the REPL and -p (docs/mcp.md); forms and sampling are declined: ACP has
+        # no request that could show them to the user.
+        handlers = print_mode_handlers(work_dir, dirs or [], who="ACP")
         try:
-            servers = McpServerSet.from_tables(tables, base_dir=work_dir, log_dir=agentica_home() / "logs" / "mcp")
+            servers = McpServerSet.from_tables(tables, base_dir=work_dir, log_dir=agentica_home() / "logs" / "mcp",
+                                               handlers=handlers)
         except McpConfigError as err:
             raise _error(RequestError.invalid_params, f"MCP server config: {err}") from None
         servers.start()
@@ -165,10 +174,11 @@ class AgenticaAcpAgent:
     def open_session(self, session_id: str, work_dir: Path, settings: Any, model: Any, *, stored: Any,
                      messages: list[dict[str, Any]] | None, mcp_servers: list[Any] | None,
                      extra_dirs: list[str] | None) -> AcpSession:
-        dirs = [*self.add_dirs, *(Path(os.path.realpath(d)) for d in extra_dirs or [] if os.path.isdir(d))]
+        dirs = self.session_dirs(extra_dirs)
         session = AcpSession(self.conn, session_id, work_dir, settings, model, client_caps=self.client_caps,
                              add_dirs=dirs, stored=stored, messages=messages,
-                             mcp=self.start_mcp(settings, work_dir, mcp_servers))
+                             mcp=self.start_mcp(settings, work_dir, mcp_servers, dirs))
+        session.notices = list(self.notices)  # shown with the first prompt's answer, as -p warns
         self.sessions[session_id] = session
         session.begin()  # SessionStart hooks, while the editor shows the session
         return session
@@ -207,7 +217,7 @@ class AgenticaAcpAgent:
         from agentica_cli.app.sessions import SessionStore, new_session_id
 
         work_dir = self.work_dir(cwd)
-        settings = self.settings_for(work_dir)
+        settings = self.settings_for(work_dir, self.session_dirs(additional_directories))
         model = self.model_for(settings)
         stored = SessionStore().create(work_dir, model_label(model)) if self.save_sessions else None
         session_id = stored.id if stored is not None else new_session_id()
@@ -226,7 +236,7 @@ class AgenticaAcpAgent:
         from agentica_cli.app.sessions import SessionStore
 
         work_dir = self.work_dir(cwd)
-        settings = self.settings_for(work_dir)
+        settings = self.settings_for(work_dir, self.session_dirs(additional_directories))
         model = self.model_for(settings)
         old = self.sessions.pop(session_id, None)
         if old is not None:

@@ -6,17 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-# name -> (description, input hint or None)
-ACP_COMMANDS: dict[str, tuple[str, str | None]] = {
-    "compact": ("summarise the conversation to free context", None),
-    "model": ("show or switch the model", "model name"),
-    "mode": ("show or switch the permission mode: default, accept-edits, plan, auto", "mode"),
-    "tools": ("list the tools the agent can use", None),
-    "todos": ("show the agent's todo list", None),
-    "cost": ("tokens used in this session", None),
-    "undo": ("put back the files the last turn edited (force: even if changed since)", "force"),
-    "redo": ("re-apply the edits /undo took back", "force"),
-}
+from agentica_cli.app.commands import commands_for
+
+# name -> (description, input hint or None): the editor's share of app/commands.py's registry
+ACP_COMMANDS: dict[str, tuple[str, str | None]] = {name: (spec.help, spec.hint) for name, spec in
+                                                   commands_for("acp").items()}
 
 
 def available_commands(custom: dict[str, Any] | None = None) -> list[Any]:
@@ -71,7 +65,9 @@ async def run_command(session: Any, line: str) -> bool:
             await session.mode_changed()
         await say(f"Permission mode: {session.policy.mode}.")
     elif name == "tools":
-        lines = [f"- `{n}`: {session.policy.describe_tool(f)}" for n, f in agent.functions.items()]
+        from agentica_cli.app.commands import tool_rows
+
+        lines = [f"- `{n}`: {does}" for n, does, _, _ in tool_rows(agent.functions, session.policy)]
         await say("Tools, and what a call does in this mode:\n" + "\n".join(lines))
     elif name == "todos":
         from builtin_tools.todos import BuiltinTodoTool, render_todos
@@ -83,6 +79,5 @@ async def run_command(session: Any, line: str) -> bool:
 
         await say(await getattr(checkpoints, name)(session, rest == "force"))
     elif name == "cost":
-        usage = agent.usage
-        await say(f"Tokens this session: {usage.input_tokens:,} in, {usage.output_tokens:,} out.")
+        await say(session.usage.describe() + ".")
     return True

@@ -10,7 +10,7 @@ import sys
 from contextlib import aclosing
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Literal
 
 from acp import (
     RequestError,
@@ -30,8 +30,9 @@ from agentica_cli.acp.prompt_blocks import content_text
 from agentica_cli.app.permissions.approvals import Answer, call_args, edit_path, policy_from_settings
 from agentica_cli.app.safe_text import safe_text
 
-STOP_REASONS = {"max_turns": "max_turn_requests", "cancelled": "cancelled", "truncated": "max_tokens",
-                "filtered": "refusal"}  # the rest: end_turn
+StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]  # ACP's
+STOP_REASONS: dict[str, StopReason] = {"max_turns": "max_turn_requests", "cancelled": "cancelled",
+                                       "truncated": "max_tokens", "filtered": "refusal"}  # the rest: end_turn
 PREVIEW_LIMIT = 2_000_000  # characters of a file an edit preview reads
 OUTPUT_TAIL = 8_000  # characters of a running command's output shown live
 
@@ -55,7 +56,11 @@ class AcpSession:
         self.stored = stored  # the SessionStore session written to (None: --no-session)
         self.mcp = mcp
         self.mcp_waited = False
-        self.policy = policy_from_settings(settings, work_dir, allowed_dirs=add_dirs, ask=self.ask)
+        from agentica_cli.app.usage import UsageCounter
+
+        self.usage = UsageCounter.for_session(stored)  # /cost: sub-agents and earlier processes included
+        self.policy = policy_from_settings(settings, work_dir, allowed_dirs=add_dirs, ask=self.ask,
+                                           on_grant=self.granted)
         self.agent = build_agent(
             settings, work_dir, model=model, allowed_dirs=add_dirs, approve=self.policy, messages=messages,
             on_message=stored.append if stored is not None else None,
@@ -66,10 +71,9 @@ class AcpSession:
         self.agent.transcript_path = str(stored.path) if stored is not None else ""
         self.mode_prompt = PermissionModePrompt(self.agent)
         self.starting: asyncio.Task[list[str]] | None = None  # SessionStart hooks (begin)
-        from agentica_cli.app.extension_setup import load_extensions
-
-        self.extensions = load_extensions(settings, work_dir)  # custom commands (after trust), as in the REPL
-        self.turn: asyncio.Task[str] | None = None
+        self.notices: list[str] = []  # what this untrusted project sets and the session ignores
+        self.extensions = self.agent.extensions  # custom commands (after trust), found once with the agent
+        self.turn: asyncio.Task[StopReason] | None = None
         self.edits: dict[str, tuple[str, str | None, str]] = {}  # call id -> (path, old text, new text)
         self.outputs: dict[str, str] = {}  # call id -> live output so far (its tail)
         self.terminals: dict[str, str] = {}  # call id -> the editor terminal it ran in
@@ -91,7 +95,11 @@ class AcpSession:
         self.starting = asyncio.create_task(start())
 
     async def session_started(self) -> None:
-        """Wait for SessionStart; what its hooks said for the user is shown as a thought, once."""
+        """Wait for SessionStart; what its hooks said for the user is shown as a thought, once,
+        after what the session ignores of an untrusted project (app/startup.untrusted_notices)."""
+        notices, self.notices = self.notices, []
+        for notice in notices:
+            await self.send(update_agent_thought_text(f"\n[notice] {safe_text(notice)}\n"))
         if self.starting is None:
             return
         starting, self.starting = self.starting, None
@@ -177,7 +185,7 @@ class AcpSession:
 
     # -- a turn ---------------------------------------------------------------------------
 
-    async def prompt(self, content: str | list[dict[str, Any]]) -> str:
+    async def prompt(self, content: str | list[dict[str, Any]]) -> StopReason:
         """Run one prompt to its end; the ACP stop reason."""
         if self.turn is not None and not self.turn.done():
             raise RequestError.invalid_request({"message": "a prompt is already running in this session"})
@@ -211,11 +219,11 @@ class AcpSession:
                              arguments: str) -> tuple[str | list[dict[str, Any]], Any]:
         """A custom command's prompt (its !`commands` run first, shown as thoughts) in place of
         the typed text; images sent with it stay. Returns it and what restores the settings."""
-        from agentica_cli.app.command_shell import expand_command
-        from agentica_cli.app.extension_setup import use_command_settings
+        from agentica_cli.app.command_shell import command_turn
 
         shown: list[str] = []
-        expanded, _ = await expand_command(command, arguments, self.agent, self.work_dir, shown.append)
+        turn = await command_turn(command, arguments, self.agent, self.work_dir, shown.append)
+        expanded = turn.prompt
         if shown:
             await self.send(update_agent_thought_text("\n".join(safe_text(line) for line in shown) + "\n"))
         if isinstance(content, list):  # text and images: the command's text replaces the typed one
@@ -223,9 +231,9 @@ class AcpSession:
                        *(part for part in content if isinstance(part, dict) and part.get("type") != "text")]
         else:
             content = expanded
-        return content, use_command_settings(self.agent, command)
+        return content, turn.restore
 
-    async def _run_turn(self, content: str | list[dict[str, Any]]) -> str:
+    async def _run_turn(self, content: str | list[dict[str, Any]]) -> StopReason:
         self.turn = asyncio.create_task(self._run(content))
         try:
             await asyncio.wait({self.turn})
@@ -240,10 +248,11 @@ class AcpSession:
         if self.turn is not None and not self.turn.done():
             self.turn.cancel()
 
-    async def _run(self, content: str | list[dict[str, Any]]) -> str:
-        stop = "end_turn"
+    async def _run(self, content: str | list[dict[str, Any]]) -> StopReason:
+        stop: StopReason = "end_turn"
         async with aclosing(self.agent.run_stream(content)) as stream:
             async for event in stream:
+                self.usage.add(event)  # before the sub-agent filter: their requests count too
                 if event.type == "tool_output":  # a tool's own events carry its call as their source
                     if event.call_id in self.started:
                         await self.tool_output(event.call_id, event.text)
@@ -288,12 +297,12 @@ class AcpSession:
         if call_id in self.edits:
             path, old, new = self.edits[call_id]
             return [tool_diff_content(path, new, old)]
-        path = edit_path(name, args)
-        if path is None:
+        edited = edit_path(name, args)
+        if edited is None:
             return None
         from agentica_cli.app.edit_preview import edited_text
 
-        full = updates.absolute(path, self.work_dir)
+        full = updates.absolute(edited, self.work_dir)
         try:
             before = await self.read_current(full)
         except (OSError, ValueError, RequestError):
@@ -335,28 +344,19 @@ class AcpSession:
 
     # -- permissions ------------------------------------------------------------------------
 
-    def always_scope(self, call: Any, verdict: Any) -> str | None:
-        """What "always" would allow (as the REPL offers it); None when it is not offered."""
-        if getattr(verdict, "why", "") in ("sensitive", "rule", "escalation"):
-            return None
-        name = getattr(call, "name", "")
-        if updates.is_edit(name):
-            return "file edits in this folder (accept-edits)" if self.policy.mode == "default" else None
-        grant = self.policy.grant_for(call)
-        return None if grant is None else grant.scope()
-
     async def ask(self, call: Any, verdict: Any = None) -> Answer:
         """The policy's question, asked through session/request_permission."""
         call_id = getattr(call, "call_id", "")
         name = getattr(call, "name", "")
         args = call_args(call)
+        question = self.policy.question(call, verdict) if verdict is not None else None
         options = [PermissionOption(option_id="once", name="Allow once", kind="allow_once")]
-        scope = self.always_scope(call, verdict)
-        if scope:
-            options.append(PermissionOption(option_id="always", name=f"Always allow {scope}", kind="allow_always"))
+        if question is not None and question.always:
+            options.append(PermissionOption(option_id="always", name=f"Always allow {question.always}",
+                                            kind="allow_always"))
         options.append(PermissionOption(option_id="no", name="Reject", kind="reject_once"))
         content = await self.edit_content(call_id, name, args) or []
-        note = getattr(verdict, "note", "")
+        note = question.note if question is not None else ""
         if note:
             content = [tool_content(_text(note)), *content]
         request = ToolCallUpdate(tool_call_id=call_id, title=updates.tool_title(name, args),
@@ -369,14 +369,14 @@ class AcpSession:
             return Answer("no", "The user cancelled.")
         if outcome.option_id == "no":
             return Answer("no")
-        if outcome.option_id == "always":
-            mode = self.policy.mode
-            self.policy.remember(call)
-            if self.policy.mode != mode:
-                await self.mode_changed()
         if call_id in self.started:  # not a custom command's !`command`: no tool call shows that one
             await self.send(update_tool_call(call_id, status="in_progress"))
-        return Answer("once")
+        return Answer("always" if outcome.option_id == "always" else "once")  # the policy applies it
+
+    async def granted(self, granted: str, mode_changed: bool) -> None:
+        """The policy remembered an "always": an edit's one switched the mode, which the editor shows."""
+        if mode_changed:
+            await self.mode_changed()
 
     async def set_mode(self, mode: str) -> None:
         self.policy.set_mode(mode)
@@ -389,16 +389,12 @@ class AcpSession:
 
     def switch_model(self, name: str) -> str | None:
         """Use model `name` from the next request on; a message when it cannot be built."""
-        from agentica_cli.app.runtime import MissingKey, build_model
+        from agentica_cli.app.commands import switch_model
 
-        previous = self.settings.get("model.name")
-        self.settings.data.setdefault("model", {})["name"] = name
-        try:
-            model = build_model(self.settings)
-        except (MissingKey, ValueError) as err:
-            self.settings.data["model"]["name"] = previous
-            return f"Could not switch to {name}: {err}"
-        self.agent.model = model
+        switched = switch_model(self.settings, name)
+        if not switched.ok:
+            return switched.problem
+        self.agent.model = switched.model
         return None
 
     def config_options(self) -> list[Any]:
@@ -423,12 +419,9 @@ class AcpSession:
         if not self.mcp_waited:
             self.mcp_waited = True
             await self.mcp.wait_ready(timeout=30)
-        ready = self.mcp.usable_tools()
-        managed = {id(t) for t in self.mcp.tools}
-        ready_ids = {id(t) for t in ready}
-        kept = [t for t in self.agent.tools if id(t) not in managed or id(t) in ready_ids]
-        present = {id(t) for t in kept}
-        self.agent.tools = kept + [t for t in ready if id(t) not in present]
+        from agentica_cli.app.mcp_client import offer_usable_tools
+
+        offer_usable_tools(self.agent, self.mcp)
 
     async def close(self) -> None:
         self.cancel()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from acp.schema import ToolCallLocation, ToolKind
 
@@ -33,6 +33,9 @@ KINDS: dict[str, ToolKind] = {
 }
 TITLE_VERBS = {"read": "Read", "edit": "Edit", "search": "Search", "fetch": "Fetch"}
 RESULT_CHARS = 20_000  # of a tool's result shown in the editor (the model gets it all)
+
+PlanStatus = Literal["pending", "in_progress", "completed"]
+PLAN_STATUSES: dict[Any, PlanStatus] = {"pending": "pending", "in_progress": "in_progress", "completed": "completed"}
 
 
 def tool_kind(name: str) -> ToolKind:
@@ -107,8 +110,7 @@ def plan_entries(args: dict[str, Any]) -> list[Any] | None:
     entries = []
     for todo in todos:
         if isinstance(todo, dict) and isinstance(todo.get("content"), str):
-            status = todo.get("status") if todo.get("status") in ("pending", "in_progress", "completed") else "pending"
-            entries.append(plan_entry(todo["content"], status=status))
+            entries.append(plan_entry(todo["content"], status=PLAN_STATUSES.get(todo.get("status"), "pending")))
     return entries
 
 

@@ -7,8 +7,10 @@ indent them under the task that produced them.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from agentica_cli.tools.events import Event, ToolOutput  # what a tool emits lives with the tools
 
 StopReason = Literal[
     "completed",  # the model answered without calling tools
@@ -22,15 +24,6 @@ StopReason = Literal[
     "filtered",  # a content filter stopped the answer, or the model refused
     "empty",  # the model returned no answer at all
 ]
-
-
-@dataclass
-class Event:
-    type: str = field(init=False, default="event")
-    source: str = field(default="", kw_only=True)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass
@@ -94,19 +87,6 @@ class ToolCallFinished(Event):
     status: str = "ok"
     show_result: bool = False
     type: str = field(init=False, default="tool_call_finished")
-
-
-@dataclass
-class ToolOutput(Event):
-    """What a running tool printed since its previous ToolOutput (e.g. `execute`'s command
-    output), for showing it live. At most ~10 a second per call; when more came in between,
-    `text` is its last few thousand characters. The result the model gets is unaffected.
-    Pushed by the tool through its context, so `source` is `task:<call_id>` like any event
-    a tool emits; `call_id` names the call it belongs to."""
-
-    call_id: str
-    text: str
-    type: str = field(init=False, default="tool_output")
 
 
 @dataclass

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentica_cli.agent.approval import Decision
+from agentica_cli.agent.approval import ApprovalPolicy, Decision
 from agentica_cli.agent.events import (
     ApprovalRequested,
     Event,
@@ -30,6 +30,8 @@ from agentica_cli.tools.base import Function, FunctionCall, format_tool_error
 from agentica_cli.tools.context import ToolContext
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from agentica_cli.agent.approval import ApproveHook
     from agentica_cli.agent.config import ToolConfig
     from agentica_cli.agent.run_state import RunState
@@ -70,7 +72,9 @@ class ExecutorHost(Protocol):
     tool_input_guardrails: list[ToolInputGuardrail]
     tool_output_guardrails: list[ToolOutputGuardrail]
     hooks: list[Any]
-    approve: ApproveHook | None
+    approve: ApproveHook | ApprovalPolicy | None
+    model: Any  # the model client (whether it takes images)
+    results_dir: Path | None  # where oversized results go (made on first use)
 
     def _append(self, message: dict[str, Any]) -> None: ...
 
@@ -276,11 +280,10 @@ class ToolExecutor:
             return False
         if call.function.is_destructive:
             return True
-        review = getattr(approve, "needs_review", None)
-        if review is None:
+        if not isinstance(approve, ApprovalPolicy):
             return False
         try:
-            return bool(review(call))
+            return bool(approve.needs_review(call))
         except Exception:
             return True
 
@@ -288,7 +291,7 @@ class ToolExecutor:
         """The approve hook's decision. `hook_asks` (a PreToolUse hook said "ask", with this
         reason): the user is asked whatever the mode, through the hook's `confirm` if it has one."""
         approve = self.agent.approve
-        if hook_asks is not None and approve is None:
+        if approve is None:  # (only a hook's "ask" gets here without one)
             return Decision.deny(f"Permission denied: a hook asks for the user's confirmation of '{call.name}' "
                                  "and nobody can answer here.")
         answered = await self._permission_request_hooks(call)
@@ -296,12 +299,12 @@ class ToolExecutor:
             return answered
         self.run.emit(ApprovalRequested(call.call_id, call.name, call.args or {}))
         await self.run.flush()  # the UI has the request in hand before the hook asks
-        confirm = getattr(approve, "confirm", None) if hook_asks is not None else None
-        if getattr(approve, "needs_review", None) is None:  # a plain callable asks a person
+        policy = approve if isinstance(approve, ApprovalPolicy) else None
+        if policy is None:  # a plain callable asks a person
             await self.agent.notify(f"agentica needs your permission to use {call.name}")
         try:
-            if confirm is not None:
-                decision = await call_maybe_async(confirm, call, hook_asks or "a hook asks")
+            if policy is not None and hook_asks is not None:
+                decision = await call_maybe_async(policy.confirm, call, hook_asks or "a hook asks")
             else:
                 decision = await call_maybe_async(approve, call)
         except asyncio.CancelledError:
@@ -336,11 +339,11 @@ class ToolExecutor:
     async def _after_hook_allowed(self, call: FunctionCall, without_check: Decision | None) -> Decision | None:
         """A hook allowed `call`: what the approve hook's `hook_allowed` still says (deny rules,
         plan mode, escalations); `without_check` where the approve hook has none."""
-        allowed_by_hook = getattr(self.agent.approve, "hook_allowed", None)
-        if allowed_by_hook is None:
+        approve = self.agent.approve
+        if not isinstance(approve, ApprovalPolicy):
             return without_check
         try:
-            return await call_maybe_async(allowed_by_hook, call)
+            return await call_maybe_async(approve.hook_allowed, call)
         except asyncio.CancelledError:
             raise
         except Exception as exc:

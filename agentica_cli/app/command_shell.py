@@ -20,6 +20,7 @@ import asyncio
 import inspect
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
@@ -93,7 +94,7 @@ async def _approve(agent: Any, execute: Any, command: CustomCommand, line: str, 
     """None when `line` may run; else why not (for the prompt and the user)."""
     function = next(f for f in execute.get_functions() if f.name == "execute")
     call = SimpleNamespace(name="execute", args={"command": line}, function=function, call_id=f"command-{number}")
-    approve = getattr(agent, "approve", None)
+    approve: Any = getattr(agent, "approve", None)  # the PermissionPolicy, a library's hook, or None
     evaluate = getattr(approve, "evaluate", None)
     if evaluate is not None:  # the CLI's PermissionPolicy
         verdict = evaluate(call)
@@ -160,3 +161,25 @@ async def expand_command(command: CustomCommand, arguments: str, agent: Any, wor
     with_files, attached = attach_mentions(expanded, work_dir)
     body, files = with_files[:len(expanded)], with_files[len(expanded):]  # attach_mentions appends
     return await run_inline_commands(body, command, agent, show) + files, attached
+
+
+@dataclass(frozen=True)
+class CommandTurn:
+    """A custom command made ready for its turn: the prompt, the files attached, and what puts
+    the agent's model and tool filter back after the turn (the command's `model` and
+    `allowed-tools` hold for that turn only)."""
+
+    prompt: str
+    attached: list[str]
+    restore: Callable[[], None]
+
+
+async def command_turn(command: CustomCommand, arguments: str, agent: Any, work_dir: Any,
+                       show: Callable[[str], None]) -> CommandTurn:
+    """`/name arguments` in any front end: the prompt (expand_command), then the command's
+    settings applied to `agent` for the turn. The caller runs the turn, then `restore()`."""
+    from agentica_cli.app.extension_setup import use_command_settings
+
+    prompt, attached = await expand_command(command, arguments, agent, work_dir, show)
+    return CommandTurn(prompt, attached, use_command_settings(agent, command))
+

@@ -51,7 +51,7 @@ class CommandHook:
             proc.kill_group()
             await proc.wait()
             raise
-        return proc.returncode or 0, out.decode("utf-8", errors="replace").strip()
+        return proc.returncode or 0, (out or b"").decode("utf-8", errors="replace").strip()
 
 
 class ConfigHooks:

@@ -29,20 +29,34 @@ def roots_for(work_dir: Path, allowed_dirs: Iterable[Path]) -> list[Path]:
     return roots
 
 
-def print_mode_handlers(work_dir: Path, allowed_dirs: Sequence[Path]) -> McpClientHandlers:
-    """-p: roots, and a clean refusal of what would need a person."""
+def print_mode_handlers(work_dir: Path, allowed_dirs: Sequence[Path], *, who: str = "-p") -> McpClientHandlers:
+    """Where nobody can fill a form or approve a sampling request (-p; ACP, whose protocol has
+    neither): roots, and a clean refusal of what would need a person, said on stderr."""
 
     async def decline_input(request: ElicitRequest) -> ElicitAnswer:
         sys.stderr.write(f"agentica: MCP server '{request.server}' asked for input "
-                         f"({safe_text(request.message)[:200]}); declined: -p cannot ask\n")
+                         f"({safe_text(request.message)[:200]}); declined: {who} cannot ask\n")
         return ElicitAnswer("decline")
 
     async def decline_sampling(request: SamplingRequest) -> str | None:
         sys.stderr.write(f"agentica: MCP server '{request.server}' asked to use the model; declined: "
-                         "-p cannot ask for approval\n")
+                         f"{who} cannot ask for approval\n")
         return None
 
     return McpClientHandlers(roots=roots_for(work_dir, allowed_dirs), elicit=decline_input, sample=decline_sampling)
+
+
+def offer_usable_tools(agent: Any, servers: Any) -> None:
+    """Give the agent the tools of usable MCP servers: ready ones, and ones that stopped after
+    starting (their next call restarts them); a server still starting or that failed to start
+    leaves its tools out. The agent's other tools keep their places. (REPL and ACP, before each
+    turn; -p waits for its servers once and takes what is ready.)"""
+    ready = servers.usable_tools()
+    managed = {id(t) for t in servers.tools}
+    ready_ids = {id(t) for t in ready}
+    kept = [t for t in agent.tools if id(t) not in managed or id(t) in ready_ids]
+    present = {id(t) for t in kept}
+    agent.tools = kept + [t for t in ready if id(t) not in present]
 
 
 RESOURCE_MENTION = re.compile(r"(?:^|(?<=\s))@([A-Za-z0-9_-]+):(\S+)")

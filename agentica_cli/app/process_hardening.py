@@ -51,7 +51,7 @@ def set_not_dumpable() -> bool:
         # is the plain "call this C address with these int arguments" that ctypes is built on.
         import _ctypes
 
-        prctl = _ctypes.dlsym(_ctypes.dlopen(None, os.RTLD_NOW), "prctl")
+        prctl = _ctypes.dlsym(_ctypes.dlopen(None, os.RTLD_NOW), "prctl")  # type: ignore[arg-type]  # NULL: this process
         return _ctypes.call_function(prctl, (PR_SET_DUMPABLE, 0, 0, 0, 0)) == 0
     except (ImportError, AttributeError, OSError):
         pass

@@ -233,8 +233,9 @@ def read_instruction_files(work_dir: Path, report: Callable[[str], None] | None 
     from agentica_cli.app.instructions import read_instructions
 
     found = read_instructions(work_dir)
-    for problem in found.problems if report is not None else ():
-        report(problem)
+    if report is not None:
+        for problem in found.problems:
+            report(problem)
     return found
 
 
@@ -301,13 +302,15 @@ def build_agent(
         # networks fetch_url may reach besides public addresses (an intranet docs server)
         "allow_private_urls": tuple(settings.get("tools.fetch_allow_private") or ()),
     }
-    agent = DeepAgent(model, **kwargs)
+    agent: Any = DeepAgent(model, **kwargs)  # with what the front ends read: instruction files, extensions
     agent.instruction_texts = list(instructions.texts)
     agent.instruction_files = [str(f.path) for f in instructions.files]  # for -p's stream-json session line
     from agentica_cli.app.extension_setup import attach_extensions, load_extensions
 
     if extensions is None:
-        attach_extensions(agent, load_extensions(settings, work_dir), work_dir, report)
+        extensions = load_extensions(settings, work_dir)
+        attach_extensions(agent, extensions, work_dir, report)
     else:
         attach_extensions(agent, extensions, work_dir, None)
+    agent.extensions = extensions  # found once per session: its custom commands are looked up here
     return agent

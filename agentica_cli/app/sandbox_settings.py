@@ -13,14 +13,13 @@ from typing import Any
 
 from agentica_cli.app.settings.config import ConfigError
 
-_CACHE_ATTR = "_agentica_sandbox"
-
 
 def sandbox_for(settings: Any, work_dir: Path, allowed_dirs: Iterable[str | os.PathLike[str]] = ()) -> Any:
-    """The run's Sandbox (cached on `settings`); a backend the machine lacks is a ConfigError."""
-    cached = getattr(settings, _CACHE_ATTR, None)
-    if cached is not None:
-        return cached
+    """The run's Sandbox, built once (app/startup.check_config does it first) and kept as
+    `settings.sandbox`; a backend the machine lacks is a ConfigError."""
+    built = getattr(settings, "sandbox", None)
+    if built is not None:
+        return built
     from agentica_cli.sandbox import DEFAULT_MODE, Sandbox, SandboxPolicy
 
     policy = SandboxPolicy.build(
@@ -36,7 +35,7 @@ def sandbox_for(settings: Any, work_dir: Path, allowed_dirs: Iterable[str | os.P
     except ValueError as err:
         where = settings.sources.get("sandbox.backend", "config")
         raise ConfigError(f"{where}: 'sandbox.backend': {err}") from None
-    setattr(settings, _CACHE_ATTR, sandbox)
+    settings.sandbox = sandbox
     if sandbox.confines:  # a daemonised command must not outlive the session (issue 25 item 13)
         from agentica_cli.sandbox.descendants import end_descendants_at_exit
 

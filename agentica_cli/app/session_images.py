@@ -65,7 +65,7 @@ def _externalized(message: Any, folder: Path, known: dict[str, dict[str, str]]) 
     for part in content:
         image = part.get("image_url") if isinstance(part, dict) and part.get("type") == "image_url" else None
         url = image.get("url") if isinstance(image, dict) else None
-        if isinstance(url, str) and url.startswith("data:"):
+        if isinstance(image, dict) and isinstance(url, str) and url.startswith("data:"):
             ref = known.get(url)
             if ref is None:
                 ref = _store(url, folder)

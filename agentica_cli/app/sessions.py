@@ -5,15 +5,14 @@
     {"type": "message", "message": {...}}                                       one per message
     {"type": "history", "messages": [...]}      the whole history after a compaction replaced it
                                                 (or, in a fork, the history it started from)
-    {"type": "usage", "input_tokens": ..., "output_tokens": ..., "total_tokens": ..., "cost": ..., "model": ...}
-                                                one per model request: /cost after a resume counts them all
 
 A line is appended (and flushed) after every message, so a killed process loses at most
 the message in flight. Loading repairs what a kill can leave behind: a torn last line, and
 tool calls that never got a result (the API rejects those).
 
 One process at a time writes a session: it holds an exclusive lock (flock) on the file for
-as long as it has it open, and notes its pid in `<id>.pid` beside it. Another agentica that
+as long as it has it open, and notes its pid in `<id>.pid` beside it; `<id>.usage.json` beside
+it keeps the tokens its model requests used (app/usage.py: /cost after --continue counts them). Another agentica that
 wants the same session (`--continue` in a second terminal) does not interleave its messages
 with the first one's: it forks, continuing in a new session that starts with a copy of the
 history up to its last finished answer (the first line names the session it was forked
@@ -89,6 +88,7 @@ class Session:
         self._image_refs: dict[str, dict[str, str]] = {}  # data URL -> its file (session_images)
         self._header_written: dict[str, Any] | None = None  # the first line, while only it is in the file
         self.save_error = ""  # why this session stopped being saved ("" while it is saved)
+        self.usage: dict[str, int] = {}  # the tokens earlier processes used in it (app/usage.py)
 
     @property
     def saved(self) -> bool:
@@ -98,6 +98,21 @@ class Session:
 
     def append(self, message: dict[str, Any]) -> None:
         self._write({"type": "message", "message": message})
+
+    def record_usage(self, usage: dict[str, int]) -> None:
+        """Add one model request's tokens to the session's total, kept in `<id>.usage.json`
+        (replaced whole: a killed process leaves the last total). Not before the session has a
+        file, nor once saving failed."""
+        for key, value in usage.items():
+            self.usage[key] = self.usage.get(key, 0) + value
+        if self._header is not None or self.save_error:
+            return
+        path = usage_path(self.path)
+        temporary = path.with_name(path.name + ".tmp")
+        with contextlib.suppress(OSError):  # the conversation matters; a lost count does not stop it
+            with open_private(temporary, "w", encoding="utf-8") as fh:
+                fh.write(json.dumps(self.usage))
+            os.replace(temporary, path)
 
     def _write(self, entry: dict[str, Any]) -> None:
         if self.save_error:
@@ -141,15 +156,6 @@ class Session:
             self.save_error += "; what was saved before is kept"
         self.close()
 
-    def record_usage(self, input_tokens: int, output_tokens: int, total_tokens: int, cost: float | None,
-                     model: str) -> None:
-        """One model request's tokens (and reported cost): a resumed session's /cost and status
-        line count the whole session, not only the process that resumed it."""
-        if self._header is not None:
-            return  # no message yet, no file: nothing of this session is worth a file
-        self._write({"type": "usage", "input_tokens": input_tokens, "output_tokens": output_tokens,
-                     "total_tokens": total_tokens, "cost": cost, "model": model})
-
     def replace_history(self, messages: list[dict[str, Any]]) -> None:
         """Record that the history is now `messages` (after a compaction); loading starts from here."""
         self._write({"type": "history", "messages": messages})
@@ -182,6 +188,11 @@ def _append_line(fh: Any, line: str) -> None:
 
 def _header_size(header: dict[str, Any] | None) -> int:
     return len((json.dumps(header) + "\n").encode()) if header is not None else 0
+
+
+def usage_path(path: Path) -> Path:
+    """`<id>.usage.json` beside the session file `<id>.jsonl`."""
+    return path.with_suffix(".usage.json")
 
 
 def _pid_path(path: Path) -> Path:
@@ -263,7 +274,9 @@ class SessionStore:
             fh = _open_locked(path)
         except SessionInUse as busy:
             return self._fork(session_id, path, busy.pid)
-        return Session(self, session_id, path, self.load_messages(path), fh)
+        session = Session(self, session_id, path, self.load_messages(path), fh)
+        session.usage = self.load_usage(path)
+        return session
 
     def _fork(self, session_id: str, path: Path, holder: int | None) -> Session:
         # What is on disk now, up to its last finished answer: the holder may be mid-turn,
@@ -291,13 +304,14 @@ class SessionStore:
                 if isinstance(entry, dict):
                     yield entry
 
-    @classmethod
-    def load_usage(cls, path: Path) -> list[dict[str, Any]]:
-        """The usage entries of a session file, one per model request, oldest first."""
+    @staticmethod
+    def load_usage(path: Path) -> dict[str, int]:
+        """The tokens the session's model requests used so far (none recorded: {})."""
         try:
-            return [e for e in cls._lines(path) if e.get("type") == "usage"]
-        except OSError:
-            return []
+            saved = json.loads(usage_path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return {k: v for k, v in saved.items() if isinstance(v, int)} if isinstance(saved, dict) else {}
 
     @classmethod
     def load_messages(cls, path: Path) -> list[dict[str, Any]]:
@@ -343,11 +357,9 @@ class SessionStore:
                 if entry.get("type") == "history" and isinstance(entry.get("messages"), list):
                     replaced = [m for m in entry["messages"] if isinstance(m, dict)]  # a compaction or a fork
                     count = len(replaced)
-                elif entry.get("type") == "message":
+                else:
                     count += 1
                     replaced = [entry.get("message") or {}]
-                else:
-                    continue  # a request's usage (record_usage): not a message
                 for message in replaced:
                     if not title and message.get("role") == "user" and isinstance(message.get("content"), str):
                         from agentica_cli.prompt_parts import typed_part

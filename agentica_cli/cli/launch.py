@@ -22,8 +22,9 @@ def default_args() -> argparse.Namespace:
         permission_mode=None, yes=False,
         allowed_tools=[], disallowed_tools=[], sandbox=None, system_prompt=None, system_prompt_file=None,
         append_system_prompt=None, append_system_prompt_file=None, trust=False, mcp_config=[],
-        strict_mcp_config=False, work_dir=None, add_dir=[], continue_=False, resume=None, no_session=False,
-        undo=False, redo=False, force=False, tools=None, image=[], max_turns=None, max_cost=None, version=False,
+        strict_mcp_config=False, work_dir=None, add_dir=[], worktree=None, continue_=False, resume=None,
+        no_session=False, undo=False, redo=False, force=False, tools=None, image=[], max_turns=None, max_cost=None,
+        version=False,
     )
 
 
@@ -51,6 +52,21 @@ def stream_input_problem(args: argparse.Namespace) -> str | None:
     if args.undo or getattr(args, "redo", False):
         return "--undo and --redo take no messages: leave out --input-format stream-json"
     return None
+
+
+def start_in_worktree(args: argparse.Namespace) -> int:
+    """--worktree: the same run in a new git worktree of the project; at the end, where the work is."""
+    from agentica_cli.worktrees import WorktreeError, create_worktree, exit_note
+
+    try:
+        tree = create_worktree((args.work_dir or Path.cwd()).expanduser(), args.worktree or None)
+    except WorktreeError as err:
+        return fail(str(err))
+    sys.stderr.write(f"agentica: working in worktree {tree.name}: {tree.path} (branch {tree.branch})\n")
+    try:
+        return start(argparse.Namespace(**{**vars(args), "worktree": None, "work_dir": tree.path}))
+    finally:
+        sys.stderr.write(exit_note(tree))
 
 
 def start(args: argparse.Namespace) -> int:
@@ -82,6 +98,8 @@ def start(args: argparse.Namespace) -> int:
     problem = stream_input_problem(args)
     if problem:  # before anything reads stdin (--api-key -)
         return fail(problem)
+    if getattr(args, "worktree", None) is not None:
+        return start_in_worktree(args)
     work_dir = (args.work_dir or Path.cwd()).expanduser()
     if not work_dir.is_dir():
         return fail(f"--work-dir {work_dir}: no such folder")
@@ -106,8 +124,7 @@ def start(args: argparse.Namespace) -> int:
         except KeyInputError as err:
             return fail(str(err))
 
-    from agentica_cli.app.runtime import check_model_options, check_model_timeouts
-    from agentica_cli.app.settings.config import ConfigError, check_mcp_servers, load_settings
+    from agentica_cli.app.settings.config import ConfigError, load_settings
     from agentica_cli.app.settings.trust import is_trusted, trust
 
     args.mcp_flags = None  # --mcp-config / --strict-mcp-config, read once (the REPL reloads settings)
@@ -125,18 +142,9 @@ def start(args: argparse.Namespace) -> int:
             trust(work_dir)
         settings = load_settings(work_dir, flag_settings(args), trusted=is_trusted(work_dir),
                                  mcp_flags=args.mcp_flags)
-        check_mcp_servers(settings)
-        from agentica_cli.app.toolkit_setup import check_toolkits
+        from agentica_cli.app.startup import check_config
 
-        check_toolkits(settings)
-        check_model_timeouts(settings)
-        check_model_options(settings)
-        from agentica_cli.app.checkpoint_setup import checkpoint_options
-
-        checkpoint_options(settings)
-        from agentica_cli.app.sandbox_settings import sandbox_for, unconfined_warning
-
-        sandbox = sandbox_for(settings, work_dir, args.add_dir)
+        check_config(settings, work_dir, args.add_dir)  # the same checks ACP's session/new makes
     except ConfigError as err:
         return fail(f"config error: {err}")
     if settings.warnings:  # a broken project .mcp.json: agentica goes on without it
@@ -148,7 +156,9 @@ def start(args: argparse.Namespace) -> int:
         from agentica_cli.app.settings.api_key_input import ARGV_WARNING
 
         sys.stderr.write(f"agentica: {ARGV_WARNING}\n")
-    warning = unconfined_warning(sandbox)
+    from agentica_cli.app.sandbox_settings import unconfined_warning
+
+    warning = unconfined_warning(settings.sandbox)
     if warning and (args.print_mode or not sys.stdin.isatty()):  # the REPL's banner says it
         sys.stderr.write(f"agentica: warning: {warning}\n")
 

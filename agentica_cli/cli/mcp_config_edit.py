@@ -149,7 +149,7 @@ def _cut_table(text: str, name: str, path: Path) -> str:
         stripped = line.strip()
         if stripped.startswith("["):
             match = _HEADER.match(line)
-            inside = bool(match) and name in match.groups()[:3]
+            inside = match is not None and name in match.groups()[:3]
         if not inside:
             out.append(line)
     return "".join(out).rstrip("\n") + "\n" if "".join(out).strip() else ""

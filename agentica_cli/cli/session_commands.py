@@ -64,6 +64,9 @@ def remove_session(session_id: str) -> int:
         return _fail(f"session {info.id} is open in another agentica (pid {holder}); close it first")
     info.path.unlink()
     info.path.with_suffix(".pid").unlink(missing_ok=True)
+    from agentica_cli.app.sessions import usage_path
+
+    usage_path(info.path).unlink(missing_ok=True)
     from agentica_cli.app.session_images import images_dir
 
     shutil.rmtree(images_dir(info.path), ignore_errors=True)

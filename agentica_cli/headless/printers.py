@@ -138,20 +138,10 @@ def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prom
         if not prompt.strip():
             sys.stderr.write("agentica: no prompt: give one as an argument (agentica -p \"task\") or on stdin\n")
             return exitcodes.USAGE_ERROR
-    for key in settings.held_back:
-        sys.stderr.write(
-            f"agentica: ignoring '{key}' from untrusted {settings.project_file} (run with --trust to use it)\n"
-        )
-    if settings.mcp_json_held_back:
-        names = safe_text(", ".join(settings.mcp_json_held_back), keep_newlines=False)
-        sys.stderr.write(f"agentica: ignoring the MCP servers of untrusted {settings.mcp_json_file} ({names}) "
-                         "(run with --trust to use them)\n")
-    from agentica_cli.app.extension_setup import untrusted_project_extensions
+    from agentica_cli.app.startup import untrusted_notices
 
-    ignored = untrusted_project_extensions(work_dir)
-    if ignored:
-        sys.stderr.write(f"agentica: ignoring this untrusted project's {', '.join(ignored)} "
-                         "(run with --trust to use them)\n")
+    for line in untrusted_notices(settings, work_dir):
+        sys.stderr.write(f"agentica: {line}\n")
     images = getattr(args, "image", None) or []
     if images:
         from agentica_cli.images import ImageError, load
@@ -187,9 +177,10 @@ def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prom
             background.background_processes().stop_all()  # a -p run's servers end with it
         if session is not None:
             session.close()
-    if session is not None and getattr(session, "save_error", ""):
+    save_error: str = getattr(session, "save_error", "") if session is not None else ""
+    if save_error:
         # The answer was given, but --continue / --resume will not find this turn: a failure.
-        sys.stderr.write(f"agentica: error: {safe_text(session.save_error, keep_newlines=False)}\n")
+        sys.stderr.write(f"agentica: error: {safe_text(save_error, keep_newlines=False)}\n")
         return code or exitcodes.MODEL_ERROR
     return code
 
@@ -207,9 +198,13 @@ class PrintRun:
         self.interrupted = False
         self.mcp: Any = None
         self.checkpoints: Any = None  # snapshots for --undo and /undo (checkpoint_setup)
+        from agentica_cli.app.usage import UsageCounter
         from agentica_cli.models.prices import CostMeter, parse_prices
 
-        self.cost = CostMeter(parse_prices(settings.get("prices")))  # the run's money (--max-cost)
+        # The session's tokens (written to its file: a later --continue's /cost counts them);
+        # `usage` below is the turn's, for the result object.
+        self.session_usage = UsageCounter.for_session(session)
+        self.cost = CostMeter(parse_prices(settings.get("prices")))  # this run's money (--max-cost)
         self.max_cost: float | None = getattr(args, "max_cost", None)
         self.over_budget = ""  # why --max-cost stopped the run
         self.reset_turn()
@@ -288,13 +283,14 @@ class PrintRun:
     def record(self, event: Any) -> None:
         kind = event.type
         if kind == "usage":
+            self.session_usage.add(event)
             for key in self.usage:
                 self.usage[key] += getattr(event, key, 0) or 0
-            model_id = getattr(self.model, "id", "")
-            self.cost.add(model_id, event.input_tokens, event.output_tokens, event.cost)
+            from agentica_cli.models.prices import cost_fields
+
+            cost = self.cost.add(getattr(self.model, "id", ""), event.input_tokens, event.output_tokens, event.cost)
             if self.session is not None:
-                self.session.record_usage(event.input_tokens, event.output_tokens, event.total_tokens, event.cost,
-                                          model_id)
+                self.session.record_usage(cost_fields(cost))  # beside its tokens: /cost after --continue
             self.check_budget()
         elif kind == "model_request_started" and not event.source:
             self.requests += 1
@@ -357,16 +353,15 @@ class PrintRun:
             agent = self.build_agent(extra_tools)
             for message in (await agent.start_session()).messages:  # SessionStart hooks, before the prompt
                 self.progress.line(f"agentica: {safe_text(message)}")
-            from agentica_cli.app.extension_setup import find_command, load_extensions, use_command_settings
+            from agentica_cli.app.extension_setup import find_command
 
-            found = find_command(prompt, load_extensions(self.settings, self.work_dir))
+            found = find_command(prompt, agent.extensions)
             if found is not None:  # `agentica -p "/review app.py"`: the custom command, its model and tools
-                from agentica_cli.app.command_shell import expand_command
+                from agentica_cli.app.command_shell import command_turn
 
-                command, arguments = found
-                prompt, _ = await expand_command(command, arguments, agent, self.work_dir,
-                                                 lambda line: self.progress.line(safe_text(line)))
-                use_command_settings(agent, command)
+                turn = await command_turn(*found, agent, self.work_dir,
+                                          lambda line: self.progress.line(safe_text(line)))
+                prompt = turn.prompt  # one turn per run: nothing to restore
             await self.stream(agent, prompt)
         finally:
             if self.mcp is not None:
@@ -380,7 +375,7 @@ class PrintRun:
 
     def emit_session_line(self, agent: Any = None) -> None:
         """The stream's first line; `instructions`: the instruction files in the system prompt."""
-        line = {"type": "session", "session_id": self.session_id, "model": self.model_label}
+        line: dict[str, Any] = {"type": "session", "session_id": self.session_id, "model": self.model_label}
         if agent is not None:
             line["instructions"] = list(getattr(agent, "instruction_files", ()))
         self.emit_json(line)

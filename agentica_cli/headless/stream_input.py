@@ -76,8 +76,9 @@ def parse_line(text: str, number: int) -> UserMessage | InputError | None:
     if message.get("role", "user") != "user":
         return InputError(number, 'message.role must be "user"')
     content = message.get("content")
+    images: list[Any] = []
     if isinstance(content, str):
-        body, images = content, []
+        body = content
     elif isinstance(content, list):
         parsed = _blocks(content, number)
         if isinstance(parsed, InputError):

@@ -31,16 +31,17 @@ class StreamInputRun(PrintRun):
         self.in_turn = False  # a turn has started and its result line is not written yet
 
     async def drive_turns(self) -> None:
-        messages = StdinMessages(sys.stdin.fileno(), on_read_error=lambda text: sys.stderr.write(f"agentica: {text}\n"))
+        def read_error(text: str) -> None:
+            sys.stderr.write(f"agentica: {text}\n")
+
+        messages = StdinMessages(sys.stdin.fileno(), on_read_error=read_error)
         messages.start()  # read at once: messages sent while MCP servers start are kept
         try:
             agent = self.build_agent(await self.start_mcp())
             for message in (await agent.start_session()).messages:  # SessionStart hooks, before the first turn
                 self.progress.line(f"agentica: {safe_text(message)}")
             self.emit_session_line(agent)  # ready: a driver may wait for this line
-            from agentica_cli.app.extension_setup import load_extensions
-
-            extensions = load_extensions(self.settings, self.work_dir)
+            extensions = agent.extensions  # found once, when the agent was built
             while (item := await messages.next()) is not None:
                 if isinstance(item, InputError):
                     self.emit_json(item.to_dict())
@@ -57,16 +58,14 @@ class StreamInputRun(PrintRun):
         self.turns += 1
         self.in_turn = True
         prompt, restore = message.text, None
-        from agentica_cli.app.extension_setup import find_command, use_command_settings
+        from agentica_cli.app.extension_setup import find_command
 
         found = find_command(prompt, extensions)
         if found is not None:  # "/review app.py": the custom command, its model and tools, for this turn
-            from agentica_cli.app.command_shell import expand_command
+            from agentica_cli.app.command_shell import command_turn
 
-            command, arguments = found
-            prompt, _ = await expand_command(command, arguments, agent, self.work_dir,
-                                             lambda line: self.progress.line(safe_text(line)))
-            restore = use_command_settings(agent, command)
+            turn = await command_turn(*found, agent, self.work_dir, lambda line: self.progress.line(safe_text(line)))
+            prompt, restore = turn.prompt, turn.restore
         try:
             await self.stream_turn(agent, prompt, message.images)
         finally:

@@ -45,22 +45,20 @@ class SessionHub:
         return mode
 
     def settings_for(self, work_dir: Path, mode: str, model: str | None) -> Any:
-        from agentica_cli.app.runtime import check_model_options, check_model_timeouts
-        from agentica_cli.app.settings.config import ConfigError, check_mcp_servers, load_settings
+        from agentica_cli.app.settings.config import ConfigError, load_settings
         from agentica_cli.app.settings.trust import is_trusted
+        from agentica_cli.app.startup import check_config, untrusted_notices
 
         flags = {**self.options.flags, "permissions.mode": mode}
         if model:
             flags["model.name"] = model
         try:
             settings = load_settings(work_dir, flags, trusted=is_trusted(work_dir))
-            check_mcp_servers(settings)
-            check_model_timeouts(settings)
-            check_model_options(settings)
+            check_config(settings, work_dir)  # every start-up check, as -p and ACP make them
         except ConfigError as err:
             raise ServeError(f"config error: {err}") from None
-        for key in settings.held_back:
-            log(f"ignoring '{key}' from untrusted {settings.project_file} (run `agentica --trust` there to use it)")
+        for line in untrusted_notices(settings, work_dir, "run `agentica --trust` there"):
+            log(line)
         return settings
 
     @staticmethod

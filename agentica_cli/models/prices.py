@@ -86,6 +86,23 @@ class CostMeter:
     def known(self) -> bool:
         return self.requests > 0 and self.unpriced == 0
 
+    @classmethod
+    def from_stored(cls, prices: Mapping[str, Price], usage: Mapping[str, int]) -> CostMeter:
+        """A meter going on from what a session recorded (`cost_fields` of each request)."""
+        meter = cls(prices)
+        meter.dollars = int(usage.get("cost_microusd", 0) or 0) / 1_000_000
+        meter.unpriced = int(usage.get("unpriced_requests", 0) or 0)
+        meter.requests = int(usage.get("priced_requests", 0) or 0) + meter.unpriced
+        return meter
+
+
+def cost_fields(cost: float | None) -> dict[str, int]:
+    """One request's cost as the session's usage file keeps it (whole numbers, added up there:
+    millionths of a dollar, and how many requests were priced or not)."""
+    if cost is None:
+        return {"unpriced_requests": 1}
+    return {"cost_microusd": round(cost * 1_000_000), "priced_requests": 1}
+
 
 def format_dollars(amount: float) -> str:
     """`$0.0123` below a dollar (cents are too coarse for one request), `$12.34` above."""

@@ -48,7 +48,7 @@ def _text_len(tag: Any) -> int:
 def extract(html: str, url: str) -> Extracted:
     from bs4 import BeautifulSoup
 
-    from builtin_tools.web import html_to_markdown
+    from agentica_cli.tools.web_access import html_to_markdown
 
     soup = BeautifulSoup(html, "html.parser")
     title = " ".join((soup.title.get_text() if soup.title else "").split())

@@ -6,7 +6,7 @@ What it gives a toolkit:
   User-Agent, a response size cap, and retries with backoff on 429 and 5xx (honouring a short
   `Retry-After`). Errors come back as `ToolkitHttpError` with a sentence a model can act on
   (401/403 name the API key variable).
-- `guard=AddressPolicy(...)` (from `builtin_tools.web`, the fetch_url SSRF rules): for URLs that
+- `guard=AddressPolicy(...)` (from `agentica_cli.tools.web_access`, the fetch_url SSRF rules): for URLs that
   come from the model, every request and every redirect is checked, and the connection goes to
   the vetted address (no DNS rebinding). API endpoints the user configured (`base_url`) are
   trusted and not guarded, so a self-hosted or proxied endpoint on localhost works.
@@ -34,7 +34,7 @@ from urllib.parse import urljoin, urlsplit
 if TYPE_CHECKING:
     import httpx
 
-    from builtin_tools.web import AddressPolicy
+    from agentica_cli.tools.web_access import AddressPolicy
 
 USER_AGENT = "agentica-toolkits/0.1 (a terminal coding agent; python-httpx)"
 DEFAULT_TIMEOUT_S = 20.0
@@ -321,7 +321,7 @@ class HttpClient:
 async def _send_pinned(client: httpx.AsyncClient, method: str, url: str, addresses: list[str],
                        params: dict[str, Any], json_body: Any) -> httpx.Response:
     """Send to one of the vetted addresses, keeping the URL's host for the Host header and TLS SNI."""
-    from builtin_tools.web import NoAddressConnected, send_pinned
+    from agentica_cli.tools.web_access import NoAddressConnected, send_pinned
 
     try:
         return await send_pinned(client, method, url, addresses, params=params or None, json=json_body)
@@ -340,6 +340,6 @@ def _where(url: str) -> str:
 
 def url_guard(allow_private: bool | list[str] | tuple[str, ...] = False) -> AddressPolicy:
     """The fetch_url SSRF policy: public addresses only, plus `allow_private` (True or networks)."""
-    from builtin_tools.web import AddressPolicy
+    from agentica_cli.tools.web_access import AddressPolicy
 
     return AddressPolicy(allow_private)

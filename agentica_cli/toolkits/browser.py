@@ -232,7 +232,7 @@ class BrowserTool(Tool):
         if format == "text":
             body = await page.inner_text("body")
         else:
-            from builtin_tools.web import html_to_markdown
+            from agentica_cli.tools.web_access import html_to_markdown
 
             body = html_to_markdown(await page.content())
         return f"URL: {page.url}\nTitle: {await page.title()}\n\n" + clip(body.strip(), self.max_chars)

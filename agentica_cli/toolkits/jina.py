@@ -18,7 +18,7 @@ def check_public_url(url: str) -> None:
     """Refuse non-http(s) URLs and literal private addresses: the service is told to fetch it, so a
     self-hosted reader must not be pointed at this machine's network. Host names are the service's
     to resolve."""
-    from builtin_tools.web import FetchRefusedError
+    from agentica_cli.tools.web_access import FetchRefusedError
 
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -30,7 +30,7 @@ def check_public_url(url: str) -> None:
         ip = ipaddress.ip_address(host)
     except ValueError:
         return
-    from builtin_tools.web import _is_public
+    from agentica_cli.tools.web_access import _is_public
 
     if not _is_public(ip):
         raise FetchRefusedError(f"refusing to read {url}: {host} is a private, loopback or link-local address.")

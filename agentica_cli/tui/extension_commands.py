@@ -24,26 +24,23 @@ def show_help(commands: dict[str, CustomCommand], builtin: dict[str, str]) -> No
     for name, command in sorted(commands.items()):
         hidden = " [a built-in command of that name wins]" if name in builtin else ""
         plain(f"  /{safe_text(name, keep_newlines=False):<12} {safe_text(command.help_line(), keep_newlines=False)}"
-              f"{hidden}")
+              f"{hidden}", hang=16)
 
 
 async def run_custom_command(repl: ReplHost, command: CustomCommand, arguments: str) -> None:
     """Send the command's body (arguments substituted, @files attached, !`commands` run) as this
     turn's prompt, with its model and its allowed tools for this turn only."""
-    from agentica_cli.app.command_shell import expand_command
+    from agentica_cli.app.command_shell import command_turn
 
     agent = await repl.ensure_agent()
     repl.ensure_renderer()  # a !`command` may ask for approval, which prints
-    text, attached = await expand_command(command, arguments, agent, repl.work_dir, lambda line: plain(line, "2"))
-    if attached:
-        plain(f"(attached {', '.join(attached)})", "2")
-    from agentica_cli.app.extension_setup import use_command_settings
-
-    restore = use_command_settings(agent, command)
+    turn = await command_turn(command, arguments, agent, repl.work_dir, lambda line: plain(line, "2"))
+    if turn.attached:
+        plain(f"(attached {', '.join(turn.attached)})", "2")
     try:
-        await repl.run_turn(text)
+        await repl.run_turn(turn.prompt)
     finally:
-        restore()
+        turn.restore()
 
 
 def show_agents(repl: ReplHost) -> None:

@@ -25,7 +25,7 @@ def _field_hint(schema: dict[str, Any]) -> str:
 
     hint = ""
     if schema.get("type") == "array":
-        items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+        items: dict[str, Any] = schema["items"] if isinstance(schema.get("items"), dict) else {}
         options = field_options(items)
         hint = " (comma-separated" + (": " + "/".join(str(o) for o in options) if options else "") + ")"
     elif (options := field_options(schema)) is not None:

@@ -78,8 +78,9 @@ def _model_for_listing(settings: Any) -> Any:
     from agentica_cli.models.presets import provider_class
 
     cls = provider_class(provider_name(settings))
+    timeouts: dict[str, Any] = model_timeouts(settings)
     return cls(id=settings.model_name, base_url=settings.base_url, api_key=settings.api_key,
-               **model_timeouts(settings))
+               **timeouts)
 
 
 async def pick_model(repl: ReplHost) -> str | None:

@@ -340,6 +340,6 @@ def add_status_line(session: PromptSession[str], status: Callable[[], FormattedT
     from prompt_toolkit.layout import ConditionalContainer, Dimension, FormattedTextControl, Window
 
     line = Window(FormattedTextControl(status), height=1, dont_extend_height=True, style="class:status")
-    rows = session.layout.container.children  # an HSplit: the input first, then prompt_toolkit's toolbars
+    rows = session.layout.container.children  # type: ignore[attr-defined]  # an HSplit: the input first, then prompt_toolkit's toolbars
     rows.insert(1, ConditionalContainer(line, filter=~is_done))
     rows.append(Window(height=Dimension(weight=10_000)))

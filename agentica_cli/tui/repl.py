@@ -75,10 +75,12 @@ class Repl:
         self.turn_task: asyncio.Task[Any] | None = None
         self.pending_context: list[str] = []
         self.approval_lock = asyncio.Lock()
-        self.policy = policy_from_settings(settings, work_dir, allowed_dirs=self.allowed_dirs, ask=self.ask_approval)
-        self.usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}  # the whole session's
+        self.policy = policy_from_settings(settings, work_dir, allowed_dirs=self.allowed_dirs, ask=self.ask_approval,
+                                           on_grant=self.show_grant)
+        from agentica_cli.app.usage import UsageCounter
         from agentica_cli.models.prices import CostMeter, parse_prices
 
+        self.usage = UsageCounter()  # the session's tokens, sub-agents' and earlier processes' included
         self.cost = CostMeter(parse_prices(settings.get("prices")))  # money, where a price is known
         history = None if not settings.get("ui.history", True) else self._history_path()
         self.context_tokens: int | None = None  # prompt tokens of the last request (the status line's context %)
@@ -150,6 +152,12 @@ class Repl:
     async def ask_line(self, message: str, *, password: bool = False) -> str:
         return await self.question.prompt_async(FormattedText([("ansiyellow", message)]), is_password=password)
 
+    async def ask_yes_no(self, question: str, *, default: bool) -> bool:
+        """A yes/no question at one key (approval_prompt.read_yes_no); Esc/Ctrl-C raise KeyboardInterrupt."""
+        from agentica_cli.tui.approval_prompt import read_yes_no
+
+        return await read_yes_no(question, default=default)
+
     def load_extensions(self) -> None:
         """Custom commands (and what else the agent will load) for /help and Tab completion."""
         from agentica_cli.app.extension_setup import load_extensions
@@ -187,10 +195,10 @@ class Repl:
             "33",
         )
         try:
-            reply = await self.ask_line("Trust this project? [y/N] ")
+            trusted = await self.ask_yes_no("Trust this project? [y/N] ", default=False)  # one key
         except (KeyboardInterrupt, EOFError):
-            reply = ""
-        if reply.strip().lower() in ("y", "yes"):
+            trusted = False
+        if trusted:
             from agentica_cli.app.settings.flags import flag_settings
             from agentica_cli.app.settings.trust import trust
 
@@ -202,7 +210,8 @@ class Repl:
             self.cost.prices = parse_prices(self.settings.get("prices"))  # the project's own, now trusted
             # the project's [permissions] rules and mode apply from now on
             self.policy = policy_from_settings(
-                self.settings, self.work_dir, allowed_dirs=self.allowed_dirs, ask=self.ask_approval
+                self.settings, self.work_dir, allowed_dirs=self.allowed_dirs, ask=self.ask_approval,
+                on_grant=self.show_grant,
             )
             plain("Trusted. (Remembered in ~/.agentica/trusted_projects.json.)", "32")
         else:
@@ -227,7 +236,11 @@ class Repl:
         from agentica_cli.app.runtime import model_label
 
         where = home_relative(self.work_dir)
-        plain(f"agentica {__version__}  ·  {model_label(self.model)}  ·  {where}  ·  mode {self.policy.mode}", "1")
+        from agentica_cli.tui.wrapping import pack_fields, terminal_columns
+
+        fields = [f"agentica {__version__}", model_label(self.model), where, f"mode {self.policy.mode}"]
+        for row in pack_fields(fields, terminal_columns()):  # a long folder: rows break between the fields
+            plain(row, "1")
         from agentica_cli.app.sandbox_settings import sandbox_line, unconfined_warning
 
         if self.policy.sandbox is not None:
@@ -238,9 +251,9 @@ class Repl:
             found = [f"{len(items)} {kind}{'s' if len(items) != 1 else ''}" for kind, items in (
                 ("command", self.extensions.commands), ("agent", self.extensions.agents),
                 ("skill", self.extensions.skills)) if items]
-            where = [c for c, items in (("/help", self.extensions.commands), ("/agents", self.extensions.agents),
+            listed = [c for c, items in (("/help", self.extensions.commands), ("/agents", self.extensions.agents),
                                         ("/skills", self.extensions.skills)) if items]  # what lists them
-            plain(f"Extensions: {', '.join(found)} ({', '.join(where)}).", "2")
+            plain(f"Extensions: {', '.join(found)} ({', '.join(listed)}).", "2")
         self.show_start_problems()
         if self.resume_messages:
             plain(f"Resumed session {self.session.id} ({len(self.resume_messages)} messages).", "2")
@@ -266,14 +279,14 @@ class Repl:
         """Where the resumed conversation left off: its last prompts, tool calls and answers,
         compactly; the answers' Markdown rendered and soft-wrapped as the live session shows it
         ([ui] markdown = false: as plain text)."""
-        from agentica_cli.tui.transcript import MARKDOWN, replay
+        from agentica_cli.tui.transcript import MARKDOWN, hang_of, replay
 
         rendered = bool(self.settings.get("ui.markdown", True))
         for text, code in replay(messages, markdown=rendered):
             if code == MARKDOWN:
                 self.show_replayed_answer(text)
             else:
-                plain(f"  {text}", code)
+                plain(f"  {text}", code, hang=2 + hang_of(text))  # wrapped rows stay under the text
 
     def show_replayed_answer(self, text: str) -> None:
         from rich.padding import Padding
@@ -315,27 +328,25 @@ class Repl:
             self.count_session_usage()
         return None
 
-    def count_usage(self, input_tokens: int, output_tokens: int, total_tokens: int, cost: float | None,
-                    model: str) -> None:
-        """One model request, into /cost and the status line (sub-agents' requests included)."""
-        self.usage["input_tokens"] += input_tokens or 0
-        self.usage["output_tokens"] += output_tokens or 0
-        self.usage["total_tokens"] += total_tokens or 0
-        self.cost.add(model, input_tokens or 0, output_tokens or 0, cost)
+    def count_cost(self, event: Any) -> None:
+        """One model request's money (sub-agents' included), into /cost and the status line, and
+        beside its tokens in the session's usage file (a later --continue counts it)."""
+        from agentica_cli.models.prices import cost_fields
+
+        cost = self.cost.add(getattr(self.model, "id", ""), event.input_tokens or 0, event.output_tokens or 0,
+                             event.cost)
+        session = self.current_session()
+        if session is not None:
+            session.record_usage(cost_fields(cost))
 
     def count_session_usage(self) -> None:
-        """A resumed session's requests so far, from its file: /cost and the status line count
-        the whole session (the numbers of the conversation before this resume start again)."""
+        """A resumed session's tokens and money so far, from its usage file: /cost and the status
+        line count the whole session, not only this process."""
+        from agentica_cli.app.usage import UsageCounter
         from agentica_cli.models.prices import CostMeter
 
-        self.usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
-        self.cost = CostMeter(self.cost.prices)
-        path = getattr(self.session, "path", None)
-        for entry in self.store.load_usage(path) if path is not None else ():
-            cost = entry.get("cost")
-            self.count_usage(int(entry.get("input_tokens") or 0), int(entry.get("output_tokens") or 0),
-                             int(entry.get("total_tokens") or 0), cost if isinstance(cost, (int, float)) else None,
-                             str(entry.get("model") or ""))
+        self.usage = UsageCounter.for_session(self.session)
+        self.cost = CostMeter.from_stored(self.cost.prices, getattr(self.session, "usage", None) or {})
 
     def take_restore_note(self) -> None:
         """What `agentica --undo` put back since this session's last message: for the model,
@@ -399,6 +410,7 @@ class Repl:
             from agentica_cli.app.runtime import model_label
 
             self.session = self.store.create(self.work_dir, model_label(self.model), lazy=True)
+            self.usage.store = self.session
         return self.session
 
     async def ensure_agent(self) -> Any:
@@ -489,12 +501,9 @@ class Repl:
         turn, and one that failed to start must not break it (the agent would try to connect it)."""
         if self.mcp is None or self.agent is None:
             return
-        ready = self.mcp.usable_tools()
-        managed = {id(t) for t in self.mcp.tools}
-        ready_ids = {id(t) for t in ready}
-        kept = [t for t in self.agent.tools if id(t) not in managed or id(t) in ready_ids]
-        present = {id(t) for t in kept}
-        self.agent.tools = kept + [t for t in ready if id(t) not in present]
+        from agentica_cli.app.mcp_client import offer_usable_tools
+
+        offer_usable_tools(self.agent, self.mcp)
 
     # -- approvals --------------------------------------------------------------------------
 
@@ -507,22 +516,11 @@ class Repl:
         note = getattr(verdict, "note", "") if verdict is not None else ""
         self.console.print(request_renderable(name, args, diff, note))
 
-    def always_scope(self, call: Any, verdict: Any) -> str | None:
-        """What an "always" answer would allow, for the question; None when it cannot be offered."""
-        from agentica_cli.app.permissions.approvals import ASKED_EVERY_TIME
+    def show_grant(self, granted: str, mode_changed: bool) -> None:
+        """The policy remembered an "always" answer: what it allows from now on."""
+        from rich.text import Text
 
-        if verdict is not None and getattr(verdict, "why", "") in ASKED_EVERY_TIME:
-            return None  # sensitive files, ask rules, runs outside the sandbox or with network: every time
-        from agentica_cli.app.permissions.tool_kinds import EDIT_TOOLS
-        from agentica_cli.app.safe_text import safe_text
-
-        name = getattr(call, "name", "?")
-        if name in EDIT_TOOLS:
-            return "file edits in this folder (accept-edits)" if self.policy.mode == "default" else None
-        from agentica_cli.app.permissions.approvals import scopes_text
-
-        grants = self.policy.grants_for(call)  # a compound command: one per part, when every part can be
-        return None if not grants else safe_text(scopes_text(grants))
+        self.console.print(Text(f"  (allowed from now on: {granted}; /permissions to review or revoke)", style="dim"))
 
     def expand_last_output(self) -> None:
         """Ctrl-O and /expand: the whole result of the last tool call."""
@@ -561,21 +559,26 @@ class Repl:
         from agentica_cli.app.permissions.tool_kinds import EDIT_TOOLS
         from agentica_cli.tui.approval_prompt import choices_for, choices_text, read_choice
 
-        scope = self.always_scope(call, verdict)
+        question = self.policy.question(call, verdict) if verdict is not None else None
+        scope = question.always if question is not None else None
         choices = choices_for(scope, in_project=scope is not None and getattr(call, "name", "") not in EDIT_TOOLS)
         self.console.print(choices_text(choices))
         self.notify_waiting()
+
+        def redraw() -> None:  # the window's width changed: the box drawn at the old one is cut or broken
+            sys.stdout.write("\x1b[H\x1b[2J")  # the screen only; the scrollback keeps what came before
+            sys.stdout.flush()
+            self.show_request(call, verdict)
+            self.console.print(choices_text(choices))
+
         with self.terminal_for_question():
-            choice = await read_choice(choices)
+            choice = await read_choice(choices, redraw)
         label = next((c.label for c in choices if c.answer == choice), choice)
         self.console.print(Text(f"  → {label}", style="dim"))
         if choice == "once":
             return Answer("once")
         if choice in ("always", "project"):
-            granted = self.policy.remember(call, project=choice == "project")
-            self.console.print(Text(f"  (allowed from now on: {granted}; /permissions to review or revoke)",
-                                    style="dim"))
-            return Answer("once")  # remembered above, with its scope
+            return Answer(choice)  # the policy remembers it (show_grant says what it allows)
         if choice == "reason":
             try:
                 with self.terminal_for_question():
@@ -623,12 +626,8 @@ class Repl:
         async def consume() -> None:
             async for event in agent.run_stream(text, images or ()):
                 if event.type == "usage":
-                    self.count_usage(event.input_tokens, event.output_tokens, event.total_tokens, event.cost,
-                                     getattr(self.model, "id", ""))
-                    session = self.current_session()
-                    if session is not None:
-                        session.record_usage(event.input_tokens, event.output_tokens, event.total_tokens,
-                                             event.cost, getattr(self.model, "id", ""))
+                    self.usage.add(event)
+                    self.count_cost(event)
                     if not event.source:  # a sub-agent's requests are not this conversation's context
                         self.context_tokens = event.input_tokens
                 self.renderer.handle(event)
@@ -638,7 +637,12 @@ class Repl:
         self.turn_task = asyncio.create_task(consume())
         turn, started = self.turn_task, asyncio.get_running_loop().time()  # for the end-of-turn notification
         self.on_interrupt = self.turn_task.cancel
-        self.turn_input = TurnInput(on_escape=self.turn_task.cancel, on_change=self.show_typeahead)
+        task = self.turn_task
+
+        def cancel_turn() -> None:
+            task.cancel()
+
+        self.turn_input = TurnInput(on_escape=cancel_turn, on_change=self.show_typeahead)
         try:
             with self.turn_input:
                 await self.turn_task
@@ -792,6 +796,9 @@ class Repl:
         try:
             if first_prompt.strip():
                 self.start_preload()
+                from agentica_cli.app.safe_text import safe_text
+
+                plain(f"❯ {safe_text(first_prompt)}", hang=2)  # in the transcript, as if typed at the prompt
                 await self.handle(first_prompt)
             while True:
                 line = await self.read_message()

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agentica_cli.app.settings.config import Settings
+from agentica_cli.app.usage import UsageCounter
 
 
 class ReplHost(Protocol):
@@ -25,7 +26,7 @@ class ReplHost(Protocol):
     console: Any
     renderer: Any
     policy: Any  # approvals.ApprovalPolicy
-    usage: dict[str, int]
+    usage: UsageCounter  # app/usage.py: a dict of token counts that also counts and stores
     cost: Any  # models.prices.CostMeter
     context_tokens: int | None
     pending_context: list[str]
@@ -37,6 +38,8 @@ class ReplHost(Protocol):
     on_interrupt: Any  # what Esc/Ctrl-C does now (a task's cancel), or None
 
     async def ask_line(self, message: str, *, password: bool = False) -> str: ...
+
+    async def ask_yes_no(self, question: str, *, default: bool) -> bool: ...
 
     async def ensure_agent(self) -> Any: ...
 

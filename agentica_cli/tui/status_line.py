@@ -187,7 +187,7 @@ class CommandStatus:
             await proc.wait()
             self._show(self.output or f"statusline: no answer within {COMMAND_TIMEOUT:.0f}s")
             return
-        lines = out.decode("utf-8", errors="replace").splitlines()
+        lines = (out or b"").decode("utf-8", errors="replace").splitlines()
         first = lines[0] if lines else ""
         if not first.strip() and proc.returncode:
             first = f"statusline: exit code {proc.returncode}"

@@ -30,6 +30,7 @@ import inspect
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,7 +50,8 @@ class Answer:
     message: str = ""
 
 
-AskUser = Callable[[Any], "Answer | Awaitable[Answer]"]
+# The front end's question: (call) or (call, verdict) -> Answer, awaited when it is a coroutine.
+AskUser = Callable[..., "Answer | Awaitable[Answer]"]
 
 
 def call_args(call: Any) -> dict[str, Any]:
@@ -140,21 +142,63 @@ def scopes_text(grants: list[Grant]) -> str:
     return scopes[0] if len(scopes) == 1 else ", ".join(scopes[:-1]) + " and " + scopes[-1]
 
 
+class Reason(str, Enum):
+    """Why the policy refuses or asks. A str Enum: `verdict.why == "network"` still holds, and
+    the reason's value is what -p's stream-json and the hooks see."""
+
+    PLAIN = ""  # a destructive call in a mode that asks
+    PLAN = "plan"  # plan mode refuses what is not read-only
+    RULE = "rule"  # a deny or ask rule (or a PreToolUse hook that asks)
+    SENSITIVE = "sensitive"  # agentica's or git's config and hooks, shell start-up files
+    OUTSIDE = "outside"  # an edit outside the work folders (accept-edits)
+    ESCALATION = "escalation"  # execute(sandbox=false): out of the OS sandbox
+    NETWORK = "network"  # execute(network=true) in a sandbox that keeps the network out
+    EGRESS = "egress"  # sends data off this machine (fetch_url, web_search, web toolkits)
+    CHANGING = "changing"  # the path could not be checked: the folder tree is changing
+
+    def __str__(self) -> str:
+        return self.value
+
+
 @dataclass(frozen=True)
 class Verdict:
     """What the policy decided before asking anyone: allow, deny or ask (and why)."""
 
     kind: str  # "allow", "deny" or "ask"
     message: str = ""  # for deny: what the model reads
-    why: str = ""  # for deny/ask: "plan", "rule", "sensitive", "outside", "" (the plain case)
+    why: Reason = Reason.PLAIN  # for deny/ask
     note: str = ""  # for ask: a line the question shows (a sensitive path, the rule that asks)
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "why", Reason(self.why))  # a plain string from older callers
 
-# Why-s whose question offers no "always": asked every time.
-ASKED_EVERY_TIME = frozenset({"sensitive", "rule", "escalation", "network"})
+
+# Reasons whose question offers no "always": asked every time.
+ASKED_EVERY_TIME = frozenset({Reason.SENSITIVE, Reason.RULE, Reason.ESCALATION, Reason.NETWORK})
 
 # What a PreToolUse hook's "allow" does not lift: only the user may answer these.
-USER_ONLY = frozenset({"escalation", "network"})
+USER_ONLY = frozenset({Reason.ESCALATION, Reason.NETWORK})
+
+
+@dataclass(frozen=True)
+class Question:
+    """What every front end asks the user about one call: the same note and the same "always"
+    offer in the REPL's prompt and in ACP's session/request_permission (docs/permissions.md)."""
+
+    name: str
+    args: dict[str, Any]
+    reason: Reason
+    note: str  # the line that says why it asks ("" for the plain case), safe to print
+    always: str | None  # what "always" would allow, safe to print; None: not offered
+
+
+@dataclass(frozen=True)
+class Settled:
+    """An answer applied: the decision, and for a remembered "always" what it now allows."""
+
+    decision: Decision
+    granted: str | None = None
+    mode_changed: bool = False  # "always" for an edit switched default to accept-edits
 
 PLAN_MODE_TOOLS = frozenset({"write_todos", "todo_write", "update_todos", "todos", "task", "ask_user"})
 
@@ -188,6 +232,9 @@ class PermissionPolicy:
         self.project_grants_home: Path | None = None  # where they are saved; None: not saved (tests, ACP)
         self.ask = ask
         self.on_refusal = on_refusal
+        # Told what an "always" answer now allows (and whether it changed the mode), for the
+        # front end to say so: the REPL prints it, ACP sends the new mode.
+        self.on_grant: Callable[[str, bool], Awaitable[None] | None] | None = None
         self.refusals: list[str] = []
         # The agentica_cli.sandbox.Sandbox that execute's commands run in (set by the CLI);
         # None: commands run unconfined and nothing is asked less because of it.
@@ -267,9 +314,45 @@ class PermissionPolicy:
             return None
         return _grant_for_words(name, parsed.parts[0])
 
+    def always_scope(self, call: Any, verdict: Verdict) -> str | None:
+        """What an "always" answer would allow, for the question; None when it is not offered:
+        sensitive files, ask rules, runs outside the sandbox or with network are asked each time,
+        an edit in accept-edits mode (outside the folders) cannot be widened by a grant, and a
+        compound command is offered it only when every part can be granted (each part's)."""
+        if verdict.why in ASKED_EVERY_TIME:
+            return None
+        from agentica_cli.app.safe_text import safe_text
+
+        if _call_name(call) in EDIT_TOOLS:
+            return "file edits in this folder (accept-edits)" if self.mode == "default" else None
+        grants = self.grants_for(call)  # a compound command: one per part, when every part can be granted
+        return None if not grants else safe_text(scopes_text(grants), keep_newlines=False)
+
+    def question(self, call: Any, verdict: Verdict) -> Question:
+        """The question for a call this policy asks about, as every front end shows it."""
+        return Question(_call_name(call), call_args(call), verdict.why, verdict.note, self.always_scope(call, verdict))
+
+    def apply_answer(self, call: Any, verdict: Verdict, answer: Answer) -> Settled:
+        """The user's answer to `question(call, verdict)`: "always" is remembered only where the
+        question offered it (the guard every front end goes through), then the call runs."""
+        from agentica_cli.agent.approval import Decision
+
+        name = _call_name(call)
+        if answer.choice in ("once", "always", "project"):  # project: always, saved for this project
+            if answer.choice != "once" and self.always_scope(call, verdict) is not None:
+                mode = self.mode
+                granted = self.remember(call, project=answer.choice == "project")
+                return Settled(Decision.allow(), granted, mode != self.mode)
+            return Settled(Decision.allow())
+        reason = f"The user declined to run '{name}'."
+        if answer.message:
+            reason += f" They said: {answer.message}"
+        return Settled(Decision.deny(reason))
+
     def remember(self, call: Any, *, project: bool = False) -> str:
         """Record an "always" answer (`project`: saved for this project, beyond this session);
-        returns what it now allows, for the user."""
+        returns what it now allows, for the user. Front ends answer through `apply_answer`,
+        which calls this only where "always" was offered."""
         name = _call_name(call)
         if name in EDIT_TOOLS:
             if self.mode == "default":
@@ -354,11 +437,11 @@ class PermissionPolicy:
             return Verdict("deny", f"'{name}' was not run: it asked to run outside the sandbox, and this run "
                                    "cannot ask the user, so it was refused. Do not retry it or try another way; "
                                    "tell the user what you needed and why. Only the user can lift the sandbox "
-                                   "(agentica --sandbox off).", "escalation")
+                                   "(agentica --sandbox off).", Reason.ESCALATION)
         from agentica_cli.app.safe_text import safe_text
 
         shown = safe_text(reason, keep_newlines=False)
-        return Verdict("ask", why="escalation", note=f"runs OUTSIDE the sandbox: {shown}")
+        return Verdict("ask", why=Reason.ESCALATION, note=f"runs OUTSIDE the sandbox: {shown}")
 
     def _network_request(self, name: str, args: dict[str, Any]) -> Verdict | None:
         """execute(network=true) in a sandbox that keeps the network out: asked in every mode
@@ -372,13 +455,13 @@ class PermissionPolicy:
         if self.mode == "auto":
             return Verdict("deny", f"'{name}' was not run: it asked for the network, and this run cannot ask the "
                                    "user, so it was refused. Do not retry it or try another way; tell the user "
-                                   "what you needed and why.", "network")
+                                   "what you needed and why.", Reason.NETWORK)
         from agentica_cli.app.safe_text import safe_text
 
         reason = args.get("reason")
         shown = safe_text(reason, keep_newlines=False) if isinstance(reason, str) and reason.strip() else (
             "(no reason given)")
-        return Verdict("ask", why="network", note=f"uses the NETWORK (still sandboxed for files): {shown}")
+        return Verdict("ask", why=Reason.NETWORK, note=f"uses the NETWORK (still sandboxed for files): {shown}")
 
     def _egress(self, name: str, args: dict[str, Any]) -> Verdict | None:
         """A call that sends data off the machine (fetch_url, web_search, web toolkits): asked
@@ -390,10 +473,10 @@ class PermissionPolicy:
             return None
         rule = self._rule("ask", name, args)
         if rule is not None:
-            return Verdict("ask", why="rule", note=f"a permission rule asks: {rule.text}")
+            return Verdict("ask", why=Reason.RULE, note=f"a permission rule asks: {rule.text}")
         if self._rule("allow", name, args) is not None or self._granted(name, args):
             return Verdict("allow")
-        return Verdict("ask", why="egress", note=f"sends data off this machine: {what_leaves(name, args)}")
+        return Verdict("ask", why=Reason.EGRESS, note=f"sends data off this machine: {what_leaves(name, args)}")
 
     def evaluate(self, call: Any) -> Verdict:
         """The decision that needs no one: allow, deny, or ask (when someone can be asked).
@@ -408,7 +491,7 @@ class PermissionPolicy:
             name = _call_name(call)
             why = getattr(err, "strerror", None) or str(err)
             return Verdict("deny", f"'{name}' was not run: its path could not be checked ({why}); something is "
-                                   "changing the folder tree. Try again once it is stable.", "changing")
+                                   "changing the folder tree. Try again once it is stable.", Reason.CHANGING)
 
     def _evaluate(self, call: Any) -> Verdict:
         name = _call_name(call)
@@ -421,24 +504,24 @@ class PermissionPolicy:
             where = f" ({rule.source})" if rule.source else ""
             return Verdict("deny", f"'{name}' was not run: a permission rule denies it: {rule.text}{where}. "
                                    f"{_opaque_note(args)}Do not try to get around the rule; tell the user if you "
-                                   "need it.", "rule")
+                                   "need it.", Reason.RULE)
         if self.mode == "plan" and not (read_only or name in PLAN_MODE_TOOLS):
             return Verdict(
                 "deny",
                 f"Plan mode is on: '{name}' is not a read-only tool, so it was not run. Do not try other ways to "
                 "make changes; finish by presenting your plan (the files and the edits or commands you would "
                 "make) for the user to approve.",
-                "plan",
+                Reason.PLAN,
             )
         escalation = self._escalation(name, args) or self._network_request(name, args) or self._egress(name, args)
         if escalation is not None:
             return escalation
         sensitive = self._sensitive(name, args) if (destructive or name in EDIT_TOOLS) else None
         if sensitive and not (self.mode == "auto" and self.explicit_auto):
-            return Verdict("ask", why="sensitive", note=f"sensitive: {sensitive}")
+            return Verdict("ask", why=Reason.SENSITIVE, note=f"sensitive: {sensitive}")
         rule = self._rule("ask", name, args)
         if rule is not None and not (self.mode == "auto" and self.explicit_auto):
-            return Verdict("ask", why="rule", note=f"a permission rule asks: {rule.text}")
+            return Verdict("ask", why=Reason.RULE, note=f"a permission rule asks: {rule.text}")
         if self.mode == "auto":
             return Verdict("allow")
         if self._rule("allow", name, args) is not None or self._granted(name, args):
@@ -450,7 +533,7 @@ class PermissionPolicy:
         if self.mode == "accept-edits" and self._sandboxed_command(name):
             return Verdict("allow")  # it can change only what an edit could, and reach no network
         outside = self.mode == "accept-edits" and edit_path(name, args) is not None
-        return Verdict("ask", why="outside" if outside else "")
+        return Verdict("ask", why=Reason.OUTSIDE if outside else Reason.PLAIN)
 
     def describe_tool(self, function: Any) -> str:
         """What happens to a call of this tool in the current mode, for /tools."""
@@ -514,7 +597,7 @@ class PermissionPolicy:
         if verdict.kind == "deny":
             self._refused(_call_name(call), verdict.why)
             return Decision.deny(verdict.message)
-        return await self._ask_user(call, Verdict("ask", why="rule", note=f"a hook asks: {reason}"))
+        return await self._ask_user(call, Verdict("ask", why=Reason.RULE, note=f"a hook asks: {reason}"))
 
     async def hook_allowed(self, call: Any) -> Decision:
         """A PreToolUse hook said "allow": no question, but deny rules and plan mode still refuse,
@@ -541,18 +624,14 @@ class PermissionPolicy:
         answer = self.ask(call, verdict) if _takes_verdict(self.ask) else self.ask(call)
         if inspect.isawaitable(answer):
             answer = await answer
-        if answer.choice in ("always", "project"):
-            if verdict.why not in ASKED_EVERY_TIME:
-                self.remember(call, project=answer.choice == "project")
-            return Decision.allow()
-        if answer.choice == "once":
-            return Decision.allow()
-        reason = f"The user declined to run '{name}'."
-        if answer.message:
-            reason += f" They said: {answer.message}"
-        return Decision.deny(reason)
+        settled = self.apply_answer(call, verdict, answer)
+        if settled.granted is not None and self.on_grant is not None:
+            told = self.on_grant(settled.granted, settled.mode_changed)
+            if inspect.isawaitable(told):
+                await told
+        return settled.decision
 
-    def _refused(self, name: str, why: str) -> None:
+    def _refused(self, name: str, why: Reason) -> None:
         self.refusals.append(name)
         if self.on_refusal is not None:
             try:
@@ -561,26 +640,26 @@ class PermissionPolicy:
                 self.on_refusal(name, self.mode)
 
     def _cannot_ask_message(self, name: str, verdict: Verdict) -> str:
-        if verdict.why == "sensitive":
+        if verdict.why == Reason.SENSITIVE:
             what = verdict.note.removeprefix("sensitive: ")
             return (f"'{name}' was not run: it changes a sensitive file or setting ({what}), which always "
                     "needs the user's confirmation, and this run cannot ask. Do not retry it or "
                     "try another way; tell the user what you would have changed.")
-        if verdict.why == "escalation":
+        if verdict.why == Reason.ESCALATION:
             return (f"'{name}' was not run: it asked to run outside the sandbox, which always needs the user's "
                     "confirmation, and this run cannot ask. Do not retry it or try another way; tell the user "
                     "what you needed and why. Only the user can lift the sandbox (agentica --sandbox off).")
-        if verdict.why == "network":
+        if verdict.why == Reason.NETWORK:
             return (f"'{name}' was not run: it asked for the network, which always needs the user's confirmation, "
                     "and this run cannot ask. Do not retry it or try another way; tell the user what you needed "
                     "and why.")
-        if verdict.why == "egress":
+        if verdict.why == Reason.EGRESS:
             what = verdict.note.removeprefix("sends data off this machine: ")
             return (f"'{name}' was not run: it sends data off this machine ({what}), which needs the user's "
                     "permission, and this run cannot ask. Do not retry it or try another way; tell the user what "
                     "you wanted to fetch or search. They can allow a domain with a rule such as "
                     f"{name}(domain:docs.python.org).")
-        if verdict.why == "outside":
+        if verdict.why == Reason.OUTSIDE:
             return (f"'{name}' was not run: it edits a file outside the work folder, and this run cannot ask. "
                     "Do not retry it; tell the user, who can allow that folder with --add-dir.")
         return (f"'{name}' was not run: it needs the user's permission and this run cannot ask "
@@ -633,27 +712,27 @@ def _takes_verdict(ask: Any) -> bool:
     return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in params)
 
 
-def refusal_hint(name: str, mode: str, why: str = "") -> str:
+def refusal_hint(name: str, mode: str, why: str = Reason.PLAIN) -> str:
     """What stderr says when a -p run refused a call."""
-    if why == "rule":
+    if why == Reason.RULE:
         return (f"agentica: refused '{name}': a deny rule matches it ([permissions] deny in config, "
                 "or --disallowed-tools)")
-    if mode == "plan" or why == "plan":
+    if mode == "plan" or why == Reason.PLAN:
         return f"agentica: refused '{name}' (plan mode is read-only); run without --permission-mode plan to allow it"
-    if why == "sensitive":
+    if why == Reason.SENSITIVE:
         return (f"agentica: refused '{name}': it changes agentica's or git's config, hooks or a shell start-up "
                 "file, which always asks; only an explicit --yes allows it")
-    if why == "escalation":
+    if why == Reason.ESCALATION:
         return (f"agentica: refused '{name}': it asked to run outside the sandbox, which is never allowed "
                 "without asking; re-run with --sandbox off to lift the sandbox")
-    if why == "network":
+    if why == Reason.NETWORK:
         return (f"agentica: refused '{name}': it asked for the network, which is never allowed without asking; "
                 "set network = true under [sandbox] in the config to let sandboxed commands connect")
-    if why == "egress":
+    if why == Reason.EGRESS:
         example = f'"{name}(domain:HOST)"' if name == "fetch_url" else f'"{name}"'
         return (f"agentica: refused '{name}': it sends data off this machine, which -p runs never allow "
                 f"unasked; allow it with --allowed-tools {example} or [permissions] allow, or --yes")
-    if why == "outside":
+    if why == Reason.OUTSIDE:
         return f"agentica: refused '{name}': the file is outside the work folder; allow its folder with --add-dir"
     edit = name in EDIT_TOOLS
     if edit and mode == "accept-edits":
@@ -669,6 +748,7 @@ def policy_from_settings(
     allowed_dirs: list[Path] | tuple[Path, ...] = (),
     ask: AskUser | None = None,
     on_refusal: Callable[..., None] | None = None,
+    on_grant: Callable[[str, bool], Awaitable[None] | None] | None = None,
 ) -> PermissionPolicy:
     """The policy for a run: the mode, every layer's [permissions] rules (a project's only
     once trusted: config holds them back before), and who to ask."""
@@ -684,6 +764,7 @@ def policy_from_settings(
         ask=ask,
         on_refusal=on_refusal,
     )
+    policy.on_grant = on_grant
     policy.sandbox = sandbox_for(settings, work_dir, allowed_dirs)
     from agentica_cli.private_files import agentica_home
 

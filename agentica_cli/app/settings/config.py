@@ -427,6 +427,9 @@ class Settings:
     # [permissions] allow/deny/ask of every layer (they add up; a later layer does not replace
     # an earlier one's rules): (kind, rule, where it came from)
     permission_rules: list[tuple[str, str, str]] = field(default_factory=list)
+    # The run's command sandbox (agentica_cli.sandbox.Sandbox), built once from these settings by
+    # app/sandbox_settings.sandbox_for; the policy, the execute tool and the banner share it.
+    sandbox: Any = field(default=None, repr=False, compare=False)
 
     def get(self, dotted: str, default: Any = None) -> Any:
         value = get_key(self.data, dotted)

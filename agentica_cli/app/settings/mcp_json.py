@@ -85,7 +85,7 @@ def server_table(entry: Any, *, cwd: Path | None = None, ignored: list[str] | No
     unknown = [key for key in entry if key not in KEYS]
     if unknown and ignored is None:
         raise ValueError(f"unknown key '{unknown[0]}' (known keys: {', '.join(KEYS)})")
-    if unknown:
+    if unknown and ignored is not None:
         ignored += unknown
         entry = {key: value for key, value in entry.items() if key in KEYS}
     kind = entry.get("type")
