@@ -23,14 +23,15 @@ COMMANDS: dict[str, str] = help_texts("tui")
 KEYS: list[tuple[str, str]] = [
     ("Enter", "send (with a completion menu open: take the completion)"),
     ("Alt+Enter, Esc Enter, Ctrl-J, trailing \\", "new line"),
-    ("Tab", "complete /commands and @files"),
+    ("Tab", "take the only completion, or the next one (menus open as / and @ are typed)"),
     ("Shift+Tab", "next permission mode: default, accept-edits, plan"),
     ("Esc", "during a turn: interrupt it; at a question: no, and stop"),
     ("Ctrl-C", "cancel the running turn or !command, clear the line, or (twice at an empty line) exit"),
     ("Ctrl-D", "exit"),
     ("Ctrl-O", "show the whole output of the last tool call (/expand)"),
     ("Up / Down", "input history (kept across sessions)"),
-    ("Ctrl-R", "search the input history backwards"),
+    ("Ctrl-R", "search the input history backwards; Enter sends the match, Esc edits it"),
+    ("Ctrl-G", "edit the input in $VISUAL / $EDITOR"),
     ("Ctrl-V", "paste an image from the clipboard (Alt+V on Windows)"),
     ("typing during a turn", "queued: Enter sends it when the turn ends"),
 ]
