@@ -158,8 +158,7 @@ def test_session_is_saved_and_resumable(start_repl, home: Path) -> None:
     ]
     with ScriptedModelServer([turns.text("It was 42.")]) as server:
         repl = start_repl(server, "--continue")
-        replayed = flat(repl.child.before)
-        assert "you: remember 42" in replayed and "agent: Noted." in replayed  # the answer rendered under `agent:`
+        assert "you: remember 42" in repl.child.before and "agent: Noted." in repl.child.before
         repl.send_line("what number?")
         repl.expect("It was 42.")
         repl.expect_prompt()

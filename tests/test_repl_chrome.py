@@ -260,11 +260,10 @@ def test_continue_replays_the_conversation_compactly(home: Path, project: Path) 
             child.expect(r"Resumed session .* \(7 messages\)\.")
             child.expect(PROMPT)
             shown = child.before
-            # an answer: `agent:`, then its Markdown rendered under it (issue 28), as the live session shows it
-            assert shown.index("you: old question") < shown.index("old answer") < shown.index(
+            assert shown.index("you: old question") < shown.index("agent: old answer") < shown.index(
                 "you: read the notes") < shown.index("● read_file notes.txt") < shown.index("● execute echo")
             assert "  ⎿ " in shown and "Error: the command failed" in shown  # one line per result
-            assert "… 21 earlier lines" in shown  # a long answer: its last 20 lines
+            assert "agent: … 21 earlier lines" in shown  # a long answer: its last 20 lines
             assert "answer line 40" in shown and "answer line 22" in shown and "answer line 21\r" not in shown
             assert "␛[2Jhidden" in shown and "␛]0;evil title␇done" in shown  # shown, not obeyed
             assert "\x1b[2J" not in shown and "\x1b]0;" not in shown

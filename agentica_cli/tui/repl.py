@@ -277,24 +277,31 @@ class Repl:
 
     def show_transcript(self, messages: list[dict[str, Any]]) -> None:
         """Where the resumed conversation left off: its last prompts, tool calls and answers,
-        compactly; the answers' Markdown rendered and soft-wrapped as the live session shows it
-        ([ui] markdown = false: as plain text)."""
-        from agentica_cli.tui.transcript import MARKDOWN, hang_of, replay
+        compactly; the answers' Markdown rendered as the live session shows it, soft-wrapped
+        under their text ([ui] markdown = false: as plain text)."""
+        from agentica_cli.tui.transcript import MARKDOWN, MARKDOWN_UNDER, hang_of, replay
 
         rendered = bool(self.settings.get("ui.markdown", True))
         for text, code in replay(messages, markdown=rendered):
-            if code == MARKDOWN:
-                self.show_replayed_answer(text)
+            if code in (MARKDOWN, MARKDOWN_UNDER):
+                self.show_replayed_answer(text, labelled=code == MARKDOWN)
             else:
                 plain(f"  {text}", code, hang=2 + hang_of(text))  # wrapped rows stay under the text
 
-    def show_replayed_answer(self, text: str) -> None:
-        from rich.padding import Padding
-
+    def show_replayed_answer(self, text: str, *, labelled: bool) -> None:
+        """An answer's Markdown rendered at the width left of `  agent: `, its rows under its text."""
         from agentica_cli.tui.terminal_markdown import TerminalMarkdown
 
         self.ensure_renderer()
-        self.console.print(Padding(TerminalMarkdown(text), (0, 0, 0, 4)))  # under `agent:`, wrapped there
+        console = self.console
+        hang = len("  agent: ")
+        with console.capture() as captured:
+            console.print(TerminalMarkdown(text), width=max(20, console.width - hang))
+        rows = captured.get().rstrip("\n").split("\n")
+        for number, row in enumerate(rows):
+            lead = "  agent: " if labelled and number == 0 else " " * hang
+            sys.stdout.write(lead + row + "\n")
+        sys.stdout.flush()
 
     async def open_initial_session(self) -> str | None:
         if self.args.resume == "":  # `agentica --resume` with no ID: the picker

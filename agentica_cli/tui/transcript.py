@@ -32,6 +32,7 @@ MAX_LINE = 300  # characters of one line: a minified file must not fill the scre
 
 USER, ANSWER, CALL, RESULT, NOTE = "1", "", "", "2", "2"  # SGR codes: bold, plain, dim
 MARKDOWN = "markdown"  # not an SGR code: an answer's text whole, to render as the live session does
+MARKDOWN_UNDER = "markdown-under"  # the same, under an `agent:` line already printed
 
 Line = tuple[str, str]  # (text, SGR code for terminal.plain)
 
@@ -116,14 +117,14 @@ def _calls_by_id(messages: Iterable[dict[str, Any]]) -> dict[str, tuple[str, dic
 
 
 def _answer(text: str) -> list[Line]:
-    """An answer for rendering as Markdown: its last ANSWER_LINES lines (where the conclusion is)."""
+    """An answer for rendering as Markdown: its last ANSWER_LINES lines (where the conclusion is),
+    after `agent:` on the same row (MARKDOWN), or under an `agent: … N earlier lines` note
+    (MARKDOWN_UNDER)."""
     lines = text.strip().splitlines()
-    out: list[Line] = [("agent:", ANSWER)]
-    if len(lines) > ANSWER_LINES:
-        out.append((f"… {len(lines) - ANSWER_LINES} earlier lines", NOTE))
-        lines = lines[-ANSWER_LINES:]
-    out.append(("\n".join(_clip(line) for line in lines), MARKDOWN))
-    return out
+    if len(lines) <= ANSWER_LINES:
+        return [("\n".join(_clip(line) for line in lines), MARKDOWN)]
+    shown = "\n".join(_clip(line) for line in lines[-ANSWER_LINES:])
+    return [(f"agent: … {len(lines) - ANSWER_LINES} earlier lines", NOTE), (shown, MARKDOWN_UNDER)]
 
 
 def _lines(messages: Iterable[dict[str, Any]], calls: dict[str, tuple[str, dict[str, Any]]],
