@@ -5,6 +5,10 @@ Measures, as the median (and max) of several runs, wall time and peak RSS of:
   REPL ready                         process start to the prompt painted, through a pty
   -p first request                   process start to the scripted model server receiving
                                      the first chat completions request
+  floor first request                the same for bench/floor_client.py (a stdlib client: the
+                                     interpreter's start, http.client and one POST), run
+                                     alternately with the -p runs; the difference of the two
+                                     medians is what agentica adds before its first request
   -p 30 tool steps                   a whole 30-step run (peak RSS is the figure)
   import openai                      whole, against agentica's lean import of the SDK, each
                                      in a fresh interpreter, alternating
@@ -39,6 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import agentica_command, machine
 
 TARGETS_MS = {"version": 150, "help": 150, "repl_ready": 300, "print_first_request": 700}
+TARGET_OVER_FLOOR_MS = 250  # -p start to first request, beyond the floor client's (issue 29)
+HERE = Path(__file__).resolve().parent
 TARGET_RSS_MB = {"print_30_steps": 150}
 PROMPT_MARK = "❯".encode()
 
@@ -151,6 +157,51 @@ def first_request(cmd: list[str], env: dict[str, str], cwd: Path, steps: int = 0
     return first, total, rss
 
 
+def floor_first_request(env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """(ms to the first request, peak RSS MB) of the stdlib floor client asking once."""
+    from agentica_cli.testing import ScriptedModelServer, turns
+
+    with ScriptedModelServer([turns.text("ok")]) as server:
+        full = [sys.executable, str(HERE / "floor_client.py"), server.base_url, "notes.txt", "0"]
+        start = time.perf_counter()
+        proc = subprocess.Popen(full, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+        code, rss = wait_rss(proc, 60)
+        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+        if code != 0 or not server.request_log:
+            raise Failure(f"floor client exited {code} after {len(server.request_log)} requests: {err[-800:]}")
+        first = (server.request_log[0].received_at - start) * 1000
+    return first, rss
+
+
+def first_request_against_floor(cmd: list[str], env: dict[str, str], cwd: Path, runs: int) -> dict[str, Any]:
+    """`-p` and the floor client, alternating run by run (machine load hits both alike), after
+    one warm-up of each; both medians and their difference."""
+    first_request(cmd, env, cwd)
+    floor_first_request(env, cwd)
+    cli: list[tuple[float, float]] = []
+    floor: list[tuple[float, float]] = []
+    for _ in range(runs):
+        first, _, rss = first_request(cmd, env, cwd)
+        cli.append((first, rss))
+        floor.append(floor_first_request(env, cwd))
+    figures = {name: {"wall_ms": summarize([r[0] for r in rows]), "peak_rss_mb": summarize([r[1] for r in rows])}
+               for name, rows in (("print_first_request", cli), ("floor_first_request", floor))}
+    over = figures["print_first_request"]["wall_ms"]["median"] - figures["floor_first_request"]["wall_ms"]["median"]
+    verdict = "ok" if over <= TARGET_OVER_FLOOR_MS else "MISSED"
+    print(f"-p start to first request {figures['print_first_request']['wall_ms']['median']:.0f} ms, floor client "
+          f"{figures['floor_first_request']['wall_ms']['median']:.0f} ms (medians of {runs} alternating runs): "
+          f"{over:.0f} ms beyond the floor, target <= {TARGET_OVER_FLOOR_MS} ms: {verdict}")
+    return {**figures, "over_floor_ms": round(over, 1)}
+
+
+def load_average() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
+
+
 IMPORT_WHOLE = "import time; t = time.perf_counter(); import openai; print(time.perf_counter() - t)"
 IMPORT_LEAN = ("import time; t = time.perf_counter(); from agentica_cli.models.openai_import import import_openai; "
                "import_openai(); from openai import AsyncOpenAI, Timeout; print(time.perf_counter() - t)")
@@ -180,6 +231,8 @@ def summarize(values: list[float]) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=7, help="measured runs per figure (default 7)")
+    parser.add_argument("--first-request-only", action="store_true",
+                        help="only -p start to first request against the floor client")
     opts = parser.parse_args()
     cmd = agentica_command()
     home = Path(tempfile.mkdtemp(prefix="agentica-bench-home-"))
@@ -192,6 +245,7 @@ def main() -> int:
     print("== startup of the agentica command")
     print(f"machine: {machine()}")
     print(f"command: {' '.join(cmd)}   runs: {opts.runs} (+1 warm-up)")
+    print(f"load average (1, 5, 15 min) before: {load_average()}")
     figures: dict[str, Any] = {}
     failures: list[str] = []
 
@@ -199,9 +253,8 @@ def main() -> int:
         ("version", lambda: timed_run([*cmd, "--version"], env, work)),
         ("help", lambda: timed_run([*cmd, "--help"], env, work)),
         ("repl_ready", lambda: repl_ready(cmd, env, work)),
-        ("print_first_request", lambda: first_request(cmd, env, work)),
     ]
-    for name, run in measures:
+    for name, run in [] if opts.first_request_only else measures:
         try:
             run()  # warm-up: page cache, bytecode cache
             walls, rsss = [], []
@@ -213,27 +266,37 @@ def main() -> int:
         except Failure as err:
             failures.append(f"{name}: {err}")
             print(f"FAILED {name}: {err}")
+    over_floor = None
     try:
-        runs = [first_request(cmd, env, work, steps=30) for _ in range(max(1, opts.runs // 2))]
-        figures["print_30_steps"] = {
-            "wall_ms": summarize([r[1] for r in runs]),
-            "peak_rss_mb": summarize([r[2] for r in runs]),
-        }
+        against_floor = first_request_against_floor(cmd, env, work, opts.runs)
+        over_floor = against_floor.pop("over_floor_ms")
+        figures.update(against_floor)
     except Failure as err:
-        failures.append(f"print_30_steps: {err}")
-        print(f"FAILED print_30_steps: {err}")
-
+        failures.append(f"print_first_request: {err}")
+        print(f"FAILED print_first_request: {err}")
     imports: dict[str, float] = {}
-    try:
-        imports = openai_imports(opts.runs)
-    except Failure as err:
-        failures.append(f"openai imports: {err}")
-        print(f"FAILED openai imports: {err}")
+    if not opts.first_request_only:
+        try:
+            runs = [first_request(cmd, env, work, steps=30) for _ in range(max(1, opts.runs // 2))]
+            figures["print_30_steps"] = {
+                "wall_ms": summarize([r[1] for r in runs]),
+                "peak_rss_mb": summarize([r[2] for r in runs]),
+            }
+        except Failure as err:
+            failures.append(f"print_30_steps: {err}")
+            print(f"FAILED print_30_steps: {err}")
+        try:
+            imports = openai_imports(opts.runs)
+        except Failure as err:
+            failures.append(f"openai imports: {err}")
+            print(f"FAILED openai imports: {err}")
 
     print(f"{'measure':<24}{'median ms':>11}{'max ms':>9}{'peak RSS MB':>13}   target")
     for name, data in figures.items():
         wall, rss = data["wall_ms"], data["peak_rss_mb"]
-        if name in TARGETS_MS:
+        if name == "floor_first_request":
+            target = "(the floor)"
+        elif name in TARGETS_MS:
             target = f"< {TARGETS_MS[name]} ms " + ("ok" if wall["median"] < TARGETS_MS[name] else "MISSED")
         else:
             limit = TARGET_RSS_MB[name]
@@ -244,10 +307,14 @@ def main() -> int:
         "help_ms": figures.get("help", {}).get("wall_ms", {}).get("median"),
         "repl_ready_ms": figures.get("repl_ready", {}).get("wall_ms", {}).get("median"),
         "first_request_ms": figures.get("print_first_request", {}).get("wall_ms", {}).get("median"),
+        "floor_first_request_ms": figures.get("floor_first_request", {}).get("wall_ms", {}).get("median"),
+        "first_request_over_floor_ms": over_floor,
         "rss_30_steps_mb": figures.get("print_30_steps", {}).get("peak_rss_mb", {}).get("max"),
         **imports,
     }
-    result = {"bench": "startup", "machine": machine(), **flat, **figures, "failures": failures}
+    print(f"load average (1, 5, 15 min) after: {load_average()}")
+    result = {"bench": "startup", "machine": machine(), **flat, **figures, "failures": failures,
+              "load_average": load_average()}
     print("RESULT " + json.dumps(result))
     return 1 if failures else 0
 

@@ -15,7 +15,9 @@ what the SDK did for us kept as it was:
   (`X-Stainless-*`) are not sent and the User-Agent names agentica;
 - the body: compact JSON, UTF-8, NaN refused;
 - the client: httpx2's, with the SDK's limits, redirects followed, proxies and CA files from the
-  environment (`trust_env`), one timeout for each read or write and its own for connecting;
+  environment (`trust_env`), one timeout for each read or write and its own for connecting; its
+  TLS context is httpx2's default one, made once a process (`tls_context`: loading the CA
+  certificates takes 20 ms and more, which `models/warmup.py` does on a thread while `-p` starts);
 - errors: a status of 400 or more (any status but 2xx) raises `HttpStatusError` with the body
   read, parsed and unwrapped as the SDK does (`exc.body` is the `error` object when there is
   one, else the JSON, else the text) and the SDK's message (`Error code: N - message`); no
@@ -34,6 +36,7 @@ import json
 import os
 import ssl
 import sys
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -45,6 +48,8 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"  # the SDK's, when neither the mo
 USER_AGENT = f"agentica/{__version__}"
 # The SDK's connection limits (openai/_constants.py): more than any session opens.
 LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
+_tls_lock = threading.Lock()
+_tls_contexts: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
 
 
 class HttpStatusError(Exception):
@@ -73,6 +78,18 @@ class HttpTimeoutError(HttpConnectionError):
 
     def __init__(self, request: httpx2.Request):
         super().__init__(request, "Request timed out.")
+
+
+def tls_context() -> ssl.SSLContext:
+    """The TLS context httpx2 makes for `verify=True` (SSL_CERT_FILE, else SSL_CERT_DIR, else the
+    system's CA certificates), made once a process for each value of those variables; a second
+    caller waits for the first one's instead of loading the certificates again."""
+    key = (os.environ.get("SSL_CERT_FILE") or None, os.environ.get("SSL_CERT_DIR") or None)
+    with _tls_lock:
+        context = _tls_contexts.get(key)
+        if context is None:
+            context = _tls_contexts[key] = httpx2.create_ssl_context(verify=True, trust_env=True)
+    return context
 
 
 def chat_url(base_url: str | None) -> str:
@@ -152,7 +169,7 @@ class ChatEndpoint:
         self.url = chat_url(base_url)
         self.headers = request_headers(api_key, default_headers)
         self._http = httpx2.AsyncClient(timeout=httpx2.Timeout(timeout, connect=min(connect_timeout, timeout)),
-                                        limits=LIMITS, follow_redirects=True)
+                                        limits=LIMITS, follow_redirects=True, verify=tls_context())
 
     async def _send(self, params: dict[str, Any], *, stream: bool) -> httpx2.Response:
         body = json.dumps(params, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
