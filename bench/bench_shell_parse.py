@@ -39,8 +39,8 @@ def main() -> None:
     args = parser.parse_args()
     print_machine("shell parsing for permission checks")
     start = time.perf_counter()
-    from agentica_cli.cli.permission_rules import PermissionRule
-    from agentica_cli.cli.shell_parts import parse_command
+    from agentica_cli.app.permissions.permission_rules import PermissionRule
+    from agentica_cli.app.permissions.shell_parts import parse_command
 
     parse_command("true")
     first_ms = (time.perf_counter() - start) * 1000

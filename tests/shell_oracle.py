@@ -29,7 +29,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from agentica_cli.cli.shell_grammar import parse_shell
+from agentica_cli.app.permissions.shell_grammar import parse_shell
 
 NAMES = ["zq", "zqa", "zq1", "'zq'b", 'z"q"', "z\\q", "zq\\ x", "zq-x", "zq.y", "zq=", "zq\\#"]
 WORD_PIECES = [

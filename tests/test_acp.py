@@ -91,8 +91,8 @@ def test_a_prompt_reads_edits_with_permission_runs_a_command_and_writes_a_plan(h
     command, args, cwd = client.terminal_commands[0]
     assert command == "env" and args[0] == "-i" and args[-1] == "echo ran-in-the-terminal"
     assert cwd == str(project)
-    from agentica_cli.cli.config import load_settings
-    from agentica_cli.cli.sandbox_settings import sandbox_for
+    from agentica_cli.app.sandbox_settings import sandbox_for
+    from agentica_cli.app.settings.config import load_settings
 
     confined = sandbox_for(load_settings(project, {}, trusted=False), project, []).confines
     program = next(a for a in args[1:] if "=" not in a)  # after `-i` and the environment
@@ -165,7 +165,7 @@ def test_cancel_mid_turn_then_the_session_goes_on(home: Path, project: Path) -> 
 
 def test_load_replays_a_saved_session_and_continues_it_with_images_and_context(home: Path, project: Path,
                                                                                 monkeypatch) -> None:
-    from agentica_cli.cli.sessions import SessionStore
+    from agentica_cli.app.sessions import SessionStore
 
     store = SessionStore(home / "sessions")
     saved = store.create(project, "scripted-model")

@@ -10,8 +10,8 @@ from conftest import collect, scripted_model
 
 from agentica_cli.agent import Agent, ToolConfig
 from agentica_cli.agent.context import SUMMARY_INSTRUCTIONS, SUMMARY_PREFIX, UnusableSummary
-from agentica_cli.cli.transcript import COMPACTED_MARK
 from agentica_cli.testing import turns
+from agentica_cli.tui.transcript import COMPACTED_MARK
 
 UNUSABLE = {
     "empty": (turns.text(""), "the model's summary was empty"),

@@ -10,7 +10,7 @@ from agentica_cli.testing import ScriptedModelServer, tool_call_problems, turns
 
 def test_library_examples_run(monkeypatch, tmp_path, capsys):
     blocks = python_blocks(path=DOCS / "library.md")
-    assert len(blocks) == 8
+    assert len(blocks) == 9  # the last one: the in-process fake model, no server request
     script = [
         turns.tool_calls(turns.call("get_weather", {"city": "Shanghai"}, id="w1")),
         turns.text("It is sunny, 24 degrees in Shanghai."),

@@ -11,8 +11,8 @@ from cli_support import cli_env, model_args, run_cli
 from conftest import scripted_model
 
 from agentica_cli.agent import Decision
+from agentica_cli.app.checkpoint_setup import attach_checkpoints
 from agentica_cli.checkpoints.backups import NO_GIT_NOTE, FileBackups
-from agentica_cli.cli.checkpoint_setup import attach_checkpoints
 from agentica_cli.deep import DeepAgent
 from agentica_cli.testing import ScriptedModelServer, turns
 

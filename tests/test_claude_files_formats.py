@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 from extension_support import write
 
-from agentica_cli.cli.extension_setup import dropped_agent_tools
-from agentica_cli.cli.mcp_json import parse, read_project
-from agentica_cli.cli.prompt_input import attach_mentions
+from agentica_cli.app.extension_setup import dropped_agent_tools
+from agentica_cli.app.settings.mcp_json import parse, read_project
 from agentica_cli.extensions.agents import load_agents
 from agentica_cli.extensions.commands import find, load_commands
 from agentica_cli.extensions.frontmatter import read
@@ -21,6 +20,7 @@ from agentica_cli.extensions.model_names import ModelNames
 from agentica_cli.extensions.places import Places
 from agentica_cli.extensions.skills import load_skills
 from agentica_cli.tools.mcp.servers import McpServerConfig
+from agentica_cli.tui.prompt_input import attach_mentions
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from conftest import collect, scripted_model, tool_results
 from extension_support import write
 
 from agentica_cli.agent import Agent, Decision
-from agentica_cli.cli.extension_setup import _rule_matcher
+from agentica_cli.app.extension_setup import _rule_matcher
 from agentica_cli.deep import DeepAgent
 from agentica_cli.extensions.hook_config import HookSpec, load_hook_specs, specs_from_claude_json
 from agentica_cli.extensions.hooks import CommandHooks

@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 from real_sample_support import NO_SAMPLE, sample_folder
 
-from agentica_cli.cli.mcp_json import read_project
+from agentica_cli.app.settings.mcp_json import read_project
 from agentica_cli.extensions.agents import load_agents
 from agentica_cli.extensions.commands import load_commands
 from agentica_cli.extensions.hook_config import HOOK_EVENTS, specs_from_claude_json

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from cli_support import cli_env, run_cli
 
-from agentica_cli.cli.config import ConfigError, load_settings, load_toml
+from agentica_cli.app.sessions import SessionStore
+from agentica_cli.app.settings.config import ConfigError, load_settings, load_toml
 from agentica_cli.cli.mcp_config_edit import add_server, remove_server, server_table
-from agentica_cli.cli.sessions import SessionStore
 
 USER_CONFIG = """\
 # my settings

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agentica_cli.cli.config import ConfigError, load_settings, load_toml, save_user_setting
-from agentica_cli.cli.instructions import load_project_instructions
+from agentica_cli.app.instructions import load_project_instructions
+from agentica_cli.app.settings.config import ConfigError, load_settings, load_toml, save_user_setting
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -128,7 +128,7 @@ def test_example_config_is_valid_and_documents_every_key() -> None:
     text = (REPO / "config.example.toml").read_text(encoding="utf-8")
     data = load_toml(REPO / "config.example.toml")
     assert data["permissions"]["mode"] == "default"
-    from agentica_cli.cli.config import HOOK_SCHEMA, MCP_SERVER_SCHEMA, SCHEMA, TOOLKIT_OPTIONS
+    from agentica_cli.app.settings.config import HOOK_SCHEMA, MCP_SERVER_SCHEMA, SCHEMA, TOOLKIT_OPTIONS
 
     for key in TOOLKIT_OPTIONS:
         assert f"# {key} =" in text, f"config.example.toml does not document toolkits.NAME.{key}"

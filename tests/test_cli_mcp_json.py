@@ -16,7 +16,7 @@ from cli_support import cli_env, model_args, run_cli, tool_results
 from mcp_repl_support import wait_until_server_ready
 from screen_support import spawn_agentica
 
-from agentica_cli.cli.mcp_json import parse
+from agentica_cli.app.settings.mcp_json import parse
 from agentica_cli.testing import ScriptedModelServer, turns
 from agentica_cli.tools.mcp.servers import McpServerConfig
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from agentica_cli.cli.approvals import Answer, PermissionPolicy
+from agentica_cli.app.permissions.approvals import Answer, PermissionPolicy
 from agentica_cli.tools.base import Function, FunctionCall
 
 

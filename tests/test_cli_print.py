@@ -462,7 +462,7 @@ def test_a_prompt_blocked_by_a_hook_exits_4_with_the_reason(home: Path, project:
 
 
 def test_help_documents_every_exit_code(home: Path, project: Path) -> None:
-    from agentica_cli.cli import exitcodes
+    from agentica_cli.app import exitcodes
 
     proc = run_cli(["--help"], cwd=project, home=home)
     assert proc.returncode == 0

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentica_cli.cli.diff_preview import preview_edit
-from agentica_cli.cli.printers import compose_prompt
-from agentica_cli.cli.render import split_markdown
-from agentica_cli.cli.summaries import summarize_call, summarize_result
+from agentica_cli.app.edit_preview import preview_edit
+from agentica_cli.app.summaries import summarize_call, summarize_result
+from agentica_cli.headless.printers import compose_prompt
+from agentica_cli.tui.render import split_markdown
 
 
 def test_split_markdown_keeps_the_unfinished_block_and_open_fences() -> None:
@@ -68,7 +68,7 @@ def _render(events: list) -> str:  # type: ignore[type-arg]
 
     from rich.console import Console
 
-    from agentica_cli.cli.render import EventRenderer
+    from agentica_cli.tui.render import EventRenderer
 
     out = io.StringIO()
     renderer = EventRenderer(Console(file=out, width=80, force_terminal=False), Path("."), markdown=False)
@@ -158,7 +158,7 @@ def test_cancelling_leaves_a_line_for_each_running_tool() -> None:
     from rich.console import Console
 
     from agentica_cli.agent.events import ToolCallStarted
-    from agentica_cli.cli.render import EventRenderer
+    from agentica_cli.tui.render import EventRenderer
 
     out = io.StringIO()
     renderer = EventRenderer(Console(file=out, width=80, force_terminal=False), Path("."), markdown=False)
@@ -198,7 +198,7 @@ def _render_markdown(answer: str, width: int = 60, step: int = 7) -> str:
     from rich.console import Console
 
     from agentica_cli.agent.events import ModelRequestStarted, TextDelta, TurnFinished
-    from agentica_cli.cli.render import EventRenderer
+    from agentica_cli.tui.render import EventRenderer
 
     out = io.StringIO()
     renderer = EventRenderer(Console(file=out, width=width, force_terminal=False), Path("."))
@@ -210,7 +210,7 @@ def _render_markdown(answer: str, width: int = 60, step: int = 7) -> str:
 
 
 def test_a_long_code_line_is_printed_whole_and_cut_with_a_mark_in_the_live_area() -> None:
-    from agentica_cli.cli.terminal_markdown import TerminalMarkdown
+    from agentica_cli.tui.terminal_markdown import TerminalMarkdown
 
     command = "pip install a-package --with-a-long-option=value --and-another-one=value2 --yes"
     screen = _render_markdown(f"Run:\n\n```bash\n{command}\n```\n", width=40)
@@ -220,7 +220,7 @@ def test_a_long_code_line_is_printed_whole_and_cut_with_a_mark_in_the_live_area(
 
 
 def test_diffs_are_drawn_with_old_and_new_line_numbers(tmp_path: Path) -> None:
-    from agentica_cli.cli.diff_preview import render_diff
+    from agentica_cli.tui.diff_preview import render_diff
 
     (tmp_path / "a.py").write_text("".join(f"line {i}\n" for i in range(1, 13)))
     diff = preview_edit("edit_file", {"file_path": "a.py", "old_string": "line 10\n", "new_string": "ten\nten b\n"},
@@ -258,7 +258,7 @@ def test_partial_reads_and_cut_command_output_are_summarised_honestly(tmp_path: 
 def test_the_model_wait_line_counts_tokens_and_a_retry_down() -> None:
     import time
 
-    from agentica_cli.cli.live_view import ModelWait
+    from agentica_cli.tui.live_view import ModelWait
 
     wait = ModelWait()
     now = time.monotonic()
@@ -275,7 +275,7 @@ def test_the_model_wait_line_counts_tokens_and_a_retry_down() -> None:
 
 
 def test_a_running_command_shows_its_last_lines_as_a_terminal_would() -> None:
-    from agentica_cli.cli.live_view import RunningTool
+    from agentica_cli.tui.live_view import RunningTool
 
     tool = RunningTool("execute make", "")
     tool.add_output("".join(f"step {i}\n" for i in range(1, 9)))
@@ -291,7 +291,7 @@ def test_expand_prints_the_whole_result_of_the_last_call() -> None:
     from rich.console import Console
 
     from agentica_cli.agent.events import ToolCallFinished, ToolCallStarted
-    from agentica_cli.cli.render import EventRenderer
+    from agentica_cli.tui.render import EventRenderer
 
     out = io.StringIO()
     renderer = EventRenderer(Console(file=out, width=80, force_terminal=False), Path("."), markdown=False)

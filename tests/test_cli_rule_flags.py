@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from cli_support import model_args, run_cli, tool_results
 
-from agentica_cli.cli.permission_rules import RuleError, split_rule_list
+from agentica_cli.app.permissions.permission_rules import RuleError, split_rule_list
 from agentica_cli.testing import ScriptedModelServer, turns
 
 

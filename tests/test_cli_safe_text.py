@@ -52,7 +52,7 @@ def _assert_no_escape_but_styling(screen: str) -> None:
 
 
 def test_the_repl_renderer_shows_every_payload_and_obeys_none(tmp_path: Path) -> None:
-    from agentica_cli.cli.render import EventRenderer
+    from agentica_cli.tui.render import EventRenderer
 
     (tmp_path / "old.txt").write_text("keep\n")
     out, console = _terminal()
@@ -94,7 +94,7 @@ def test_the_repl_renderer_shows_every_payload_and_obeys_none(tmp_path: Path) ->
 
 
 def test_the_live_area_shows_payloads_too(tmp_path: Path) -> None:
-    from agentica_cli.cli.render import EventRenderer
+    from agentica_cli.tui.render import EventRenderer
 
     out, console = _terminal()
     renderer = EventRenderer(console, tmp_path)
@@ -152,7 +152,7 @@ def test_print_mode_on_a_terminal_shows_the_answer_safely(home: Path, tmp_path: 
 
 
 def test_plain_session_lines_show_quoted_server_text(capsys) -> None:  # type: ignore[no-untyped-def]
-    from agentica_cli.cli.terminal import plain
+    from agentica_cli.tui.terminal import plain
 
     plain(f"server failed: {PAYLOAD}", "31")  # e.g. an MCP server's error, shown by the REPL and /mcp
     out = capsys.readouterr().out

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentica_cli.cli.sessions import INTERRUPTED_TOOL_RESULT, SessionStore, repair_history
+from agentica_cli.app.sessions import INTERRUPTED_TOOL_RESULT, SessionStore, repair_history
 
 
 @pytest.fixture

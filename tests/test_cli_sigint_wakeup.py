@@ -1,5 +1,5 @@
 """The REPL's SIGINT wakes its event loop even when the kernel gives the signal to another
-thread (agentica_cli/cli/sigint_wakeup.py)."""
+thread (agentica_cli/tui/sigint_wakeup.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from agentica_cli.cli.sigint_wakeup import SigintWakeup
+from agentica_cli.tui.sigint_wakeup import SigintWakeup
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32" or not hasattr(signal, "pthread_kill"),
                                 reason="POSIX signals delivered to a chosen thread")

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from cli_support import AGENTICA, cli_env, model_args, run_cli
 
-from agentica_cli.cli.stream_input import InputError, UserMessage, parse_line, split_lines
+from agentica_cli.headless.stream_input import InputError, UserMessage, parse_line, split_lines
 from agentica_cli.testing import ScriptedModelServer, turns
 
 STREAM = ["-p", "--input-format", "stream-json", "--output-format", "stream-json"]

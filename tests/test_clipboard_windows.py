@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agentica_cli.cli import image_input
+from agentica_cli.tui import image_input
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 32
 

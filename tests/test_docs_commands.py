@@ -128,7 +128,7 @@ def test_every_agentica_flag_shown_in_the_docs_exists() -> None:
 
 
 def test_toml_examples_are_valid_config() -> None:
-    from agentica_cli.cli.config import SCHEMA, ConfigError, validate
+    from agentica_cli.app.settings.config import SCHEMA, ConfigError, validate
 
     problems, validated = [], 0
     for page in doc_pages():

@@ -14,9 +14,9 @@ from conftest import scripted_model
 from screen_support import started_repls
 
 from agentica_cli.agent import ToolConfig
-from agentica_cli.cli.approvals import Answer, PermissionPolicy
-from agentica_cli.cli.command_shell import expand_command
-from agentica_cli.cli.permission_rules import PermissionRule
+from agentica_cli.app.command_shell import expand_command
+from agentica_cli.app.permissions.approvals import Answer, PermissionPolicy
+from agentica_cli.app.permissions.permission_rules import PermissionRule
 from agentica_cli.deep import DeepAgent
 from agentica_cli.extensions.commands import CustomCommand
 from agentica_cli.testing import ScriptedModelServer, turns

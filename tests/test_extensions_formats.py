@@ -137,7 +137,7 @@ def test_the_event_lists_agree_and_loading_stays_light(tmp_path: Path) -> None:
     import sys
 
     from agentica_cli.agent.hooks import HOOK_EVENTS
-    from agentica_cli.cli.config import LIFECYCLE_HOOK_EVENTS
+    from agentica_cli.app.settings.config import LIFECYCLE_HOOK_EVENTS
     from agentica_cli.extensions.hook_config import HOOK_EVENTS as CONFIG_EVENTS
 
     assert HOOK_EVENTS == LIFECYCLE_HOOK_EVENTS == CONFIG_EVENTS
@@ -146,7 +146,7 @@ def test_the_event_lists_agree_and_loading_stays_light(tmp_path: Path) -> None:
     # the REPL loads extensions before its first paint: no agent loop, pydantic or openai then
     code = ("import sys; from pathlib import Path; from agentica_cli.extensions.places import Places; "
             "from agentica_cli.extensions.commands import load_commands; "
-            "import agentica_cli.cli.extension_setup; "
+            "import agentica_cli.app.extension_setup; "
             "print(len(load_commands(Places(project=Path(sys.argv[1]))))); "
             "print(sorted(m for m in ('openai', 'pydantic', 'agentica_cli.agent', 'builtin_tools', 'rich') "
             "if m in sys.modules))")

@@ -171,7 +171,7 @@ def test_json_deny_ask_allow_and_updated_input(scripted, tmp_path: Path) -> None
 
 
 def test_hook_ask_asks_the_user_even_in_auto_mode(tmp_path: Path) -> None:
-    from agentica_cli.cli.approvals import Answer, PermissionPolicy
+    from agentica_cli.app.permissions.approvals import Answer, PermissionPolicy
 
     questions: list[str] = []
 
@@ -266,7 +266,7 @@ def test_python_hooks_get_the_same_events(scripted, tmp_path: Path) -> None:
 
 
 def test_a_hooks_allow_skips_the_question_but_not_plan_mode(scripted, tmp_path: Path) -> None:
-    from agentica_cli.cli.approvals import Answer, PermissionPolicy
+    from agentica_cli.app.permissions.approvals import Answer, PermissionPolicy
 
     questions: list[str] = []
 

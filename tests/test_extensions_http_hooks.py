@@ -17,7 +17,7 @@ from conftest import collect, scripted_model, tool_results
 
 from agentica_cli.agent import Decision
 from agentica_cli.agent.events import Notice
-from agentica_cli.cli.config import ConfigError, validate
+from agentica_cli.app.settings.config import ConfigError, validate
 from agentica_cli.deep import DeepAgent
 from agentica_cli.extensions.hook_config import HookConfigError, HookSpec, specs_from_claude_json, specs_from_toml
 from agentica_cli.extensions.hooks import CommandHooks

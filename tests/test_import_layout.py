@@ -1,9 +1,10 @@
-"""No import circles between the package's modules, and the layout's arrows (shared/DESIGN.md).
+"""No import circles between the package's modules, and the layout's arrows (docs/architecture.md).
 
 An AST walk of every import statement (at module level or inside a function: a lazy import
 is still a dependency), `from . import x` included; imports under `if TYPE_CHECKING:` are left
-out (they never run). Importing `a.b.c` also runs `a/__init__` and `a/b/__init__`, so those
-count too, except the importer's own parent packages (already being imported).
+out of the arrows (they never run) but not of the circle check (two modules that name each other
+for their types are still one knot). Importing `a.b.c` also runs `a/__init__` and `a/b/__init__`,
+so those count too, except the importer's own parent packages (already being imported).
 """
 
 from __future__ import annotations
@@ -32,11 +33,11 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def _imported_names(tree: ast.AST, package: str) -> list[str]:
+def _imported_names(tree: ast.AST, package: str, type_checking: bool = False) -> list[str]:
     names: list[str] = []
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node):
+        if isinstance(node, ast.If) and _is_type_checking(node) and not type_checking:
             for child in node.orelse:
                 visit(child)
             return
@@ -57,13 +58,13 @@ def _imported_names(tree: ast.AST, package: str) -> list[str]:
     return names
 
 
-def import_graph() -> dict[str, set[str]]:
+def import_graph(type_checking: bool = False) -> dict[str, set[str]]:
     modules = _modules()
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, (path, is_package) in modules.items():
         package = name if is_package else name.rpartition(".")[0]
         own_parents = {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1)}
-        for target in _imported_names(ast.parse(path.read_text(encoding="utf-8")), package):
+        for target in _imported_names(ast.parse(path.read_text(encoding="utf-8")), package, type_checking):
             parts = target.split(".")
             for i in range(1, len(parts) + 1):  # the module and the packages it runs on the way
                 prefix = ".".join(parts[:i])
@@ -134,30 +135,85 @@ def test_the_walk_sees_lazy_relative_and_package_imports() -> None:
     )
     names = _imported_names(tree, "agentica_cli.tools")
     assert "agentica_cli.tools.sibling" in names and "agentica_cli.agent.events" in names
-    assert "agentica_cli.cli.repl" not in names
+    assert "agentica_cli.tui.repl" not in names
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
+# The layers of docs/architecture.md, top to bottom. A module may import its own layer and any
+# layer below it; the front ends (tui, headless, acp) sit side by side and never import each other.
+FRONT_ENDS = ("agentica_cli.tui", "agentica_cli.headless", "agentica_cli.acp")
+APP_MAY_USE = ("agentica_cli.sandbox", "agentica_cli.checkpoints", "agentica_cli.extensions",
+               "agentica_cli.toolkits", "builtin_tools")
+
+
+def _under(module: str, *packages: str) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
 def test_layout_arrows() -> None:
-    """tools/ never imports agent/, cli/ or builtin_tools/; agent/ never imports cli/ or builtin_tools/;
-    nothing but the CLI (and the ACP server) imports DeepAgent's module."""
+    """cli -> {tui, headless, acp} -> app -> deep -> agent -> {models, tools} (docs/architecture.md):
+    tools/ never imports agent/ or builtin_tools/; agent/ never imports app/, a front end or
+    builtin_tools/; app/ never imports cli/ or a front end; front ends never import each other or
+    cli/; nothing below app/ imports DeepAgent's module."""
     graph = import_graph()
+    upper = ("agentica_cli.cli", "agentica_cli.app", *FRONT_ENDS)
     for module, targets in graph.items():
-        if module.startswith("agentica_cli.tools"):
-            bad = {t for t in targets if t.startswith(("agentica_cli.agent", "agentica_cli.cli", "builtin_tools"))}
+        if _under(module, "agentica_cli.tools"):
+            bad = {t for t in targets if _under(t, "agentica_cli.agent", "agentica_cli.deep", "builtin_tools", *upper)}
             assert not bad, f"{module} imports {bad}"
-        if module.startswith("agentica_cli.agent"):
-            bad = {t for t in targets if t.startswith(("agentica_cli.cli", "builtin_tools", "agentica_cli.deep"))}
+        if _under(module, "agentica_cli.agent"):
+            bad = {t for t in targets if _under(t, "builtin_tools", "agentica_cli.deep", *upper)}
             assert not bad, f"{module} imports {bad}"
+        if _under(module, "agentica_cli.app"):
+            bad = {t for t in targets if _under(t, "agentica_cli.cli", *FRONT_ENDS)}
+            assert not bad, f"{module} (the application core) imports {bad}"
+        for front in FRONT_ENDS:
+            if _under(module, front):
+                others = [f for f in FRONT_ENDS if f != front]
+                bad = {t for t in targets if _under(t, "agentica_cli.cli", *others)}
+                assert not bad, f"{module} (front end {front}) imports {bad}"
         if "agentica_cli.deep" in targets:
-            assert module.startswith(("agentica_cli.cli", "agentica_cli.acp")), f"{module} imports DeepAgent"
+            assert _under(module, *upper), f"{module} imports DeepAgent"
+
+
+def test_the_core_and_the_headless_front_ends_import_no_terminal_ui_library() -> None:
+    """app/, headless/ and acp/ never import rich, prompt_toolkit or typer (even lazily); app/ not acp
+    either: what the terminal shows is the REPL's business, the command line is cli/'s."""
+    for package, banned in (("app", ("rich", "prompt_toolkit", "typer", "acp")),
+                            ("headless", ("rich", "prompt_toolkit", "typer")),
+                            ("acp", ("rich", "prompt_toolkit", "typer"))):
+        for path in (ROOT / "agentica_cli" / package).rglob("*.py"):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                         else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+                bad = [n for n in names if n.split(".")[0] in banned]
+                assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+
+
+def test_no_cycle_even_through_type_checking_imports() -> None:
+    """A circle that only `if TYPE_CHECKING:` closes is still two modules that need each other;
+    the callee takes a Protocol instead (ExecutorHost, ReplHost)."""
+    graph = import_graph(type_checking=True)
+    found = cycles(graph)
+    assert not found, "import cycles (TYPE_CHECKING imports included):\n" + "\n".join(
+        " <-> ".join(c) for c in found)
+
+
+def test_app_package_imports_nothing_heavy() -> None:
+    """app/__init__ and its sub-packages' __init__ are on the start-up path: docstrings only."""
+    for init in (ROOT / "agentica_cli" / "app").rglob("__init__.py"):
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        assert not [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))], init
 
 
 def test_executor_and_slash_commands_do_not_name_their_callers_even_for_type_hints() -> None:
     # They take what they need through Protocols (ExecutorHost, ReplHost): no import back at all.
     for module, caller in (("agentica_cli/agent/executor.py", "agentica_cli.agent.agent"),
-                           ("agentica_cli/cli/slash.py", "agentica_cli.cli.repl"),
-                           ("agentica_cli/cli/checkpoint_commands.py", "agentica_cli.cli.repl")):
+                           ("agentica_cli/tui/slash.py", "agentica_cli.tui.repl"),
+                           ("agentica_cli/tui/checkpoint_commands.py", "agentica_cli.tui.repl"),
+                           ("agentica_cli/tui/extension_commands.py", "agentica_cli.tui.repl"),
+                           ("agentica_cli/tui/init_command.py", "agentica_cli.tui.repl")):
         tree = ast.parse((ROOT / module).read_text(encoding="utf-8"))
         imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
         assert caller not in imported, f"{module} imports {caller}"

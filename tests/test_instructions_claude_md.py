@@ -113,7 +113,7 @@ def test_a_real_claude_md_and_the_readme_it_imports_reach_the_first_request(home
 def test_the_usual_adapter_claude_md_that_imports_agents_md_sends_it_once(home: Path, project: Path,
                                                                           user_home: Path, monkeypatch) -> None:
     """`# CLAUDE.md\\n\\n@AGENTS.md\\n`: what harness and scaffolding tools write beside AGENTS.md."""
-    from agentica_cli.cli.instructions import read_instructions
+    from agentica_cli.app.instructions import read_instructions
 
     monkeypatch.setenv("HOME", str(user_home))
     monkeypatch.setenv("AGENTICA_HOME", str(home))
@@ -139,7 +139,7 @@ def test_stream_json_names_the_instruction_files_in_its_session_line(home: Path,
 
 def test_an_untrusted_clone_has_its_claude_md_read_but_no_import_leaves_the_project(
         home: Path, project: Path, user_home: Path, tmp_path: Path, monkeypatch) -> None:
-    from agentica_cli.cli.instructions import read_instructions
+    from agentica_cli.app.instructions import read_instructions
 
     monkeypatch.setenv("HOME", str(user_home))
     monkeypatch.setenv("AGENTICA_HOME", str(home))
@@ -162,7 +162,7 @@ def test_an_untrusted_clone_has_its_claude_md_read_but_no_import_leaves_the_proj
 
 def test_imports_stop_after_five_hops_and_a_loop_reads_each_file_once(project: Path, home: Path,
                                                                      user_home: Path, monkeypatch) -> None:
-    from agentica_cli.cli.instructions import read_instructions
+    from agentica_cli.app.instructions import read_instructions
 
     monkeypatch.setenv("HOME", str(user_home))
     monkeypatch.setenv("AGENTICA_HOME", str(home))
@@ -178,7 +178,7 @@ def test_imports_stop_after_five_hops_and_a_loop_reads_each_file_once(project: P
 
 
 def test_a_copy_of_agents_md_is_read_once(project: Path, home: Path, user_home: Path, monkeypatch) -> None:
-    from agentica_cli.cli.instructions import read_instructions
+    from agentica_cli.app.instructions import read_instructions
 
     monkeypatch.setenv("HOME", str(user_home))
     monkeypatch.setenv("AGENTICA_HOME", str(home))
@@ -226,7 +226,7 @@ def test_reading_them_stays_light_for_the_repls_first_paint(repo: Path, home: Pa
     import subprocess
     import sys
 
-    code = ("import sys; from pathlib import Path; from agentica_cli.cli.instructions import read_instructions; "
+    code = ("import sys; from pathlib import Path; from agentica_cli.app.instructions import read_instructions; "
             "print(len(read_instructions(Path(sys.argv[1])).files)); "
             "print(sorted(m for m in ('openai', 'pydantic', 'agentica_cli.agent', 'builtin_tools', 'rich') "
             "if m in sys.modules))")

@@ -90,7 +90,7 @@ def test_mcp_add_with_oauth_options(tmp_path: Path) -> None:
                     "--oauth-callback-port", "8765"], cwd=tmp_path, home=home)
     assert proc.returncode == 0, proc.stderr
     assert "logs in with OAuth when it first starts" in proc.stdout
-    from agentica_cli.cli.config import load_toml
+    from agentica_cli.app.settings.config import load_toml
 
     table = load_toml(home / "config.toml")["mcp_servers"]["tracker"]
     assert table == {"url": "https://tracker.example/mcp", "oauth": True, "oauth_scopes": ["read", "write"],

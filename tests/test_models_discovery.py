@@ -17,8 +17,8 @@ import pytest
 from cli_support import cli_env, model_args, run_cli
 from screen_support import PROMPT, exit_repl, spawn_agentica
 
-from agentica_cli.cli.config import Settings
-from agentica_cli.cli.runtime import build_model
+from agentica_cli.app.runtime import build_model
+from agentica_cli.app.settings.config import Settings
 from agentica_cli.models import create_model, provider_class
 from agentica_cli.models.discovery import DiscoveryError, list_models, served_context
 from agentica_cli.models.presets import ollama_host_url

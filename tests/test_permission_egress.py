@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from cli_support import model_args, run_cli, tool_results
 
-from agentica_cli.cli.approvals import Answer, PermissionPolicy
-from agentica_cli.cli.egress import host_of
-from agentica_cli.cli.permission_rules import PermissionRule
+from agentica_cli.app.permissions.approvals import Answer, PermissionPolicy
+from agentica_cli.app.permissions.egress import host_of
+from agentica_cli.app.permissions.permission_rules import PermissionRule
 from agentica_cli.testing import ScriptedModelServer, turns
 from agentica_cli.tools.base import Function, FunctionCall
 

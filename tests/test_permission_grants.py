@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from cli_support import cli_env, model_args, run_cli, tool_results
 
-from agentica_cli.cli.approvals import Answer, PermissionPolicy, policy_from_settings
-from agentica_cli.cli.config import ConfigError, load_settings
-from agentica_cli.cli.permission_rules import PermissionRule
-from agentica_cli.cli.shell_parts import grant_prefix, parse_command
+from agentica_cli.app.permissions.approvals import Answer, PermissionPolicy, policy_from_settings
+from agentica_cli.app.permissions.permission_rules import PermissionRule
+from agentica_cli.app.permissions.shell_parts import grant_prefix, parse_command
+from agentica_cli.app.settings.config import ConfigError, load_settings
 from agentica_cli.testing import ScriptedModelServer, turns
 from agentica_cli.tools.base import Function, FunctionCall
 

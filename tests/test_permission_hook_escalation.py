@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from cli_support import model_args, run_cli, tool_results
 
-from agentica_cli.cli.sensitive_paths import command_touches_sensitive, sensitive_reason
+from agentica_cli.app.permissions.sensitive_paths import command_touches_sensitive, sensitive_reason
 from agentica_cli.sandbox import best_backend
 from agentica_cli.testing import ScriptedModelServer, turns
 

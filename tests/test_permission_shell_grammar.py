@@ -21,9 +21,9 @@ import pytest
 from cli_support import model_args, run_cli, tool_results
 from shell_oracle import fuzz
 
-from agentica_cli.cli.approvals import Answer, PermissionPolicy
-from agentica_cli.cli.permission_rules import PermissionRule
-from agentica_cli.cli.shell_parts import parse_command
+from agentica_cli.app.permissions.approvals import Answer, PermissionPolicy
+from agentica_cli.app.permissions.permission_rules import PermissionRule
+from agentica_cli.app.permissions.shell_parts import parse_command
 from agentica_cli.testing import ScriptedModelServer, turns
 from agentica_cli.tools.base import Function, FunctionCall
 
@@ -195,7 +195,8 @@ def test_the_parser_agrees_with_bash_on_random_command_lines() -> None:
 
 
 def test_the_grammar_is_not_loaded_before_the_first_check() -> None:
-    code = ("import sys, agentica_cli.cli.app, agentica_cli.cli.approvals, agentica_cli.cli.permission_rules, "
-            "agentica_cli.cli.shell_parts; print('tree_sitter' in sys.modules)")
+    code = ("import sys, agentica_cli.cli.app, agentica_cli.app.permissions.approvals, "
+            "agentica_cli.app.permissions.permission_rules, agentica_cli.app.permissions.shell_parts; "
+            "print('tree_sitter' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "False", proc.stderr

@@ -272,7 +272,7 @@ def test_the_repl_shows_the_notice_of_a_cut_answer():
 
     from rich.console import Console
 
-    from agentica_cli.cli.render import EventRenderer
+    from agentica_cli.tui.render import EventRenderer
 
     with ProviderReplayServer("openai", [rec("openai", "azure-content-filter.sse")]) as server:
         events = asyncio.run(events_of(Agent(model_for(server, OpenAILike, "gpt-4o")), "hi"))

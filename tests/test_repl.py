@@ -382,7 +382,7 @@ def test_compact_command_summarises_older_messages(start_repl, home: Path) -> No
         assert "question 1" not in sent
         assert repl.exit() == 0
     # The saved session resumes from the compacted history, not the long one.
-    from agentica_cli.cli.sessions import SessionStore
+    from agentica_cli.app.sessions import SessionStore
 
     (saved,) = (home / "sessions").glob("*.jsonl")
     resumed = json.dumps(SessionStore.load_messages(saved))

@@ -225,7 +225,7 @@ def test_a_large_paste_shows_as_a_placeholder_and_is_sent_whole(
 
 
 def _saved_session(home: Path, project: Path) -> str:
-    from agentica_cli.cli.sessions import SessionStore
+    from agentica_cli.app.sessions import SessionStore
 
     long_answer = "\n".join(f"answer line {i}" for i in range(1, 41))
     store = SessionStore(home / "sessions")
@@ -339,7 +339,7 @@ def test_a_slow_statusline_command_never_holds_up_the_input(
 
 
 def test_shift_tab_cycles_three_modes_and_auto_only_when_the_session_started_in_it() -> None:
-    from agentica_cli.cli.status_line import next_mode
+    from agentica_cli.tui.status_line import next_mode
 
     assert [next_mode(m) for m in ("default", "accept-edits", "plan", "auto")] == [
         "accept-edits", "plan", "default", "default"]
@@ -347,7 +347,7 @@ def test_shift_tab_cycles_three_modes_and_auto_only_when_the_session_started_in_
 
 
 def test_pastes_collapse_past_10_lines_or_1000_characters_and_expand_back() -> None:
-    from agentica_cli.cli.prompt_input import PastedTexts
+    from agentica_cli.tui.prompt_input import PastedTexts
 
     pastes = PastedTexts()
     ten = "\n".join(["x"] * 10)
@@ -363,7 +363,7 @@ def test_a_notification_cannot_end_its_escape_sequence_early(tmp_path: Path) -> 
     import os
     import pty
 
-    from agentica_cli.cli.notify import notification, notify
+    from agentica_cli.tui.notify import notification, notify
 
     assert notification("ok") == "\x07\x1b]9;agentica: ok\x07"
     assert notification("tool \x07\x1b]9;fake\x1b\\") == "\x07\x1b]9;agentica: tool ␇␛]9;fake␛\\\x07"

@@ -183,7 +183,7 @@ def test_print_mode_still_tells_to_run_agentica_in_a_terminal(home: Path, projec
 
 @pytest.mark.parametrize("columns", [40, 60])
 def test_every_question_is_on_screen_whole_at_a_narrow_terminal(home: Path, project: Path, columns: int) -> None:
-    from agentica_cli.cli.terminal import home_relative
+    from agentica_cli.tui.terminal import home_relative
 
     save_question = f"Save it to your user config ({home_relative(home / 'config.toml')})? [Y/n]"
     assert len(save_question) > columns  # the path alone is longer: the question wraps

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agentica_cli.cli.approvals import Answer, Grant, PermissionPolicy, Verdict, refusal_hint
-from agentica_cli.cli.permission_rules import PermissionRule
+from agentica_cli.app.permissions.approvals import Answer, Grant, PermissionPolicy, Verdict, refusal_hint
+from agentica_cli.app.permissions.permission_rules import PermissionRule
 from agentica_cli.sandbox import Sandbox, SandboxPolicy, best_backend
 from agentica_cli.tools.base import Function, FunctionCall
 

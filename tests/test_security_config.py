@@ -70,7 +70,7 @@ def test_agents_md_symlinked_out_of_the_project_is_not_sent(
 
 
 def test_instruction_files_are_capped_each_and_together(home: Path, project: Path, monkeypatch) -> None:
-    from agentica_cli.cli import instructions
+    from agentica_cli.app import instructions
 
     assert (instructions.MAX_BYTES, instructions.MAX_TOTAL_BYTES) == (64_000, 128_000)
     monkeypatch.setenv("AGENTICA_HOME", str(home))
@@ -94,7 +94,7 @@ def test_instruction_files_are_capped_each_and_together(home: Path, project: Pat
 def test_an_instruction_file_that_is_not_a_regular_file_is_skipped_without_blocking(
     home: Path, project: Path, monkeypatch
 ) -> None:
-    from agentica_cli.cli.instructions import load_project_instructions
+    from agentica_cli.app.instructions import load_project_instructions
 
     monkeypatch.setenv("AGENTICA_HOME", str(home))
     os.mkfifo(project / "AGENTS.md")  # a plain open would wait for a writer forever
@@ -105,7 +105,7 @@ def test_an_instruction_file_that_is_not_a_regular_file_is_skipped_without_block
 
 def test_a_folder_swapped_for_a_symlink_after_the_check_is_not_followed(project: Path, tmp_path: Path) -> None:
     """The check resolved project/sub/AGENTS.md; then `sub` became a symlink leading out."""
-    from agentica_cli.cli.instructions import SkippedFile, read_capped
+    from agentica_cli.app.instructions import SkippedFile, read_capped
 
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -183,7 +183,7 @@ def test_a_key_without_its_provider_is_reported_when_none_is_left(home: Path, pr
 
 
 def test_which_provider_each_key_is_for(home: Path, project: Path, monkeypatch) -> None:
-    from agentica_cli.cli.config import load_settings
+    from agentica_cli.app.settings.config import load_settings
 
     monkeypatch.setenv("AGENTICA_HOME", str(home))
     (project / ".agentica").mkdir()
@@ -256,7 +256,7 @@ def test_agentica_home_is_private_whatever_the_umask(home: Path, project: Path, 
 
 
 def test_the_prompt_history_is_private(home: Path, tmp_path: Path, monkeypatch) -> None:
-    from agentica_cli.cli.prompt_input import make_session
+    from agentica_cli.tui.prompt_input import make_session
 
     monkeypatch.setenv("AGENTICA_HOME", str(home))
     old = os.umask(0o022)
@@ -281,7 +281,7 @@ def session_lines(path: Path) -> list[dict]:
 
 
 def test_a_session_open_elsewhere_is_forked_from_its_last_answer(home: Path, tmp_path: Path, monkeypatch) -> None:
-    from agentica_cli.cli.sessions import SessionStore
+    from agentica_cli.app.sessions import SessionStore
 
     monkeypatch.setenv("AGENTICA_HOME", str(home))
     store = SessionStore()
@@ -343,7 +343,7 @@ def test_two_continues_at_once_do_not_share_a_session_file(home: Path, project: 
     assert notice in second.stderr
     assert [(m["role"], m["content"]) for m in third_request["messages"][1:]] == [
         ("user", "one"), ("assistant", "answer one"), ("user", "three")]
-    from agentica_cli.cli.sessions import SessionStore
+    from agentica_cli.app.sessions import SessionStore
 
     kept = [(m["role"], m["content"]) for m in SessionStore.load_messages(original)]
     assert kept[:3] == [("user", "one"), ("assistant", "answer one"), ("user", "two")]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from race_support import swapping
 
-from agentica_cli.cli.approvals import PermissionPolicy
+from agentica_cli.app.permissions.approvals import PermissionPolicy
 from agentica_cli.tools.base import Function, FunctionCall
 
 

@@ -180,7 +180,7 @@ def test_hardening_keeps_secrets_usable_inside_the_process(tmp_path: Path) -> No
     script = textwrap.dedent(f"""
         import ctypes, os, subprocess, sys
         sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
-        from agentica_cli.cli.process_hardening import harden_process
+        from agentica_cli.app.process_hardening import harden_process
         harden_process()
         libc = ctypes.CDLL(None)
         libc.getenv.restype = ctypes.c_char_p
@@ -427,7 +427,7 @@ def test_a_sigkilled_agent_takes_its_running_hook_with_it(home: Path, tmp_path: 
 def test_a_config_hook_that_times_out_takes_what_it_started_with_it(tmp_path: Path) -> None:
     """`[[hooks.before_tool_call]]` (cli/hooks.py): at its timeout the hook's whole group is
     killed, not only its shell, so a `sleep` it started in the background does not linger."""
-    from agentica_cli.cli.hooks import CommandHook
+    from agentica_cli.app.hooks import CommandHook
 
     pid_file = tmp_path / "child.pid"
     hook = CommandHook(f"sleep 60 & echo $! > {pid_file}; wait", tools=None, timeout=1.0, work_dir=tmp_path)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from cli_support import model_args, run_cli
 
-from agentica_cli.cli.config import (
+from agentica_cli.app.settings.config import (
     PROJECT_KEYS_WITHOUT_TRUST,
     SCHEMA,
     UNTRUSTED_PROJECT_KEYS,

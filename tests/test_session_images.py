@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from cli_support import model_args, run_cli
 
-from agentica_cli.cli.session_images import images_dir
-from agentica_cli.cli.sessions import SessionStore
+from agentica_cli.app.session_images import images_dir
+from agentica_cli.app.sessions import SessionStore
 from agentica_cli.testing import ScriptedModelServer, turns
 
 pytestmark = pytest.mark.timeout(90)

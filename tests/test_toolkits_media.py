@@ -202,9 +202,9 @@ def test_ocr_reads_chinese_and_english_offline(tmp_path: Path, monkeypatch: pyte
 
 
 def test_cli_config_builds_the_media_toolkits(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from agentica_cli.cli.config import ConfigError, load_settings
-    from agentica_cli.cli.runtime import build_model
-    from agentica_cli.cli.toolkit_setup import build_enabled_toolkits
+    from agentica_cli.app.runtime import build_model
+    from agentica_cli.app.settings.config import ConfigError, load_settings
+    from agentica_cli.app.toolkit_setup import build_enabled_toolkits
 
     monkeypatch.setenv("AGENTICA_HOME", str(home))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # DalleTool is loaded only with its key
@@ -223,7 +223,7 @@ def test_cli_config_builds_the_media_toolkits(home: Path, tmp_path: Path, monkey
     (home / "config.toml").write_text('[tools]\nenable = ["ocr"]\n[toolkits.ocr]\nurl = "x"\n')
     with pytest.raises(ConfigError, match=r"toolkits.ocr: unknown option\(s\) url"):
         build_enabled_toolkits(load_settings(project, flags, trusted=False), work_dir=project)
-    from agentica_cli.cli.toolkit_setup import check_toolkits
+    from agentica_cli.app.toolkit_setup import check_toolkits
 
     (home / "config.toml").write_text('[tools]\nenable = ["sql"]\n')  # checked at start-up, before any run
     with pytest.raises(ConfigError, match=r"sql toolkit needs a database: set \[toolkits.sql\] url"):

@@ -112,9 +112,9 @@ class AgenticaAcpAgent:
         return AuthenticateResponse()
 
     def settings_for(self, work_dir: Path) -> Any:
-        from agentica_cli.cli.config import ConfigError, check_mcp_servers, load_settings
-        from agentica_cli.cli.runtime import check_model_options, check_model_timeouts
-        from agentica_cli.cli.trust import is_trusted
+        from agentica_cli.app.runtime import check_model_options, check_model_timeouts
+        from agentica_cli.app.settings.config import ConfigError, check_mcp_servers, load_settings
+        from agentica_cli.app.settings.trust import is_trusted
 
         try:
             settings = load_settings(work_dir, self.flags, trusted=is_trusted(work_dir))
@@ -133,7 +133,7 @@ class AgenticaAcpAgent:
         return settings
 
     def model_for(self, settings: Any) -> Any:
-        from agentica_cli.cli.runtime import MissingKey, build_model
+        from agentica_cli.app.runtime import MissingKey, build_model
 
         try:
             return build_model(settings)
@@ -152,7 +152,7 @@ class AgenticaAcpAgent:
         tables.update(mcp_tables(client_servers))
         if not tables:
             return None
-        from agentica_cli.cli.config import agentica_home
+        from agentica_cli.app.settings.config import agentica_home
         from agentica_cli.tools.mcp.servers import McpConfigError, McpServerSet
 
         try:
@@ -203,8 +203,8 @@ class AgenticaAcpAgent:
 
     async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
                           mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
-        from agentica_cli.cli.runtime import model_label
-        from agentica_cli.cli.sessions import SessionStore, new_session_id
+        from agentica_cli.app.runtime import model_label
+        from agentica_cli.app.sessions import SessionStore, new_session_id
 
         work_dir = self.work_dir(cwd)
         settings = self.settings_for(work_dir)
@@ -223,7 +223,7 @@ class AgenticaAcpAgent:
                            additional_directories: list[str] | None = None, **kwargs: Any) -> LoadSessionResponse:
         from agentica_cli.acp.modes import mode_state
         from agentica_cli.acp.replay import replay_updates
-        from agentica_cli.cli.sessions import SessionStore
+        from agentica_cli.app.sessions import SessionStore
 
         work_dir = self.work_dir(cwd)
         settings = self.settings_for(work_dir)
@@ -251,7 +251,7 @@ class AgenticaAcpAgent:
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **kwargs: Any) -> ListSessionsResponse:
-        from agentica_cli.cli.sessions import SessionStore
+        from agentica_cli.app.sessions import SessionStore
 
         where = Path(os.path.realpath(cwd)) if cwd else None
         return ListSessionsResponse(sessions=[

@@ -53,7 +53,7 @@ async def run_command(session: Any, line: str) -> bool:
         await say("Nothing to compact yet." if summary is None else
                   f"Compacted: {before} messages -> {len(agent.messages)}.")
     elif name == "model":
-        from agentica_cli.cli.runtime import model_label
+        from agentica_cli.app.runtime import model_label
 
         if rest:
             problem = session.switch_model(rest)

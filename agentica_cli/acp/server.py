@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agentica_cli.cli import exitcodes
+from agentica_cli.app import exitcodes
 
 DESCRIPTION = """\
 Run agentica as an Agent Client Protocol (ACP) agent over stdio, for editors such as Zed and
@@ -93,7 +93,7 @@ def main(argv: list[str]) -> int:
             sys.stderr.write(f"agentica acp: --add-dir {extra}: no such folder\n")
             return exitcodes.USAGE_ERROR
     if args.api_key is not None or args.api_key_file is not None:
-        from agentica_cli.cli.api_key_input import ARGV_WARNING, KeyInputError, resolve_key_flags
+        from agentica_cli.app.settings.api_key_input import ARGV_WARNING, KeyInputError, resolve_key_flags
 
         if args.api_key == "-":  # stdin carries the protocol
             sys.stderr.write("agentica acp: --api-key - cannot read stdin (the editor's protocol); "
@@ -105,7 +105,7 @@ def main(argv: list[str]) -> int:
         except KeyInputError as err:
             sys.stderr.write(f"agentica acp: {err}\n")
             return exitcodes.USAGE_ERROR
-    from agentica_cli.cli.process_hardening import harden_process
+    from agentica_cli.app.process_hardening import harden_process
 
     harden_process()
     from agentica_cli.sandbox.descendants import end_descendants_at_exit

@@ -27,8 +27,8 @@ from acp.schema import PermissionOption, ToolCallUpdate
 
 from agentica_cli.acp import updates
 from agentica_cli.acp.prompt_blocks import content_text
-from agentica_cli.cli.approvals import Answer, call_args, edit_path, policy_from_settings
-from agentica_cli.cli.safe_text import safe_text
+from agentica_cli.app.permissions.approvals import Answer, call_args, edit_path, policy_from_settings
+from agentica_cli.app.safe_text import safe_text
 
 STOP_REASONS = {"max_turns": "max_turn_requests", "cancelled": "cancelled", "truncated": "max_tokens",
                 "filtered": "refusal"}  # the rest: end_turn
@@ -46,7 +46,7 @@ class AcpSession:
     def __init__(self, conn: Any, session_id: str, work_dir: Path, settings: Any, model: Any, *,
                  client_caps: Any, add_dirs: list[Path], stored: Any, messages: list[dict[str, Any]] | None,
                  mcp: Any = None):
-        from agentica_cli.cli.runtime import PermissionModePrompt, build_agent
+        from agentica_cli.app.runtime import PermissionModePrompt, build_agent
 
         self.conn = conn
         self.id = session_id
@@ -66,7 +66,7 @@ class AcpSession:
         self.agent.transcript_path = str(stored.path) if stored is not None else ""
         self.mode_prompt = PermissionModePrompt(self.agent)
         self.starting: asyncio.Task[list[str]] | None = None  # SessionStart hooks (begin)
-        from agentica_cli.cli.extension_setup import load_extensions
+        from agentica_cli.app.extension_setup import load_extensions
 
         self.extensions = load_extensions(settings, work_dir)  # custom commands (after trust), as in the REPL
         self.turn: asyncio.Task[str] | None = None
@@ -139,7 +139,7 @@ class AcpSession:
     def use_file_backups(self) -> None:
         """Edits land on the disk: /undo uses copies of the files the file tools change (no
         git, so no snapshot of the work tree holds up a turn's first update)."""
-        from agentica_cli.cli.checkpoint_setup import attach_checkpoints, checkpoint_options
+        from agentica_cli.app.checkpoint_setup import attach_checkpoints, checkpoint_options
 
         if checkpoint_options(self.settings)["enabled"]:
             from agentica_cli.checkpoints.backups import FileBackups
@@ -189,7 +189,7 @@ class AcpSession:
             if handled:
                 return "end_turn"
         restore = None
-        from agentica_cli.cli.extension_setup import find_command
+        from agentica_cli.app.extension_setup import find_command
 
         found = find_command(text, self.extensions)
         if found is not None:  # a custom command: its prompt, and its model and tools for this turn
@@ -211,8 +211,8 @@ class AcpSession:
                              arguments: str) -> tuple[str | list[dict[str, Any]], Any]:
         """A custom command's prompt (its !`commands` run first, shown as thoughts) in place of
         the typed text; images sent with it stay. Returns it and what restores the settings."""
-        from agentica_cli.cli.command_shell import expand_command
-        from agentica_cli.cli.extension_setup import use_command_settings
+        from agentica_cli.app.command_shell import expand_command
+        from agentica_cli.app.extension_setup import use_command_settings
 
         shown: list[str] = []
         expanded, _ = await expand_command(command, arguments, self.agent, self.work_dir, shown.append)
@@ -291,7 +291,7 @@ class AcpSession:
         path = edit_path(name, args)
         if path is None:
             return None
-        from agentica_cli.cli.diff_preview import edited_text
+        from agentica_cli.app.edit_preview import edited_text
 
         full = updates.absolute(path, self.work_dir)
         try:
@@ -389,7 +389,7 @@ class AcpSession:
 
     def switch_model(self, name: str) -> str | None:
         """Use model `name` from the next request on; a message when it cannot be built."""
-        from agentica_cli.cli.runtime import MissingKey, build_model
+        from agentica_cli.app.runtime import MissingKey, build_model
 
         previous = self.settings.get("model.name")
         self.settings.data.setdefault("model", {})["name"] = name
@@ -405,7 +405,7 @@ class AcpSession:
         """The model picker: the current model and [model] choices from the config."""
         from acp.schema import SessionConfigOptionSelect, SessionConfigSelectOption
 
-        from agentica_cli.cli.runtime import model_label
+        from agentica_cli.app.runtime import model_label
 
         current = model_label(self.agent.model)
         choices = list(dict.fromkeys([current, *(self.settings.get("model.choices") or [])]))

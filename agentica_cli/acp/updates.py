@@ -13,7 +13,7 @@ from typing import Any
 
 from acp.schema import ToolCallLocation, ToolKind
 
-from agentica_cli.cli.approvals import COMMAND_KEYS, EDIT_TOOLS, PATH_KEYS
+from agentica_cli.app.permissions.approvals import COMMAND_KEYS, EDIT_TOOLS, PATH_KEYS
 
 KINDS: dict[str, ToolKind] = {
     "ls": "read",

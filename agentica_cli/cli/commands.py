@@ -20,7 +20,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from agentica_cli.cli import exitcodes
+from agentica_cli.app import exitcodes
 
 SUBCOMMANDS = ("acp", "mcp", "sessions", "models", "doctor")
 
@@ -119,7 +119,7 @@ def _rules(values: Optional[list[str]]) -> list[str]:
     between them); every rule is checked here, so a typo stops the run before anything starts."""
     if not values:
         return []
-    from agentica_cli.cli.permission_rules import RuleError, split_rule_list
+    from agentica_cli.app.permissions.permission_rules import RuleError, split_rule_list
 
     rules: list[str] = []
     for value in values:

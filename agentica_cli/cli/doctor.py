@@ -15,7 +15,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from agentica_cli.cli import exitcodes
+from agentica_cli.app import exitcodes
 
 WIDTH = 80
 
@@ -33,10 +33,10 @@ def _shown(path: Path | str | None, work_dir: Path) -> str:
 
 def gather(work_dir: Path) -> dict[str, Any]:
     """The report as data (the --json output)."""
-    from agentica_cli.cli.config import ConfigError, load_settings
-    from agentica_cli.cli.extension_setup import listing_notices, load_extensions
-    from agentica_cli.cli.instructions import read_instructions
-    from agentica_cli.cli.trust import is_trusted, project_root
+    from agentica_cli.app.extension_setup import listing_notices, load_extensions
+    from agentica_cli.app.instructions import read_instructions
+    from agentica_cli.app.settings.config import ConfigError, load_settings
+    from agentica_cli.app.settings.trust import is_trusted, project_root
 
     trusted = is_trusted(work_dir)
     root = project_root(work_dir)
@@ -73,12 +73,12 @@ def gather(work_dir: Path) -> dict[str, Any]:
 
 
 def _config_files(settings: Any, work_dir: Path) -> list[dict[str, Any]]:
-    from agentica_cli.cli.config import agentica_home, project_config_path
+    from agentica_cli.app.settings.config import agentica_home, project_config_path
 
     files = []
     user = settings.user_file or agentica_home() / "config.toml"
     files.append({"path": str(user), "scope": "user", "state": "read" if settings.user_file else "absent"})
-    from agentica_cli.cli.trust import project_root
+    from agentica_cli.app.settings.trust import project_root
 
     project = settings.project_file or project_config_path(work_dir) or project_root(work_dir) / ".agentica/config.toml"
     if settings.project_file is not None:
@@ -90,7 +90,7 @@ def _config_files(settings: Any, work_dir: Path) -> list[dict[str, Any]]:
     if settings.mcp_json_file is not None:
         state = "held back until trusted" if settings.mcp_json_held_back else "read"
         files.append({"path": str(settings.mcp_json_file), "scope": "project", "state": state})
-    from agentica_cli.cli.trust import is_trusted
+    from agentica_cli.app.settings.trust import is_trusted
     from agentica_cli.extensions.hook_config import SETTINGS_FILES
 
     hook_files = [(agentica_home() / "settings.json", "user", True)]
@@ -144,7 +144,7 @@ class _Writer:
         self.lines: list[str] = []
 
     def line(self, text: str, indent: int = 0) -> None:
-        from agentica_cli.cli.safe_text import safe_text
+        from agentica_cli.app.safe_text import safe_text
 
         text = safe_text(text, keep_newlines=False)
         self.lines += textwrap.wrap(text, WIDTH, initial_indent=" " * indent, subsequent_indent=" " * (indent + 4),

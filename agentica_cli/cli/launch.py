@@ -8,8 +8,8 @@ import os
 import sys
 from pathlib import Path
 
-from agentica_cli.cli import exitcodes
-from agentica_cli.cli.flags import flag_settings
+from agentica_cli.app import exitcodes
+from agentica_cli.app.settings.flags import flag_settings
 
 
 def default_args() -> argparse.Namespace:
@@ -54,7 +54,7 @@ def stream_input_problem(args: argparse.Namespace) -> str | None:
 
 
 def start(args: argparse.Namespace) -> int:
-    from agentica_cli.cli.process_hardening import harden_process
+    from agentica_cli.app.process_hardening import harden_process
 
     harden_process()  # before anything runs a child that could read our environ (~1 ms)
     from agentica_cli.sandbox.descendants import end_descendants_at_exit
@@ -88,7 +88,7 @@ def start(args: argparse.Namespace) -> int:
         if not extra.expanduser().is_dir():
             return fail(f"--add-dir {extra}: no such folder")
     if args.system_prompt_file is not None or args.append_system_prompt_file is not None:
-        from agentica_cli.cli.system_prompt_flags import SystemPromptFlagError, resolve_system_prompt_flags
+        from agentica_cli.app.settings.system_prompt_flags import SystemPromptFlagError, resolve_system_prompt_flags
 
         try:
             resolve_system_prompt_flags(args)
@@ -97,25 +97,25 @@ def start(args: argparse.Namespace) -> int:
 
     key_in_argv = False
     if args.api_key is not None or args.api_key_file is not None:
-        from agentica_cli.cli.api_key_input import KeyInputError, resolve_key_flags
+        from agentica_cli.app.settings.api_key_input import KeyInputError, resolve_key_flags
 
         try:
             key_in_argv = resolve_key_flags(args, sys.stdin)
         except KeyInputError as err:
             return fail(str(err))
 
-    from agentica_cli.cli.config import ConfigError, check_mcp_servers, load_settings
-    from agentica_cli.cli.runtime import check_model_options, check_model_timeouts
-    from agentica_cli.cli.trust import is_trusted, trust
+    from agentica_cli.app.runtime import check_model_options, check_model_timeouts
+    from agentica_cli.app.settings.config import ConfigError, check_mcp_servers, load_settings
+    from agentica_cli.app.settings.trust import is_trusted, trust
 
     args.mcp_flags = None  # --mcp-config / --strict-mcp-config, read once (the REPL reloads settings)
     if args.mcp_config or args.strict_mcp_config:
-        from agentica_cli.cli.mcp_json import McpJsonError, command_line
+        from agentica_cli.app.settings.mcp_json import McpJsonError, command_line
 
         try:
             args.mcp_flags = command_line(args.mcp_config, strict=args.strict_mcp_config)
         except McpJsonError as err:
-            from agentica_cli.cli.safe_text import safe_text
+            from agentica_cli.app.safe_text import safe_text
 
             return fail(safe_text(str(err), keep_newlines=False))
     try:
@@ -124,26 +124,26 @@ def start(args: argparse.Namespace) -> int:
         settings = load_settings(work_dir, flag_settings(args), trusted=is_trusted(work_dir),
                                  mcp_flags=args.mcp_flags)
         check_mcp_servers(settings)
-        from agentica_cli.cli.toolkit_setup import check_toolkits
+        from agentica_cli.app.toolkit_setup import check_toolkits
 
         check_toolkits(settings)
         check_model_timeouts(settings)
         check_model_options(settings)
-        from agentica_cli.cli.checkpoint_setup import checkpoint_options
+        from agentica_cli.app.checkpoint_setup import checkpoint_options
 
         checkpoint_options(settings)
-        from agentica_cli.cli.sandbox_settings import sandbox_for, unconfined_warning
+        from agentica_cli.app.sandbox_settings import sandbox_for, unconfined_warning
 
         sandbox = sandbox_for(settings, work_dir, args.add_dir)
     except ConfigError as err:
         return fail(f"config error: {err}")
     if settings.warnings:  # a broken project .mcp.json: agentica goes on without it
-        from agentica_cli.cli.safe_text import safe_text
+        from agentica_cli.app.safe_text import safe_text
 
         for problem in settings.warnings:
             sys.stderr.write(f"agentica: warning: {safe_text(problem, keep_newlines=False)}\n")
     if key_in_argv:
-        from agentica_cli.cli.api_key_input import ARGV_WARNING
+        from agentica_cli.app.settings.api_key_input import ARGV_WARNING
 
         sys.stderr.write(f"agentica: {ARGV_WARNING}\n")
     warning = unconfined_warning(sandbox)
@@ -157,15 +157,15 @@ def start(args: argparse.Namespace) -> int:
     prompt = " ".join(args.prompt)
     stdin_is_tty = sys.stdin.isatty()
     if getattr(args, "input_format", "text") == "stream-json":  # -p is checked above
-        from agentica_cli.cli.stream_input_run import run_stream_input
+        from agentica_cli.headless.stream_input_run import run_stream_input
 
         return run_stream_input(args, settings, work_dir)
     if args.print_mode or not stdin_is_tty:
-        from agentica_cli.cli.printers import run_print
+        from agentica_cli.headless.printers import run_print
 
         return run_print(args, settings, work_dir, prompt, read_stdin=not stdin_is_tty)
     if args.output_format != "text":
         return fail("--output-format needs -p")
-    from agentica_cli.cli.repl import run_repl
+    from agentica_cli.tui.repl import run_repl
 
     return run_repl(args, settings, work_dir, prompt)

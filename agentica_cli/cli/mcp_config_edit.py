@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from agentica_cli.cli.config import ConfigError, Settings, check_mcp_servers, load_toml
+from agentica_cli.app.settings.config import ConfigError, Settings, check_mcp_servers, load_toml
 from agentica_cli.private_files import agentica_home, open_private
 
 NAME = re.compile(r"[A-Za-z0-9_-]+")

@@ -7,10 +7,10 @@ import shutil
 import sys
 from pathlib import Path
 
-from agentica_cli.cli import exitcodes
-from agentica_cli.cli.safe_text import safe_text
-from agentica_cli.cli.sessions import SessionInfo, SessionStore, _holder_pid, describe
-from agentica_cli.cli.terminal import plain
+from agentica_cli.app import exitcodes
+from agentica_cli.app.safe_text import safe_text
+from agentica_cli.app.sessions import SessionInfo, SessionStore, _holder_pid, describe
+from agentica_cli.tui.terminal import plain
 
 
 def _fail(message: str) -> int:
@@ -40,7 +40,7 @@ def list_sessions(work_dir: Path, *, all_folders: bool) -> int:
 
 
 def show_session(session_id: str) -> int:
-    from agentica_cli.cli.transcript import replay
+    from agentica_cli.tui.transcript import replay
 
     store = SessionStore()
     info = find(store, session_id)
@@ -64,7 +64,7 @@ def remove_session(session_id: str) -> int:
         return _fail(f"session {info.id} is open in another agentica (pid {holder}); close it first")
     info.path.unlink()
     info.path.with_suffix(".pid").unlink(missing_ok=True)
-    from agentica_cli.cli.session_images import images_dir
+    from agentica_cli.app.session_images import images_dir
 
     shutil.rmtree(images_dir(info.path), ignore_errors=True)
     print(f"removed session {info.id}")

@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from agentica_cli.cli import exitcodes
+from agentica_cli.app import exitcodes
 
 MCP_HELP = """The MCP servers in your config (~/.agentica/config.toml; a project's own servers
 live in its .agentica/config.toml or its .mcp.json and are listed too). Changes apply to the
@@ -52,10 +52,10 @@ def mcp_list(
         "-C", "--work-dir", help="the project whose config is read too (default: the current folder)")] = None,
 ) -> int:
     """List the configured MCP servers (they are not started)."""
-    from agentica_cli.cli.config import ConfigError, load_settings
+    from agentica_cli.app.safe_text import safe_text
+    from agentica_cli.app.settings.config import ConfigError, load_settings
+    from agentica_cli.app.settings.trust import is_trusted
     from agentica_cli.cli.mcp_config_edit import describe_server
-    from agentica_cli.cli.safe_text import safe_text
-    from agentica_cli.cli.trust import is_trusted
 
     folder = (work_dir or Path.cwd()).expanduser().resolve()
     try:
@@ -112,7 +112,7 @@ def mcp_add(
     `agentica mcp add docs --url https://host/mcp`, or behind OAuth:
     `agentica mcp add tracker --url https://host/mcp --oauth`. With `--scope project` it goes
     to the project's .mcp.json instead."""
-    from agentica_cli.cli.config import ConfigError
+    from agentica_cli.app.settings.config import ConfigError
     from agentica_cli.cli.mcp_config_edit import add_server, server_table
 
     if bool(command) == bool(url):
@@ -123,8 +123,8 @@ def mcp_add(
                              oauth=oauth, oauth_scopes=oauth_scope or [], oauth_client_id=oauth_client_id,
                              oauth_client_secret=oauth_client_secret, oauth_callback_port=oauth_callback_port)
         if scope == "project":
-            from agentica_cli.cli import mcp_json
-            from agentica_cli.cli.config import Settings, check_mcp_servers
+            from agentica_cli.app.settings import mcp_json
+            from agentica_cli.app.settings.config import Settings, check_mcp_servers
 
             # the rules start-up applies (env only for a command, headers only for a URL, ...)
             check_mcp_servers(Settings(data={"mcp_servers": {name: table}},
@@ -150,12 +150,12 @@ def mcp_remove(
         help="user: ~/.agentica/config.toml (default); project: the project's .mcp.json")] = "user",
 ) -> int:
     """Remove a server from the user config (or, with --scope project, from the project's .mcp.json)."""
-    from agentica_cli.cli.config import ConfigError
+    from agentica_cli.app.settings.config import ConfigError
     from agentica_cli.cli.mcp_config_edit import remove_server
 
     try:
         if scope == "project":
-            from agentica_cli.cli import mcp_json
+            from agentica_cli.app.settings import mcp_json
 
             path = mcp_json.remove_server(Path.cwd(), name)
         else:
@@ -205,7 +205,7 @@ def models(
 ) -> int:
     """List the models the configured endpoint serves (GET /v1/models; Ollama: /api/tags); the
     configured model is marked with *. Pick one with --model ID or /model in a session."""
-    from agentica_cli.cli.model_listing import run_models_command
+    from agentica_cli.tui.model_listing import run_models_command
 
     return run_models_command(work_dir, provider, base_url, as_json)
 

@@ -16,9 +16,9 @@ import json
 import sys
 from pathlib import Path
 
-from agentica_cli.cli import exitcodes
-from agentica_cli.cli.config import Settings
-from agentica_cli.cli.safe_text import safe_text
+from agentica_cli.app import exitcodes
+from agentica_cli.app.safe_text import safe_text
+from agentica_cli.app.settings.config import Settings
 
 
 def _fail(message: str, code: int = exitcodes.MODEL_ERROR) -> int:
@@ -43,9 +43,9 @@ def conflict_message(result, action: str) -> str:
 
 
 def run_undo(args: argparse.Namespace, settings: Settings, work_dir: Path) -> int:
-    from agentica_cli.cli.checkpoint_commands import short_prompt
-    from agentica_cli.cli.checkpoint_setup import checkpoints_from_settings
-    from agentica_cli.cli.sessions import SessionStore
+    from agentica_cli.app.checkpoint_setup import checkpoints_from_settings
+    from agentica_cli.app.sessions import SessionStore
+    from agentica_cli.tui.checkpoint_commands import short_prompt
 
     action = "redo" if getattr(args, "redo", False) else "undo"
     flag = f"--{action}"

@@ -53,6 +53,15 @@ As a separate process (for driving the `agentica` command)::
         --requests-file requests.jsonl
 
 or from Python `with ScriptedServerProcess([...]) as server:` (`.base_url`, `.requests`).
+
+In-process, for session logic only (no HTTP: `agentica_cli.testing.fake_model`)::
+
+    model = ScriptedModel([turns.tool_calls(turns.call("get_weather", {"city": "Paris"})), turns.text("Sunny.")])
+    Agent(model, tools=[get_weather]).run_sync("Weather?")
+    assert model.requests[1]["messages"][-1]["role"] == "tool"
+
+`FunctionModel(fn)` asks `fn(request_body)` for each turn. Both refuse a broken history (a
+tool call without its result) as providers do.
 """
 
 from __future__ import annotations
@@ -68,9 +77,12 @@ _HOMES = {
     "ScriptedModelServer": "agentica_cli.testing.server",
     "ScriptedServerProcess": "agentica_cli.testing.process",
     "tool_call_problems": "agentica_cli.testing.checks",
+    "ScriptedModel": "agentica_cli.testing.fake_model",
+    "FunctionModel": "agentica_cli.testing.fake_model",
 }
 
-__all__ = ["RecordedRequest", "ScriptedModelServer", "ScriptedServerProcess", "tool_call_problems", "turns"]
+__all__ = ["FunctionModel", "RecordedRequest", "ScriptedModel", "ScriptedModelServer", "ScriptedServerProcess",
+           "tool_call_problems", "turns"]
 
 
 def __getattr__(name: str) -> Any:

@@ -2,7 +2,7 @@
 
 One rule for everything that keeps secrets from what the agent runs: the `execute` tool's
 scrubbed environment (builtin_tools.execute) and the agent process's own startup environment
-(agentica_cli.cli.process_hardening). Standard library only: the CLI uses it at startup.
+(agentica_cli.app.process_hardening). Standard library only: the CLI uses it at startup.
 """
 
 from __future__ import annotations

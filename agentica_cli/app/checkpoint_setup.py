@@ -1,0 +1,45 @@
+"""The [checkpoints] settings, turned into the project's `Checkpoints` (or None when off)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agentica_cli.app.settings.config import ConfigError, Settings
+
+DEFAULTS = {"enabled": True, "max_file_size": 10_000_000, "keep_sessions": 50, "keep_days": 30.0}
+
+
+def checkpoint_options(settings: Settings) -> dict[str, Any]:
+    """The [checkpoints] keys with their defaults; a negative number is a config error."""
+    options = {key: settings.get(f"checkpoints.{key}", default) for key, default in DEFAULTS.items()}
+    for key in ("max_file_size", "keep_sessions", "keep_days"):
+        if not options[key] >= 0:
+            where = settings.sources.get(f"checkpoints.{key}", "config")
+            raise ConfigError(f"{where}: 'checkpoints.{key}' must be >= 0, got {options[key]}")
+    return options
+
+
+def checkpoints_from_settings(settings: Settings, work_dir: Path, session_id: str | None = None) -> Any:
+    """The project's Checkpoints for `session_id` (None: a throwaway id), or None when
+    [checkpoints] enabled = false. Without git: FileBackups (the file tools' edits only)."""
+    options = checkpoint_options(settings)
+    if not options["enabled"]:
+        return None
+    from agentica_cli.checkpoints import Checkpoints, git_available
+
+    if not git_available():
+        from agentica_cli.checkpoints.backups import FileBackups
+
+        return FileBackups(work_dir, session_id=session_id)
+    return Checkpoints(work_dir, session_id=session_id, max_file_size=int(options["max_file_size"]),
+                       keep_sessions=int(options["keep_sessions"]), keep_days=float(options["keep_days"]))
+
+
+def attach_checkpoints(agent: Any, checkpoints: Any) -> Any:
+    """Give the agent its checkpoints; file backups (no git) also watch the file tools'
+    calls as a hook. Returns `checkpoints`."""
+    agent.checkpoints = checkpoints
+    if hasattr(checkpoints, "before_tool_call") and not any(h is checkpoints for h in agent.hooks):
+        agent.hooks.append(checkpoints)
+    return checkpoints

@@ -1,0 +1,623 @@
+"""Who may run a tool call: rules, the permission mode, grants, and the terminal question.
+
+Modes:
+  default       ask before any destructive call
+  accept-edits  file edits inside the work dir (and --add-dir folders) run; the rest asks
+  auto          never ask (--yes)
+  plan          only read-only tools run (and the todo list); the model presents a plan
+
+Order of decision: a deny rule refuses (every mode); plan mode refuses anything not
+read-only; a command that asks to run outside the OS sandbox (execute sandbox=false) or to
+use the network inside it (network=true, unless [sandbox] network already allows it) asks
+with its reason in every mode and is refused under auto, where nobody can answer; a call
+that sends data off the machine (fetch_url, web_search, web toolkits: cli/egress.py) asks in
+every mode unless an allow rule or grant covers it (per domain) or --yes was given; a write
+to a sensitive place (agentica's or git's config and hooks, shell start-up
+files) asks in every mode but an explicit --yes; an ask rule asks; auto allows; an allow
+rule or a session grant allows; a call that is not destructive runs; accept-edits allows
+edits inside the folders and commands the workspace sandbox confines (no network); anything
+else asks.
+
+`PermissionPolicy` is the agent's `approve` hook (and its `needs_review` tells the loop
+which non-destructive calls it must see). It asks through `ask` when one is given (the
+REPL's terminal question); without it (a -p run, a pipe, CI) a call that needs asking is
+refused at once, the model is told why, and `on_refusal` reports the flag that allows it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentica_cli.app.permissions.tool_kinds import COMMAND_TOOLS, EDIT_TOOLS
+
+if TYPE_CHECKING:  # imported when a call is decided: agentica_cli.agent is too heavy for the REPL's first paint
+    from agentica_cli.agent.approval import Decision
+
+PATH_KEYS = ("file_path", "path", "filename", "file")
+COMMAND_KEYS = ("command", "cmd")
+
+
+@dataclass(frozen=True)
+class Answer:
+    choice: str  # "once", "always" or "no"
+    message: str = ""
+
+
+AskUser = Callable[[Any], "Answer | Awaitable[Answer]"]
+
+
+def call_args(call: Any) -> dict[str, Any]:
+    args = getattr(call, "args", None)
+    if isinstance(args, dict):
+        return args
+    raw = getattr(call, "arguments", None)
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, str):
+        import json
+
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            return {}
+        return parsed if isinstance(parsed, dict) else {}
+    return {}
+
+
+def edit_path(name: str, args: dict[str, Any]) -> str | None:
+    if name not in EDIT_TOOLS:
+        return None
+    for key in PATH_KEYS:
+        if isinstance(args.get(key), str):
+            return args[key]
+    return None
+
+
+def resolve_edit_path(path: str, work_dir: Path) -> Path:
+    """Where an edit lands, resolved the way the file tools do (`~` expanded, relative to the work dir)."""
+    expanded = os.path.expanduser(path)
+    return Path(expanded) if os.path.isabs(expanded) else work_dir / expanded
+
+
+def is_inside(path: Path, folders: list[Path]) -> bool:
+    real = Path(os.path.realpath(path))
+    return any(real == f or f in real.parents for f in folders)
+
+
+@dataclass(frozen=True)
+class Grant:
+    """A "yes, and don't ask again" answer: a tool, or for commands a prefix of words
+    (`pytest`, `git status`) or one exact command."""
+
+    tool: str
+    words: tuple[str, ...] = ()
+    exact: bool = False
+    domain: str = ""  # for a tool that sends data off the machine: the one host it may reach
+
+    def describe(self) -> str:
+        if self.domain:
+            return f"{self.tool}: {self.domain}"
+        if not self.words:
+            return f"{self.tool} (every call)"
+        from agentica_cli.app.permissions.shell_parts import display_words
+
+        shown = display_words(list(self.words))
+        return f"{self.tool}: exactly `{shown}`" if self.exact else f"{self.tool}: `{shown}` commands"
+
+    def scope(self) -> str:
+        """What the "always" answer offers, for the question (the caller makes it safe to print)."""
+        if self.domain:
+            return f"{self.tool} to {self.domain}"
+        if not self.words:
+            return self.tool
+        from agentica_cli.app.permissions.shell_parts import display_words
+
+        shown = display_words(list(self.words))
+        return f"exactly `{shown}`" if self.exact else f"`{shown}` commands"
+
+    def covers(self, words: list[str]) -> bool:
+        from agentica_cli.app.permissions.shell_parts import starts_with
+
+        return list(self.words) == words if self.exact else starts_with(words, list(self.words))
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the policy decided before asking anyone: allow, deny or ask (and why)."""
+
+    kind: str  # "allow", "deny" or "ask"
+    message: str = ""  # for deny: what the model reads
+    why: str = ""  # for deny/ask: "plan", "rule", "sensitive", "outside", "" (the plain case)
+    note: str = ""  # for ask: a line the question shows (a sensitive path, the rule that asks)
+
+
+# Why-s whose question offers no "always": asked every time.
+ASKED_EVERY_TIME = frozenset({"sensitive", "rule", "escalation", "network"})
+
+# What a PreToolUse hook's "allow" does not lift: only the user may answer these.
+USER_ONLY = frozenset({"escalation", "network"})
+
+PLAN_MODE_TOOLS = frozenset({"write_todos", "todo_write", "update_todos", "todos", "task", "ask_user"})
+
+
+class PermissionPolicy:
+    """Decides each tool call: deny rules, sensitive files, plan mode, ask rules, the mode,
+    allow rules and this session's grants, in that order; then asks or refuses."""
+
+    def __init__(
+        self,
+        mode: str,
+        work_dir: Path,
+        *,
+        allowed_dirs: tuple[Path, ...] | list[Path] = (),
+        always_allow: tuple[str, ...] | list[str] = (),
+        rules: list[Any] | None = None,
+        explicit_auto: bool = False,
+        ask: AskUser | None = None,
+        on_refusal: Callable[..., None] | None = None,
+    ):
+        from agentica_cli.app.permissions.permission_rules import PermissionRule
+
+        self.mode = mode
+        self.explicit_auto = explicit_auto  # --yes / --permission-mode auto: even sensitive writes run
+        self.work_dir = work_dir
+        self.folders = [Path(os.path.realpath(p)) for p in (work_dir, *allowed_dirs)]
+        self.rules: list[PermissionRule] = list(rules or [])
+        self.rules += [PermissionRule.parse("allow", text, "") for text in always_allow]
+        self.grants: list[Grant] = []  # this session's "always" answers, in order
+        self.ask = ask
+        self.on_refusal = on_refusal
+        self.refusals: list[str] = []
+        # The agentica_cli.sandbox.Sandbox that execute's commands run in (set by the CLI);
+        # None: commands run unconfined and nothing is asked less because of it.
+        self.sandbox: Any = None
+
+    # -- mode and grants ----------------------------------------------------------------
+
+    def set_mode(self, mode: str, *, explicit: bool = False) -> None:
+        self.mode = mode
+        self.explicit_auto = mode == "auto" and explicit
+
+    def revoke(self, index: int) -> Grant:
+        return self.grants.pop(index)
+
+    def clear_grants(self) -> None:
+        self.grants.clear()
+
+    def grant_for(self, call: Any) -> Grant | None:
+        """What "always" would grant for this call, or None when no grant can cover it
+        (a compound command: the user is asked each time)."""
+        name = _call_name(call)
+        args = call_args(call)
+        if name in EDIT_TOOLS:
+            return Grant(name)  # answered by switching to accept-edits (see `remember`)
+        from agentica_cli.app.permissions.egress import EGRESS_TOOLS, host_of, url_of
+
+        if name in EGRESS_TOOLS:
+            url = url_of(args)
+            if url is None:
+                return Grant(name)  # a search: every query (the user was shown this one)
+            host = host_of(url)
+            return Grant(name, domain=host) if host else None
+        command = _command_of(args)
+        if command is None:
+            return Grant(name)
+        from agentica_cli.app.permissions.sensitive_paths import command_touches_sensitive
+        from agentica_cli.app.permissions.shell_parts import _WRAPPERS, grant_prefix, parse_command
+
+        parsed = parse_command(command)
+        if not parsed.grantable or len(parsed.parts) != 1 or command_touches_sensitive(command):
+            return None
+        words = parsed.parts[0]
+        prefix = grant_prefix(words)
+        exact = prefix == words and words[0].rsplit("/", 1)[-1] in _WRAPPERS
+        return Grant(name, tuple(prefix), exact=exact)
+
+    def remember(self, call: Any) -> str:
+        """Record an "always" answer; returns what it now allows, for the user."""
+        name = _call_name(call)
+        if name in EDIT_TOOLS:
+            if self.mode == "default":
+                self.mode = "accept-edits"
+                return "file edits inside the work folder, for this session (mode accept-edits)"
+            return "this edit"
+        grant = self.grant_for(call)
+        if grant is None:
+            return "this call only (a compound command is asked each time)"
+        if grant not in self.grants:
+            self.grants.append(grant)
+        return grant.describe()
+
+    def _granted(self, name: str, args: dict[str, Any]) -> bool:
+        grants = [g for g in self.grants if g.tool == name]
+        if not grants:
+            return False
+        if any(g.domain for g in grants):
+            from agentica_cli.app.permissions.egress import domain_matches, host_of, url_of
+
+            url = url_of(args)
+            host = host_of(url) if url is not None else None
+            if any(g.domain and domain_matches(g.domain, host) for g in grants):
+                return True
+        if any(not g.words and not g.domain for g in grants):
+            return True
+        command = _command_of(args)
+        if command is None:
+            return False
+        from agentica_cli.app.permissions.shell_parts import parse_command
+
+        parsed = parse_command(command)  # (a sensitive command never gets here: evaluate() asks first)
+        if not parsed.grantable:
+            return False
+        return all(any(g.covers(words) for g in grants if g.words) for words in parsed.parts)
+
+    # -- deciding -------------------------------------------------------------------------
+
+    def _edit_inside_work_dir(self, name: str, args: dict[str, Any]) -> bool:
+        path = edit_path(name, args)
+        if path is None:
+            return False
+        return is_inside(resolve_edit_path(path, self.work_dir), self.folders)
+
+    def _rule(self, kind: str, name: str, args: dict[str, Any]) -> Any:
+        return next((r for r in self.rules if r.kind == kind and r.matches(name, args, self.work_dir)), None)
+
+    def _sensitive(self, name: str, args: dict[str, Any]) -> str | None:
+        from agentica_cli.app.permissions.sensitive_paths import command_touches_sensitive, sensitive_reason
+
+        path = edit_path(name, args)
+        if path is not None:
+            reason = sensitive_reason(path, self.work_dir)
+            return f"{path}: {reason}" if reason else None
+        command = _command_of(args)
+        if command is not None:
+            return command_touches_sensitive(command)
+        return None
+
+    def _sandbox_confines(self) -> bool:
+        return self.sandbox is not None and bool(getattr(self.sandbox, "confines", False))
+
+    def _sandboxed_command(self, name: str) -> bool:
+        """An execute call that runs confined to the work folders with no network."""
+        return (name == "execute" and self._sandbox_confines() and not self.sandbox.policy.network
+                and self.sandbox.policy.mode in ("workspace-write", "read-only"))
+
+    def _escalation(self, name: str, args: dict[str, Any]) -> Verdict | None:
+        """execute(sandbox=false): asked in every mode with the reason, refused where nobody
+        can be asked (--yes): only the user lifts the sandbox (--sandbox off)."""
+        if name != "execute" or "sandbox" not in args or args["sandbox"] is True or not self._sandbox_confines():
+            return None
+        reason = args.get("reason")
+        if not isinstance(reason, str) or not reason.strip():
+            reason = "(no reason given)"
+        if self.mode == "auto":
+            return Verdict("deny", f"'{name}' was not run: it asked to run outside the sandbox, and this run "
+                                   "cannot ask the user, so it was refused. Do not retry it or try another way; "
+                                   "tell the user what you needed and why. Only the user can lift the sandbox "
+                                   "(agentica --sandbox off).", "escalation")
+        from agentica_cli.app.safe_text import safe_text
+
+        shown = safe_text(reason, keep_newlines=False)
+        return Verdict("ask", why="escalation", note=f"runs OUTSIDE the sandbox: {shown}")
+
+    def _network_request(self, name: str, args: dict[str, Any]) -> Verdict | None:
+        """execute(network=true) in a sandbox that keeps the network out: asked in every mode
+        with the reason, refused where nobody can be asked. Nothing to decide when commands
+        reach the network anyway ([sandbox] network = true, a backend that cannot confine it)."""
+        # Anything but an explicit false is a request: a "true" string may be coerced to True later.
+        if name != "execute" or args.get("network", False) in (False, None) or not self._sandbox_confines():
+            return None
+        if not getattr(self.sandbox, "network_confined", False):
+            return None
+        if self.mode == "auto":
+            return Verdict("deny", f"'{name}' was not run: it asked for the network, and this run cannot ask the "
+                                   "user, so it was refused. Do not retry it or try another way; tell the user "
+                                   "what you needed and why.", "network")
+        from agentica_cli.app.safe_text import safe_text
+
+        reason = args.get("reason")
+        shown = safe_text(reason, keep_newlines=False) if isinstance(reason, str) and reason.strip() else (
+            "(no reason given)")
+        return Verdict("ask", why="network", note=f"uses the NETWORK (still sandboxed for files): {shown}")
+
+    def _egress(self, name: str, args: dict[str, Any]) -> Verdict | None:
+        """A call that sends data off the machine (fetch_url, web_search, web toolkits): asked
+        in every mode, unless an allow rule or grant covers it (per domain for URLs) or the
+        person running agentica chose --yes. None: not such a call, or --yes."""
+        from agentica_cli.app.permissions.egress import EGRESS_TOOLS, what_leaves
+
+        if name not in EGRESS_TOOLS or (self.mode == "auto" and self.explicit_auto):
+            return None
+        rule = self._rule("ask", name, args)
+        if rule is not None:
+            return Verdict("ask", why="rule", note=f"a permission rule asks: {rule.text}")
+        if self._rule("allow", name, args) is not None or self._granted(name, args):
+            return Verdict("allow")
+        return Verdict("ask", why="egress", note=f"sends data off this machine: {what_leaves(name, args)}")
+
+    def evaluate(self, call: Any) -> Verdict:
+        """The decision that needs no one: allow, deny, or ask (when someone can be asked).
+
+        Rules and folders are judged by where paths really lead (realpath); a path that
+        changes while it is looked at (a symlink turned into a folder: readlink EINVAL, a
+        loop: ELOOP) cannot be judged, so the call is refused with a reason, never let through
+        and never left to escape as an internal error."""
+        try:
+            return self._evaluate(call)
+        except (OSError, ValueError) as err:
+            name = _call_name(call)
+            why = getattr(err, "strerror", None) or str(err)
+            return Verdict("deny", f"'{name}' was not run: its path could not be checked ({why}); something is "
+                                   "changing the folder tree. Try again once it is stable.", "changing")
+
+    def _evaluate(self, call: Any) -> Verdict:
+        name = _call_name(call)
+        args = call_args(call)
+        function = getattr(call, "function", None)
+        destructive = bool(getattr(function, "is_destructive", True))
+        read_only = bool(getattr(function, "is_read_only", False))
+        rule = self._rule("deny", name, args)
+        if rule is not None:
+            where = f" ({rule.source})" if rule.source else ""
+            return Verdict("deny", f"'{name}' was not run: a permission rule denies it: {rule.text}{where}. "
+                                   f"{_opaque_note(args)}Do not try to get around the rule; tell the user if you "
+                                   "need it.", "rule")
+        if self.mode == "plan" and not (read_only or name in PLAN_MODE_TOOLS):
+            return Verdict(
+                "deny",
+                f"Plan mode is on: '{name}' is not a read-only tool, so it was not run. Do not try other ways to "
+                "make changes; finish by presenting your plan (the files and the edits or commands you would "
+                "make) for the user to approve.",
+                "plan",
+            )
+        escalation = self._escalation(name, args) or self._network_request(name, args) or self._egress(name, args)
+        if escalation is not None:
+            return escalation
+        sensitive = self._sensitive(name, args) if (destructive or name in EDIT_TOOLS) else None
+        if sensitive and not (self.mode == "auto" and self.explicit_auto):
+            return Verdict("ask", why="sensitive", note=f"sensitive: {sensitive}")
+        rule = self._rule("ask", name, args)
+        if rule is not None and not (self.mode == "auto" and self.explicit_auto):
+            return Verdict("ask", why="rule", note=f"a permission rule asks: {rule.text}")
+        if self.mode == "auto":
+            return Verdict("allow")
+        if self._rule("allow", name, args) is not None or self._granted(name, args):
+            return Verdict("allow")
+        if not destructive:
+            return Verdict("allow")
+        if self.mode == "accept-edits" and self._edit_inside_work_dir(name, args):
+            return Verdict("allow")
+        if self.mode == "accept-edits" and self._sandboxed_command(name):
+            return Verdict("allow")  # it can change only what an edit could, and reach no network
+        outside = self.mode == "accept-edits" and edit_path(name, args) is not None
+        return Verdict("ask", why="outside" if outside else "")
+
+    def describe_tool(self, function: Any) -> str:
+        """What happens to a call of this tool in the current mode, for /tools."""
+        name = getattr(function, "name", "")
+        destructive = bool(getattr(function, "is_destructive", False))
+        read_only = bool(getattr(function, "is_read_only", False))
+        covering = [r for r in self.rules if r.covers_tool(name)]
+        if any(r.kind == "deny" and r.pattern is None for r in covering):
+            return "denied by a rule"
+        if self.mode == "plan" and not (read_only or name in PLAN_MODE_TOOLS):
+            return "refused in plan mode"
+        some = " (some calls: rules)" if covering else ""
+        from agentica_cli.app.permissions.egress import EGRESS_TOOLS
+
+        if name in EGRESS_TOOLS and not (self.mode == "auto" and self.explicit_auto):
+            if any(g.tool == name and not g.words and not g.domain for g in self.grants) or any(
+                r.kind == "allow" and r.pattern is None for r in covering
+            ):
+                return "runs (allowed this session)"
+            domains = [g.domain for g in self.grants if g.tool == name and g.domain]
+            allowed = f" (allowed: {', '.join(domains)})" if domains else ""
+            return "asks: sends data off this machine" + allowed + some
+        if self.mode == "auto" or not destructive:
+            sensitive = " (sensitive files ask)" if name in EDIT_TOOLS or name in COMMAND_TOOLS else ""
+            return ("runs" + (sensitive if self.mode == "auto" and not self.explicit_auto else "")) + some
+        if any(g.tool == name and not g.words for g in self.grants) or any(
+            r.kind == "allow" and r.pattern is None for r in covering
+        ):
+            return "runs (allowed this session)"
+        granted = [g for g in self.grants if g.tool == name]
+        if granted:
+            some = f" ({len(granted)} command prefix(es) granted)" + some
+        if self.mode == "accept-edits" and name in EDIT_TOOLS:
+            return "runs inside the work folders, asks elsewhere" + some
+        if self.mode == "accept-edits" and self._sandboxed_command(name):
+            return "runs in the sandbox; asks to run outside it or with network" + some
+        return "asks" + some
+
+    def needs_review(self, call: Any) -> bool:
+        """Whether a call the loop would run without asking (not destructive) needs this
+        policy's decision: a deny or ask rule names it, or plan mode refuses it."""
+        return self.evaluate(call).kind != "allow"
+
+    async def __call__(self, call: Any) -> Decision:
+        from agentica_cli.agent.approval import Decision
+
+        name = _call_name(call)
+        verdict = self.evaluate(call)
+        if verdict.kind == "allow":
+            return Decision.allow()
+        if verdict.kind == "deny":
+            self._refused(name, verdict.why)
+            return Decision.deny(verdict.message)
+        return await self._ask_user(call, verdict)
+
+    async def confirm(self, call: Any, reason: str) -> Decision:
+        """A PreToolUse hook said "ask": the user decides, in every mode (deny rules still win)."""
+        from agentica_cli.agent.approval import Decision
+
+        verdict = self.evaluate(call)
+        if verdict.kind == "deny":
+            self._refused(_call_name(call), verdict.why)
+            return Decision.deny(verdict.message)
+        return await self._ask_user(call, Verdict("ask", why="rule", note=f"a hook asks: {reason}"))
+
+    async def hook_allowed(self, call: Any) -> Decision:
+        """A PreToolUse hook said "allow": no question, but deny rules and plan mode still refuse,
+        and what only the user may allow (running outside the sandbox, a sandboxed command's
+        network) is still asked, or refused where nobody can be asked: a hook is a program the
+        repository or a plugin may have put there."""
+        from agentica_cli.agent.approval import Decision
+
+        verdict = self.evaluate(call)
+        if verdict.kind == "deny":
+            self._refused(_call_name(call), verdict.why)
+            return Decision.deny(verdict.message)
+        if verdict.kind == "ask" and verdict.why in USER_ONLY:
+            return await self._ask_user(call, verdict)
+        return Decision.allow()
+
+    async def _ask_user(self, call: Any, verdict: Verdict) -> Decision:
+        from agentica_cli.agent.approval import Decision
+
+        name = _call_name(call)
+        if self.ask is None:
+            self._refused(name, verdict.why)
+            return Decision.deny(self._cannot_ask_message(name, verdict))
+        answer = self.ask(call, verdict) if _takes_verdict(self.ask) else self.ask(call)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        if answer.choice == "always":
+            if verdict.why not in ASKED_EVERY_TIME:
+                self.remember(call)
+            return Decision.allow()
+        if answer.choice == "once":
+            return Decision.allow()
+        reason = f"The user declined to run '{name}'."
+        if answer.message:
+            reason += f" They said: {answer.message}"
+        return Decision.deny(reason)
+
+    def _refused(self, name: str, why: str) -> None:
+        self.refusals.append(name)
+        if self.on_refusal is not None:
+            try:
+                self.on_refusal(name, self.mode, why)
+            except TypeError:  # an older two-argument callback
+                self.on_refusal(name, self.mode)
+
+    def _cannot_ask_message(self, name: str, verdict: Verdict) -> str:
+        if verdict.why == "sensitive":
+            what = verdict.note.removeprefix("sensitive: ")
+            return (f"'{name}' was not run: it changes a sensitive file or setting ({what}), which always "
+                    "needs the user's confirmation, and this run cannot ask. Do not retry it or "
+                    "try another way; tell the user what you would have changed.")
+        if verdict.why == "escalation":
+            return (f"'{name}' was not run: it asked to run outside the sandbox, which always needs the user's "
+                    "confirmation, and this run cannot ask. Do not retry it or try another way; tell the user "
+                    "what you needed and why. Only the user can lift the sandbox (agentica --sandbox off).")
+        if verdict.why == "network":
+            return (f"'{name}' was not run: it asked for the network, which always needs the user's confirmation, "
+                    "and this run cannot ask. Do not retry it or try another way; tell the user what you needed "
+                    "and why.")
+        if verdict.why == "egress":
+            what = verdict.note.removeprefix("sends data off this machine: ")
+            return (f"'{name}' was not run: it sends data off this machine ({what}), which needs the user's "
+                    "permission, and this run cannot ask. Do not retry it or try another way; tell the user what "
+                    "you wanted to fetch or search. They can allow a domain with a rule such as "
+                    f"{name}(domain:docs.python.org).")
+        if verdict.why == "outside":
+            return (f"'{name}' was not run: it edits a file outside the work folder, and this run cannot ask. "
+                    "Do not retry it; tell the user, who can allow that folder with --add-dir.")
+        return (f"'{name}' was not run: it needs the user's permission and this run cannot ask "
+                f"(agentica -p, permission mode '{self.mode}'). Do not retry it; tell the user "
+                "what you would have done, and that they can allow it with --yes or --permission-mode.")
+
+
+def _opaque_note(args: dict[str, Any]) -> str:
+    """For a command a deny rule matched only because the check cannot read it: why."""
+    command = _command_of(args)
+    if command is None:
+        return ""
+    from agentica_cli.app.permissions.shell_parts import parse_command
+
+    parsed = parse_command(command)
+    if not parsed.opaque:
+        return ""
+    return (f"The command could not be fully checked against the rules ({parsed.opaque}), so every deny rule "
+            "matches it; if it does not do what the rule forbids, write it without that (plain quotes, no "
+            "here-document or substitution; write files with write_file). ")
+
+
+def _call_name(call: Any) -> str:
+    return getattr(call, "name", "") or getattr(getattr(call, "function", None), "name", "") or ""
+
+
+def _command_of(args: dict[str, Any]) -> str | None:
+    for key in COMMAND_KEYS:
+        if isinstance(args.get(key), str):
+            return args[key]
+    return None
+
+
+def _takes_verdict(ask: Any) -> bool:
+    try:
+        params = inspect.signature(ask).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in params)
+
+
+def refusal_hint(name: str, mode: str, why: str = "") -> str:
+    """What stderr says when a -p run refused a call."""
+    if why == "rule":
+        return (f"agentica: refused '{name}': a deny rule matches it ([permissions] deny in config, "
+                "or --disallowed-tools)")
+    if mode == "plan" or why == "plan":
+        return f"agentica: refused '{name}' (plan mode is read-only); run without --permission-mode plan to allow it"
+    if why == "sensitive":
+        return (f"agentica: refused '{name}': it changes agentica's or git's config, hooks or a shell start-up "
+                "file, which always asks; only an explicit --yes allows it")
+    if why == "escalation":
+        return (f"agentica: refused '{name}': it asked to run outside the sandbox, which is never allowed "
+                "without asking; re-run with --sandbox off to lift the sandbox")
+    if why == "network":
+        return (f"agentica: refused '{name}': it asked for the network, which is never allowed without asking; "
+                "set network = true under [sandbox] in the config to let sandboxed commands connect")
+    if why == "egress":
+        example = f'"{name}(domain:HOST)"' if name == "fetch_url" else f'"{name}"'
+        return (f"agentica: refused '{name}': it sends data off this machine, which -p runs never allow "
+                f"unasked; allow it with --allowed-tools {example} or [permissions] allow, or --yes")
+    if why == "outside":
+        return f"agentica: refused '{name}': the file is outside the work folder; allow its folder with --add-dir"
+    edit = name in EDIT_TOOLS
+    if edit and mode == "accept-edits":
+        return f"agentica: refused '{name}': re-run with --add-dir for that folder, or --yes"
+    allow = "--permission-mode accept-edits (edits inside the work dir) or --yes" if edit else "--yes"
+    return f"agentica: refused '{name}': -p runs never ask for permission; re-run with {allow} to allow it"
+
+
+def policy_from_settings(
+    settings: Any,
+    work_dir: Path,
+    *,
+    allowed_dirs: list[Path] | tuple[Path, ...] = (),
+    ask: AskUser | None = None,
+    on_refusal: Callable[..., None] | None = None,
+) -> PermissionPolicy:
+    """The policy for a run: the mode, every layer's [permissions] rules (a project's only
+    once trusted: config holds them back before), and who to ask."""
+    from agentica_cli.app.permissions.permission_rules import parse_rules
+    from agentica_cli.app.sandbox_settings import sandbox_for
+
+    policy = PermissionPolicy(
+        settings.permission_mode,
+        work_dir,
+        allowed_dirs=allowed_dirs,
+        rules=parse_rules(list(settings.permission_rules)),
+        explicit_auto=settings.explicit_auto,
+        ask=ask,
+        on_refusal=on_refusal,
+    )
+    policy.sandbox = sandbox_for(settings, work_dir, allowed_dirs)
+    return policy

@@ -1,0 +1,132 @@
+"""The approval question in the REPL: what the call will do, then one key to answer.
+
+The call (its exact command, or the diff of an edit) and the choices are printed as
+ordinary lines first, so they wrap at any width and stay in the scrollback; only then a
+one-line key reader starts. Keys typed before the question was on screen are discarded
+(a `y` typed into a turn must not answer a question the user never saw). Answers:
+
+    y  yes, once          a  yes, and don't ask again for <scope>
+    n  no                 e  no, and tell the agent what to do instead
+    Esc / Ctrl-C  no, and stop the turn
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from agentica_cli.app.safe_text import has_controls, has_odd_spaces, safe_command, safe_text
+
+
+@dataclass(frozen=True)
+class Choice:
+    key: str
+    label: str
+    answer: str  # "once", "always", "no", "reason", "stop"
+
+
+def choices_for(always_scope: str | None) -> list[Choice]:
+    found = [Choice("y", "yes", "once")]
+    if always_scope:
+        found.append(Choice("a", f"yes, and don't ask again for {always_scope}", "always"))
+    found += [
+        Choice("n", "no", "no"),
+        Choice("e", "no, and tell it what to do instead", "reason"),
+        Choice("esc", "no, and stop", "stop"),
+    ]
+    return found
+
+
+def request_renderable(name: str, args: dict[str, Any], diff: str | None, note: str = "") -> Any:
+    """The panel that shows the call: a diff for edits, the exact command for commands
+    (control characters shown visibly, so what is shown is what runs), else the arguments."""
+    from rich.console import Group
+    from rich.panel import Panel
+    from rich.syntax import Syntax
+    from rich.text import Text
+
+    parts: list[Any] = []
+    if note:
+        parts.append(Text(safe_text(note), style="bold yellow"))
+    command = args.get("command")
+    if diff:
+        from agentica_cli.tui.diff_preview import render_diff
+
+        parts.append(render_diff(diff))  # the whole diff, numbered: the question hides nothing
+    elif isinstance(command, str):
+        parts.append(Syntax(safe_command(command), "bash", theme="ansi_dark", background_color="default",
+                            word_wrap=True))
+        if has_controls(command) or has_odd_spaces(command):
+            parts.append(Text("the command holds control characters or unusual spaces (shown as ␛, ␍, <U+…>): "
+                              "check what it really does", style="bold red"))
+        others = {k: v for k, v in args.items() if k != "command"}  # e.g. a timeout: the user sees it all
+        if others:
+            parts.append(Text("  ".join(f"{k}={safe_text(json.dumps(v, ensure_ascii=False))}"
+                                        for k, v in others.items()), "dim"))
+    else:
+        parts.append(Text(safe_text(json.dumps(args, indent=2, ensure_ascii=False))))
+    return Panel(Group(*parts), title=f"[bold]{safe_text(name)}[/bold] wants to run", border_style="yellow",
+                 title_align="left")
+
+
+def choices_text(choices: list[Choice]) -> Any:
+    from rich.text import Text
+
+    text = Text()
+    for i, choice in enumerate(choices):
+        if i:
+            text.append("  ")
+        text.append(f"[{choice.key}]", style="bold")
+        text.append(f" {choice.label}")
+    return text
+
+
+def discard_typeahead() -> None:
+    """Drop keys typed before the question was shown."""
+    try:
+        import termios
+
+        termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+    except (ImportError, OSError, ValueError):
+        pass
+
+
+async def read_choice(choices: list[Choice]) -> str:
+    """Wait for one key of `choices` (no Enter needed); returns its answer."""
+    from prompt_toolkit.application import Application
+    from prompt_toolkit.formatted_text import FormattedText
+    from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+    from prompt_toolkit.layout import Layout
+    from prompt_toolkit.layout.containers import Window
+    from prompt_toolkit.layout.controls import FormattedTextControl
+
+    keys = "/".join(c.key for c in choices if c.key != "esc")
+    bindings = KeyBindings()
+
+    def answer_with(value: str) -> Any:
+        def handler(event: KeyPressEvent) -> None:
+            event.app.exit(result=value)
+
+        return handler
+
+    for choice in choices:
+        if choice.key == "esc":
+            bindings.add("escape", eager=True)(answer_with("stop"))
+        else:
+            bindings.add(choice.key)(answer_with(choice.answer))
+            bindings.add(choice.key.upper())(answer_with(choice.answer))
+    bindings.add("c-c")(answer_with("stop"))
+    bindings.add("c-d")(answer_with("no"))
+    bindings.add("<any>")(lambda event: None)  # other keys do nothing (Enter alone never answers)
+    prompt = FormattedText([("ansiyellow bold", "Allow? "), ("", f"[{keys}, esc] ")])
+    window = Window(FormattedTextControl(prompt, show_cursor=True), wrap_lines=True, dont_extend_height=True)
+    app: Application[str] = Application(layout=Layout(window), key_bindings=bindings, erase_when_done=True)
+    app.ttimeoutlen = 0.05  # a lone Esc answers at once, not after prompt_toolkit's 0.5 s
+
+    # The call and the choices are printed by now: anything typed before this point was typed
+    # without them on screen, and is void. (prompt_toolkit attaches its reader and draws the
+    # question before it reads a key, so nothing typed after this is lost.)
+    discard_typeahead()
+    return await app.run_async()

@@ -1,0 +1,769 @@
+"""The interactive session: read a message, run the agent, render its events, repeat.
+
+Start-up order is chosen for speed: the prompt is painted first; rich, the agent loop, the
+builtin tools and the openai SDK are imported in a background thread while the user types.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from prompt_toolkit.formatted_text import FormattedText
+
+from agentica_cli.app import exitcodes
+from agentica_cli.app.edit_preview import preview_edit
+from agentica_cli.app.permissions.approvals import Answer, call_args, policy_from_settings
+from agentica_cli.app.sessions import SessionStore
+from agentica_cli.app.settings.config import (
+    ConfigError,
+    Settings,
+    agentica_home,
+    load_settings,
+)
+from agentica_cli.tui.checkpoint_commands import CheckpointCommands
+from agentica_cli.tui.prompt_input import PastedTexts, attach_mentions, make_session
+from agentica_cli.tui.sigint_wakeup import SigintWakeup
+from agentica_cli.tui.slash import COMMANDS, SlashCommands
+from agentica_cli.tui.status_line import StatusLine
+from agentica_cli.tui.terminal import home_relative, plain
+
+
+def _preload(with_mcp: bool) -> None:
+    """The heavy imports, off the main thread, while the user reads the prompt."""
+    import agentica_cli.app.runtime
+    import agentica_cli.tui.render
+
+    try:
+        from agentica_cli.models import chat_http
+
+        chat_http.tls_context()  # the model transport, with its CA certificates loaded
+        import agentica_cli.agent  # noqa: F401
+    except Exception:
+        pass  # reported properly when the agent is built
+    if with_mcp:
+        try:
+            from agentica_cli.tools.mcp import _import_sdk
+
+            _import_sdk()  # ~0.7 s: never on the event loop, where it would freeze the prompt
+        except Exception:
+            pass
+
+
+class Repl:
+    def __init__(self, args: argparse.Namespace, settings: Settings, work_dir: Path):
+        self.first_images = list(getattr(args, "image", None) or [])  # --image: sent with the first message
+        self.args = args
+        self.settings = settings
+        self.work_dir = work_dir
+        self.allowed_dirs = [Path(p).expanduser().resolve() for p in args.add_dir]
+        self.store = SessionStore()
+        self.session: Any = None
+        self.told_save_error = ""  # a session write that failed (full disk), once told
+        self.resume_messages: list[dict[str, Any]] | None = None
+        self.model: Any = None
+        self.agent: Any = None
+        self.session_start: asyncio.Task[None] | None = None  # SessionStart hooks (cli/session_hooks.py)
+        self.console: Any = None
+        self.renderer: Any = None
+        self.turn_task: asyncio.Task[Any] | None = None
+        self.pending_context: list[str] = []
+        self.approval_lock = asyncio.Lock()
+        self.policy = policy_from_settings(settings, work_dir, allowed_dirs=self.allowed_dirs, ask=self.ask_approval)
+        self.usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+        history = None if not settings.get("ui.history", True) else self._history_path()
+        self.context_tokens: int | None = None  # prompt tokens of the last request (the status line's context %)
+        self.pastes = PastedTexts()
+        self.status = StatusLine(self)
+        from agentica_cli.app.extension_setup import Extensions
+
+        self.extensions = Extensions()  # found after the trust question (load_extensions)
+        self.instructions: Any = None  # AGENTS.md, CLAUDE.md... read after the trust question
+        self.command_help = dict(COMMANDS)  # what Tab completes: built-in and custom commands
+        self.prompt = make_session(history, self.command_help, work_dir, status=self.status, pastes=self.pastes,
+                                   on_shift_tab=self.status.cycle_mode, on_expand=self.expand_last_output)
+        self.question = make_session(None, {}, work_dir)
+        self.preloader: threading.Thread | None = None
+        self.mcp: Any = None
+        self.mcp_error: str | None = None
+        self.mode_prompt: Any = None  # runtime.PermissionModePrompt, once the agent exists
+        self._on_interrupt: Any = None
+        self.sigint_wakeup: SigintWakeup | None = None
+        self.pending_interrupt = False
+        self.turn_input: Any = None  # turn_input.TurnInput while a turn runs
+        self.queued_messages: list[str] = []  # lines typed with Enter during a turn, sent next
+        self.next_default = ""  # text typed during a turn without Enter: the next prompt's input
+        self.commands = SlashCommands(self)
+        completer = getattr(self.prompt, "completer", None)
+        if completer is not None and hasattr(completer, "dynamic"):
+            completer.dynamic = self.mcp_prompt_completions
+            completer.resources = lambda: self.mcp.resource_uris() if self.mcp is not None else {}
+        self.checkpoints: Any = None  # the project's Checkpoints, False when off in config (active_checkpoints)
+        self.checkpoint_commands = CheckpointCommands(self)
+
+    @staticmethod
+    def _history_path() -> Path:
+        return agentica_home() / "history"
+
+    # -- start-up ---------------------------------------------------------------------------
+
+    def preload_after_first_paint(self) -> None:
+        """Start the heavy imports once the prompt is on screen, so they never delay it."""
+        if self.preloader is not None:
+            return
+        app = self.prompt.app
+
+        def painted(_: Any) -> None:
+            app.after_render -= painted
+            self.start_preload()
+
+        app.after_render += painted
+
+    def start_preload(self) -> None:
+        if self.preloader is not None:
+            return
+        loop = asyncio.get_running_loop()
+        servers = self.enabled_mcp_servers()
+
+        def work() -> None:
+            _preload(bool(servers))
+            if servers:
+                loop.call_soon_threadsafe(self.start_mcp)
+
+        self.preloader = threading.Thread(target=work, name="agentica-preload", daemon=True)
+        self.preloader.start()
+
+    async def ask_line(self, message: str, *, password: bool = False) -> str:
+        return await self.question.prompt_async(FormattedText([("ansiyellow", message)]), is_password=password)
+
+    def load_extensions(self) -> None:
+        """Custom commands (and what else the agent will load) for /help and Tab completion."""
+        from agentica_cli.app.extension_setup import load_extensions
+        from agentica_cli.tui.extension_commands import completion_entries
+
+        self.extensions = load_extensions(self.settings, self.work_dir)
+        from agentica_cli.app.instructions import read_instructions
+
+        self.instructions = read_instructions(self.work_dir)
+        self.command_help.clear()
+        self.command_help.update(completion_entries(self.extensions.commands))
+        self.command_help.update(COMMANDS)  # a built-in command wins a name clash
+
+    async def ensure_trust(self) -> None:
+        from agentica_cli.app.extension_setup import untrusted_project_extensions
+
+        files = untrusted_project_extensions(self.work_dir)
+        mcp_json = self.settings.mcp_json_held_back
+        if not self.settings.held_back and not files and not mcp_json:
+            return
+        if self.settings.held_back:
+            keys = ", ".join(sorted(self.settings.held_back))
+            plain(f"{self.settings.project_file} sets {keys}.", "33")
+        if mcp_json:
+            from agentica_cli.app.safe_text import safe_text
+
+            plain(safe_text(f"{self.settings.mcp_json_file} defines MCP servers: {', '.join(mcp_json)}.",
+                            keep_newlines=False), "33")
+        if files:
+            plain(f"This project has its own {', '.join(files)} (.agentica/ or .claude/).", "33")
+        plain(
+            "These can start programs, send your API key or data elsewhere, skip confirmations "
+            "or raise time and spending limits, "
+            "so they are off until you trust this project.",
+            "33",
+        )
+        try:
+            reply = await self.ask_line("Trust this project? [y/N] ")
+        except (KeyboardInterrupt, EOFError):
+            reply = ""
+        if reply.strip().lower() in ("y", "yes"):
+            from agentica_cli.app.settings.flags import flag_settings
+            from agentica_cli.app.settings.trust import trust
+
+            trust(self.work_dir)
+            self.settings = load_settings(self.work_dir, flag_settings(self.args), trusted=True,
+                                          mcp_flags=getattr(self.args, "mcp_flags", None))
+            # the project's [permissions] rules and mode apply from now on
+            self.policy = policy_from_settings(
+                self.settings, self.work_dir, allowed_dirs=self.allowed_dirs, ask=self.ask_approval
+            )
+            plain("Trusted. (Remembered in ~/.agentica/trusted_projects.json.)", "32")
+        else:
+            plain("Not trusted: those settings are ignored this time.", "2")
+
+    async def ensure_model(self) -> bool:
+        """Build the model client (cheap: openai is imported later). Without a key, onboarding:
+        pick a provider, paste a key, check it, save it; False when the user leaves (told why)."""
+        from agentica_cli.app.runtime import MissingKey, build_model
+
+        try:
+            self.model = build_model(self.settings)
+            return True
+        except MissingKey as err:
+            from agentica_cli.tui.onboarding import Onboarding
+
+            self.model = await Onboarding(self.settings, self.ask_line, self).run(err.provider, err.detail)
+            return self.model is not None
+
+    def welcome(self) -> None:
+        from agentica_cli import __version__
+        from agentica_cli.app.runtime import model_label
+
+        where = home_relative(self.work_dir)
+        plain(f"agentica {__version__}  ·  {model_label(self.model)}  ·  {where}  ·  mode {self.policy.mode}", "1")
+        from agentica_cli.app.sandbox_settings import sandbox_line, unconfined_warning
+
+        if self.policy.sandbox is not None:
+            warning = unconfined_warning(self.policy.sandbox)
+            plain(sandbox_line(self.policy.sandbox) + (f" ({warning})" if warning else ""),
+                  "33" if warning or not self.policy.sandbox.confines else "2")
+        if self.extensions.commands or self.extensions.agents or self.extensions.skills:
+            found = [f"{len(items)} {kind}{'s' if len(items) != 1 else ''}" for kind, items in (
+                ("command", self.extensions.commands), ("agent", self.extensions.agents),
+                ("skill", self.extensions.skills)) if items]
+            where = [c for c, items in (("/help", self.extensions.commands), ("/agents", self.extensions.agents),
+                                        ("/skills", self.extensions.skills)) if items]  # what lists them
+            plain(f"Extensions: {', '.join(found)} ({', '.join(where)}).", "2")
+        self.show_start_problems()
+        if self.resume_messages:
+            plain(f"Resumed session {self.session.id} ({len(self.resume_messages)} messages).", "2")
+            self.show_transcript(self.resume_messages)
+        plain("Type a message, /help for commands, Ctrl-D to exit.", "2")
+
+    def show_start_problems(self) -> None:
+        """Which instruction files are in the prompt, and every file left out and why, before
+        the first message (not at the first turn, when the agent is built)."""
+        from agentica_cli.app.instructions import loaded_summary
+        from agentica_cli.app.safe_text import safe_text
+
+        if self.instructions is not None and self.instructions.files:
+            plain(f"Instructions: {loaded_summary(self.instructions, self.work_dir)}.", "2")
+        from agentica_cli.app.extension_setup import listing_notices
+
+        problems = [*(self.instructions.problems if self.instructions is not None else ()), *self.extensions.problems,
+                    *listing_notices(self.extensions, getattr(self.model, "context_window", None))]
+        for problem in problems:
+            plain(safe_text(problem, keep_newlines=False), "33")
+
+    @staticmethod
+    def show_transcript(messages: list[dict[str, Any]]) -> None:
+        """Where the resumed conversation left off: its last prompts, tool calls and answers, compactly."""
+        from agentica_cli.tui.transcript import replay
+
+        for text, code in replay(messages):
+            plain(f"  {text}", code)
+
+    def open_initial_session(self) -> str | None:
+        if self.args.resume or self.args.continue_:
+            try:
+                if self.args.resume:
+                    self.session = self.store.open(self.args.resume)
+                else:
+                    latest = self.store.latest(self.work_dir)
+                    if latest is None:
+                        plain("No earlier session in this folder; starting a new one.", "2")
+                        return None
+                    self.session = self.store.open(latest.id)
+            except FileNotFoundError:
+                return f"no session '{self.args.resume}'"
+            if self.session.notice:  # another agentica is writing it: this one forked it
+                plain(self.session.notice, "33")
+            self.resume_messages = list(self.session.messages)
+        return None
+
+    # -- the agent --------------------------------------------------------------------------
+
+    def ensure_renderer(self) -> None:
+        if self.renderer is None:
+            from rich.console import Console
+
+            from agentica_cli.tui.render import EventRenderer
+
+            # On a terminal the size is the terminal's, asked at each redraw: a COLUMNS exported by
+            # the shell is fixed, and once the window is narrower every live redraw miscounts the
+            # rows of its last frame and leaves a copy of the streamed text behind (issue 25, 20).
+            environ = None
+            if sys.stdout.isatty():
+                environ = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+            self.console = Console(highlight=False, _environ=environ)
+            self.renderer = EventRenderer(
+                self.console,
+                self.work_dir,
+                markdown=self.settings.get("ui.markdown", True),
+                show_reasoning=self.settings.get("ui.show_reasoning", True),
+            )
+
+    def on_message(self, message: dict[str, Any]) -> None:
+        session = self.current_session()
+        if session is not None:
+            session.append(message)
+
+    def on_history_replaced(self, messages: list[dict[str, Any]]) -> None:
+        session = self.current_session()
+        if session is not None:
+            session.replace_history(messages)
+
+    def active_checkpoints(self) -> Any:
+        """The project's Checkpoints, working for the current session (a resumed one's turns
+        included); None when [checkpoints] enabled = false."""
+        if self.checkpoints is None:
+            from agentica_cli.app.checkpoint_setup import checkpoints_from_settings
+
+            self.checkpoints = checkpoints_from_settings(self.settings, self.work_dir) or False
+        if self.checkpoints and self.session is not None:
+            self.checkpoints.session_id = self.session.id
+        return self.checkpoints or None
+
+    def current_session(self) -> Any:
+        """The session being written (None with --no-session). Its file is created by its first
+        message: SessionStart hooks ask for it (its id and transcript path) before any turn."""
+        if self.args.no_session:
+            return None
+        if self.session is None:
+            from agentica_cli.app.runtime import model_label
+
+            self.session = self.store.create(self.work_dir, model_label(self.model), lazy=True)
+        return self.session
+
+    async def ensure_agent(self) -> Any:
+        starting = self.session_start
+        if starting is not None and starting is not asyncio.current_task():
+            await starting  # it builds the agent: one agent, and SessionStart's context is there
+        if self.agent is None:
+            if self.preloader is not None:
+                await asyncio.to_thread(self.preloader.join)
+            from agentica_cli.app.runtime import PermissionModePrompt, build_agent
+            from agentica_cli.app.settings.system_prompt_flags import system_prompt_options
+
+            extra_tools = await self.mcp_tools()
+            self.agent = build_agent(
+                self.settings,
+                self.work_dir,
+                model=self.model,
+                allowed_dirs=self.allowed_dirs,
+                approve=self.policy,
+                messages=self.resume_messages,
+                on_message=self.on_message,
+                on_history_replaced=self.on_history_replaced,
+                extra_tools=extra_tools,
+                report=lambda text: plain(text, "33"),
+                result_dir=self.session.path.with_suffix("") / "tool-results" if self.session is not None else None,
+                instructions=self.instructions,  # told at start (show_start_problems)
+                extensions=self.extensions,
+                **system_prompt_options(self.args),
+            )
+            self.mode_prompt = PermissionModePrompt(self.agent)
+        return self.agent
+
+    def mcp_prompt_completions(self) -> dict[str, tuple[str, list[str]]]:
+        if self.mcp is None:
+            return {}
+        return {name: ((prompt.description or "MCP prompt")[:60], [a.name for a in (prompt.arguments or ())])
+                for name, (_, prompt) in self.mcp.prompt_commands().items()}
+
+    def enabled_mcp_servers(self) -> dict[str, Any]:
+        return {k: v for k, v in self.settings.mcp_servers.items() if v.get("enabled", True)}
+
+    def start_mcp(self) -> None:
+        """Start the configured MCP servers in parallel, in the background."""
+        if self.mcp is not None or not self.enabled_mcp_servers():
+            return
+        from agentica_cli.tools.mcp.servers import McpConfigError, McpServerSet
+        from agentica_cli.tui.mcp_client_ui import repl_handlers
+
+        try:
+            self.mcp = McpServerSet.from_tables(
+                self.settings.mcp_servers,
+                base_dir=self.work_dir,
+                log_dir=agentica_home() / "logs" / "mcp",
+                on_change=self.mcp_changed,
+                handlers=repl_handlers(self),
+            )
+        except McpConfigError as err:
+            self.mcp_error = str(err)
+            plain(f"MCP config error: {err}", "31")
+            return
+        self.mcp.start()
+
+    def mcp_changed(self, status: Any) -> None:
+        if status.state != "failed" or self.mcp is None:
+            return
+        failures = self.mcp.new_failures()  # each failure is told once
+        if not failures:
+            return
+        from prompt_toolkit.application import run_in_terminal
+
+        def show() -> None:
+            for failed in failures:
+                plain(f"{failed.failure_message()} (see /mcp)", "31")
+
+        try:
+            run_in_terminal(show)
+        except Exception:
+            show()
+
+    async def mcp_tools(self) -> list[Any]:
+        if self.enabled_mcp_servers() and self.mcp is None:
+            self.start_mcp()
+        return []  # added by sync_mcp_tools as each server becomes ready
+
+    def sync_mcp_tools(self) -> None:
+        """Offer the tools of usable MCP servers: ready ones, and ones that stopped after
+        starting (their next call restarts them). A server still starting must not hold up a
+        turn, and one that failed to start must not break it (the agent would try to connect it)."""
+        if self.mcp is None or self.agent is None:
+            return
+        ready = self.mcp.usable_tools()
+        managed = {id(t) for t in self.mcp.tools}
+        ready_ids = {id(t) for t in ready}
+        kept = [t for t in self.agent.tools if id(t) not in managed or id(t) in ready_ids]
+        present = {id(t) for t in kept}
+        self.agent.tools = kept + [t for t in ready if id(t) not in present]
+
+    # -- approvals --------------------------------------------------------------------------
+
+    def show_request(self, call: Any, verdict: Any = None) -> None:
+        from agentica_cli.tui.approval_prompt import request_renderable
+
+        name = getattr(call, "name", "?")
+        args = call_args(call)
+        diff = preview_edit(name, args, self.work_dir)
+        note = getattr(verdict, "note", "") if verdict is not None else ""
+        self.console.print(request_renderable(name, args, diff, note))
+
+    def always_scope(self, call: Any, verdict: Any) -> str | None:
+        """What an "always" answer would allow, for the question; None when it cannot be offered."""
+        from agentica_cli.app.permissions.approvals import ASKED_EVERY_TIME
+
+        if verdict is not None and getattr(verdict, "why", "") in ASKED_EVERY_TIME:
+            return None  # sensitive files, ask rules, runs outside the sandbox or with network: every time
+        from agentica_cli.app.permissions.tool_kinds import EDIT_TOOLS
+        from agentica_cli.app.safe_text import safe_text
+
+        name = getattr(call, "name", "?")
+        if name in EDIT_TOOLS:
+            return "file edits in this folder (accept-edits)" if self.policy.mode == "default" else None
+        grant = self.policy.grant_for(call)
+        return None if grant is None else safe_text(grant.scope())
+
+    def expand_last_output(self) -> None:
+        """Ctrl-O and /expand: the whole result of the last tool call."""
+        if self.renderer is None or not self.renderer.expand_last():
+            plain("No tool call has finished yet.", "2")
+
+    def show_typeahead(self, text: str) -> None:
+        """Keys typed during a turn, shown under its live area until the next prompt takes them."""
+        setter = getattr(self.renderer, "set_typeahead", None)
+        if setter is not None:
+            setter(text)
+
+    def terminal_for_question(self) -> Any:
+        """The approval question reads the terminal itself: stop reading type-ahead meanwhile."""
+        from contextlib import nullcontext
+
+        return self.turn_input.paused() if self.turn_input is not None else nullcontext()
+
+    async def ask_approval(self, call: Any, verdict: Any = None) -> Answer:
+        if self.agent is not None:
+            await self.agent.notify(f"agentica needs your permission to use {getattr(call, 'name', '?')}")
+        async with self.approval_lock:
+            self.ensure_renderer()
+            self.renderer.pause()
+            self.show_request(call, verdict)
+            self.renderer.forget_preview(getattr(call, "call_id", ""))
+            answer = await self.read_answer(call, verdict)
+            if answer.choice != "no":  # it runs now: its spinner and clock start from here
+                self.renderer.resume_tool(getattr(call, "call_id", ""))
+            return answer
+
+    async def read_answer(self, call: Any, verdict: Any = None) -> Answer:
+        """One key: y once, a always (scoped), n no, e no with a reason, Esc/Ctrl-C no and stop."""
+        from rich.text import Text
+
+        from agentica_cli.tui.approval_prompt import choices_for, choices_text, read_choice
+
+        choices = choices_for(self.always_scope(call, verdict))
+        self.console.print(choices_text(choices))
+        self.notify_waiting()
+        with self.terminal_for_question():
+            choice = await read_choice(choices)
+        label = next((c.label for c in choices if c.answer == choice), choice)
+        self.console.print(Text(f"  → {label}", style="dim"))
+        if choice == "once":
+            return Answer("once")
+        if choice == "always":
+            granted = self.policy.remember(call)
+            self.console.print(Text(f"  (allowed from now on: {granted}; /permissions to review or revoke)",
+                                    style="dim"))
+            return Answer("once")  # remembered above, with its scope
+        if choice == "reason":
+            try:
+                with self.terminal_for_question():
+                    reason = (await self.ask_line("What should it do instead? ")).strip()
+            except (KeyboardInterrupt, EOFError):
+                reason = ""
+            return Answer("no", reason)
+        if choice == "stop":
+            if self.turn_task is not None:
+                self.turn_task.cancel()
+                # Hold the loop here: answering would let it send another request
+                # before the cancellation reaches it. The cancel arrives at this await.
+                await asyncio.Event().wait()
+            return Answer("no", "The user interrupted.")
+        return Answer("no")
+
+    def notify_waiting(self) -> None:
+        """Tell a user looking elsewhere that a question waits (bell / OSC 9, per config)."""
+        from agentica_cli.tui.notify import notify
+
+        notify("a tool call waits for your answer", self.settings)
+
+    # -- one turn -----------------------------------------------------------------------------
+
+    async def run_turn(self, text: str, images: list[Any] | None = None) -> None:
+        try:
+            agent = await self.ensure_agent()
+        except Exception as exc:
+            plain(f"error: could not start the agent: {type(exc).__name__}: {exc}", "31")
+            return
+        self.ensure_renderer()
+        self.sync_mcp_tools()
+        self.mode_prompt.apply(self.policy.mode)  # /permissions may have changed it since the last turn
+        if self.pending_context:
+            text = "\n\n".join([*self.pending_context, text])
+            self.pending_context.clear()
+
+        from agentica_cli.app.extension_setup import bind_session
+
+        bind_session(agent, self.current_session())  # the turn's snapshots (and hooks) know this session
+        from agentica_cli.app.checkpoint_setup import attach_checkpoints
+
+        attach_checkpoints(agent, self.active_checkpoints())
+
+        async def consume() -> None:
+            async for event in agent.run_stream(text, images or ()):
+                if event.type == "usage":
+                    for key in self.usage:
+                        self.usage[key] += getattr(event, key, 0) or 0
+                    if not event.source:  # a sub-agent's requests are not this conversation's context
+                        self.context_tokens = event.input_tokens
+                self.renderer.handle(event)
+
+        from agentica_cli.tui.turn_input import TurnInput
+
+        self.turn_task = asyncio.create_task(consume())
+        turn, started = self.turn_task, asyncio.get_running_loop().time()  # for the end-of-turn notification
+        self.on_interrupt = self.turn_task.cancel
+        self.turn_input = TurnInput(on_escape=self.turn_task.cancel, on_change=self.show_typeahead)
+        try:
+            with self.turn_input:
+                await self.turn_task
+        except asyncio.CancelledError:
+            self.renderer.cancel()
+            self.console.print("[yellow](interrupted)[/yellow]")
+        except Exception as exc:
+            self.renderer.finish()
+            from rich.text import Text
+
+            from agentica_cli.app.safe_text import safe_text
+
+            self.console.print(Text.assemble(("error: ", "bold red"), safe_text(f"{type(exc).__name__}: {exc}")))
+        finally:
+            self.on_interrupt = None
+            self.turn_task = None
+            messages, typed = self.turn_input.take()
+            self.turn_input = None
+            self.queued_messages.extend(messages)
+            self.next_default = typed
+            self.show_typeahead("")
+            self.renderer.finish()
+            self.console.print()  # a blank line between one turn and the next prompt
+        from agentica_cli.tui.notify import notify_turn_end
+
+        notify_turn_end(asyncio.get_running_loop().time() - started, self.settings, interrupted=turn.cancelled())
+        # A server that died during the turn is noticed when its state is read: read it now,
+        # so the user hears of it at the end of this turn rather than during the next one.
+        self.sync_mcp_tools()
+        session = self.current_session()
+        problem = getattr(session, "save_error", "") if session is not None else ""
+        if problem and problem != self.told_save_error:  # a full disk: said once, after the turn that met it
+            self.told_save_error = problem
+            from agentica_cli.app.safe_text import safe_text
+
+            plain(safe_text(problem, keep_newlines=False).capitalize() + "; this session is no longer saved.", "31")
+
+    async def run_shell(self, command: str) -> None:
+        """`!cmd`: run it here, show its output as it comes, keep it for the next message."""
+        if not command.strip():
+            return
+        from agentica_cli.tui.shell_escape import run_shell_escape
+
+        status, output = await run_shell_escape(command, self.work_dir,
+                                                lambda action: setattr(self, "on_interrupt", action))
+        plain(f"({status}; the output goes with your next message)", "2")
+        self.pending_context.append(
+            f"I ran `{command}` in the shell ({status}). Output:\n<output>\n{output[-20000:]}\n</output>"
+        )
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    @property
+    def on_interrupt(self) -> Any:
+        """What Ctrl-C (SIGINT) does right now; None: it counts at the next prompt."""
+        return self._on_interrupt
+
+    @on_interrupt.setter
+    def on_interrupt(self, action: Any) -> None:
+        self._on_interrupt = action
+        if action is not None and self.sigint_wakeup is not None:
+            self.sigint_wakeup.arm()  # a prompt since the last arming cleared it (sigint_wakeup.py)
+
+    def install_sigint(self) -> None:
+        """Ctrl-C outside the prompt (the terminal is in cooked mode then) arrives as SIGINT:
+        it cancels the running turn or shell command, or counts as a Ctrl-C at the prompt.
+        A Python-level handler, because prompt_toolkit saves and restores exactly that one."""
+        loop = asyncio.get_running_loop()
+
+        def dispatch() -> None:
+            if self.on_interrupt is not None:
+                self.on_interrupt()
+                return
+            for session in (self.prompt, self.question):
+                app = session.app
+                if app.is_running and app.future is not None and not app.future.done():
+                    app.exit(exception=KeyboardInterrupt)  # it started after the signal came
+                    return
+            self.pending_interrupt = True
+
+        signal.signal(signal.SIGINT, lambda signum, frame: loop.call_soon_threadsafe(dispatch))
+        self.sigint_wakeup = SigintWakeup(loop)
+        self.sigint_wakeup.arm()
+
+    async def read_message(self) -> str | None:
+        """The next message; None to exit. Handles Ctrl-C / Ctrl-D at the prompt."""
+        warned = False
+        while True:
+            try:
+                if self.pending_interrupt:
+                    self.pending_interrupt = False
+                    raise KeyboardInterrupt
+                if self.queued_messages:  # typed (with Enter) during the last turn
+                    message = self.queued_messages.pop(0)
+                    from agentica_cli.app.safe_text import safe_text
+
+                    plain(f"❯ {safe_text(message)}", "2")
+                    return message
+                default, self.next_default = self.next_default, ""
+                line = await self.prompt.prompt_async(default=default, pre_run=self.preload_after_first_paint)
+                return self.pastes.expand(line)  # large pastes were shown as placeholders
+            except KeyboardInterrupt:
+                if warned:
+                    return None
+                warned = True
+                plain("(press Ctrl-C again or Ctrl-D to exit)", "2")
+            except EOFError:
+                return None
+
+    async def main(self, first_prompt: str) -> int:
+        self.install_sigint()
+        problem = self.open_initial_session()
+        if problem:
+            plain(f"agentica: {problem}", "31")
+            return exitcodes.USAGE_ERROR
+        await self.ensure_trust()
+        self.load_extensions()
+        if not await self.ensure_model():
+            return exitcodes.USAGE_ERROR
+        self.welcome()
+        from agentica_cli.tui import session_hooks
+
+        session_hooks.begin(self)
+        try:
+            if first_prompt.strip():
+                self.start_preload()
+                await self.handle(first_prompt)
+            while True:
+                line = await self.read_message()
+                if line is None:
+                    break
+                if not await self.handle(line):
+                    break
+        finally:
+            await self.shutdown()
+        return exitcodes.OK
+
+    async def handle(self, line: str) -> bool:
+        stripped = line.strip()
+        if not stripped:
+            return True
+        if stripped.startswith("/mcp__"):  # a server's prompt: its text is this turn's message
+            return await self.commands.run_mcp_prompt(stripped)
+        if stripped.startswith("/") and not stripped.startswith("//"):
+            return await self.commands.run(stripped)
+        if stripped.startswith("!"):
+            await self.run_shell(stripped[1:])
+            return True
+        text, attached = attach_mentions(line, self.work_dir)
+        if self.mcp is not None and "@" in line:  # @server:uri attaches an MCP resource
+            from agentica_cli.app.mcp_client import attach_resources
+
+            text, resources, failed = await attach_resources(text, self.mcp)
+            attached += resources
+            for problem in failed:
+                plain(f"(could not attach {problem})", "33")
+        if attached:
+            plain(f"(attached {', '.join(attached)})", "2")
+        from agentica_cli.app.safe_text import safe_text
+        from agentica_cli.tui.image_input import attach_images
+
+        images, problems = attach_images(line, self.work_dir, self.first_images)
+        self.first_images = []
+        for problem in problems:  # the images sent are told by the turn's first notice (size, tokens)
+            plain(f"(image not attached: {safe_text(problem)})", "31")
+        await self.run_turn(text, images)
+        return True
+
+    async def shutdown(self) -> None:
+        if self.sigint_wakeup is not None:
+            self.sigint_wakeup.close()
+            self.sigint_wakeup = None
+        if self.agent is not None:
+            await self.agent.end_session("prompt_input_exit")
+        background = sys.modules.get("builtin_tools.background")  # loaded only once the agent started one
+        if background is not None:
+            stopped = await asyncio.to_thread(background.background_processes().stop_all)
+            if stopped:
+                plain(f"Stopped {len(stopped)} background process(es).", "2")
+        if self.checkpoints:
+            await asyncio.to_thread(self.checkpoints.prune)  # old sessions' snapshots go
+        if self.mcp is not None:
+            try:
+                await self.mcp.close()
+            except Exception:
+                pass
+        if self.session is not None:
+            self.session.close()
+            if getattr(self.session, "save_error", ""):
+                if self.session.save_error != self.told_save_error:
+                    from agentica_cli.app.safe_text import safe_text
+
+                    plain(safe_text(self.session.save_error, keep_newlines=False).capitalize() + ".", "31")
+            elif self.session.saved:
+                plain(f"Session saved: agentica --resume {self.session.id}", "2")
+
+
+def run_repl(args: argparse.Namespace, settings: Settings, work_dir: Path, prompt: str) -> int:
+    repl = Repl(args, settings, work_dir)
+    try:
+        return asyncio.run(repl.main(prompt))
+    except KeyboardInterrupt:
+        return exitcodes.INTERRUPTED
+    except ConfigError as err:
+        sys.stderr.write(f"agentica: config error: {err}\n")
+        return exitcodes.USAGE_ERROR

@@ -1,0 +1,54 @@
+"""ReplHost: what the slash, checkpoint, extension and /init commands use of the running REPL.
+
+The commands are handed the Repl object; typing them against this Protocol (not the Repl class)
+keeps them from importing `repl.py`, which imports them (not even for type hints: the layout
+test counts TYPE_CHECKING imports in its circle check).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+from agentica_cli.app.settings.config import Settings
+
+
+class ReplHost(Protocol):
+    settings: Settings
+    work_dir: Path
+    allowed_dirs: list[Path]
+    store: Any  # sessions.SessionStore
+    session: Any  # sessions.Session, or None before the first message
+    resume_messages: list[dict[str, Any]] | None
+    model: Any
+    agent: Any
+    console: Any
+    renderer: Any
+    policy: Any  # approvals.ApprovalPolicy
+    usage: dict[str, int]
+    context_tokens: int | None
+    pending_context: list[str]
+    next_default: str
+    mcp: Any
+    mcp_error: str | None
+    checkpoint_commands: Any  # checkpoint_commands.CheckpointCommands
+    extensions: Any  # extensions.Extensions
+    on_interrupt: Any  # what Esc/Ctrl-C does now (a task's cancel), or None
+
+    async def ask_line(self, message: str, *, password: bool = False) -> str: ...
+
+    async def ensure_agent(self) -> Any: ...
+
+    async def run_turn(self, text: str, images: list[Any] | None = None) -> None: ...
+
+    def ensure_renderer(self) -> None: ...
+
+    def expand_last_output(self) -> None: ...
+
+    def show_transcript(self, messages: list[dict[str, Any]]) -> None: ...
+
+    def start_mcp(self) -> None: ...
+
+    def active_checkpoints(self) -> Any: ...
+
+    def current_session(self) -> Any: ...

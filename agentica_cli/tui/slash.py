@@ -1,0 +1,449 @@
+"""The REPL's slash commands: /help, /clear, /compact, /model, /tools, /todos, /cost,
+/resume, /permissions, /mcp, /ps, /kill, /exit. Each `cmd_NAME(rest)` works on the running REPL (a ReplHost)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentica_cli.app.safe_text import safe_text
+from agentica_cli.app.sessions import describe
+from agentica_cli.app.settings.config import PERMISSION_MODES
+from agentica_cli.tui.terminal import home_relative, plain
+
+if TYPE_CHECKING:
+    from agentica_cli.tui.repl_host import ReplHost
+
+COMMANDS: dict[str, str] = {
+    "help": "show commands and keys",
+    "clear": "start a new conversation",
+    "compact": "summarise the conversation to free context",
+    "model": "list the endpoint's models and switch: /model, or /model NAME",
+    "tools": "list the tools the agent can use",
+    "todos": "show the agent's todo list",
+    "expand": "show the whole output of the last tool call",
+    "diff": "what this session changed: /diff (all) or /diff N (turn N)",
+    "undo": "put back the files the last turn changed",
+    "redo": "redo what /undo took back",
+    "rewind": "go back to before a turn: code, conversation or both",
+    "cost": "tokens used this session",
+    "status": "model, folders, permission mode and the command sandbox",
+    "resume": "list earlier sessions here, or /resume ID|N",
+    "permissions": "mode, rules and grants: /permissions MODE | revoke N|all",
+    "mcp": "MCP servers, their state and tools; /mcp restart|login|logout NAME",
+    "agents": "the sub-agents the task tool can start",
+    "skills": "the skills the model can load: name, description, where from",
+    "init": "explore the repository and write or improve AGENTS.md (asks before writing)",
+    "ps": "background processes: id, state, uptime, last lines",
+    "kill": "stop a background process: /kill ID | all",
+    "exit": "leave (also Ctrl-D)",
+}
+
+KEYS_HELP = """\
+keys:  Enter send · Alt+Enter / Esc Enter / trailing \\ newline · Tab complete /commands and @files
+       Ctrl-C cancel the running turn, clear the line, or (twice at an empty line) exit · Ctrl-D exit
+input: @path attaches a file · !command runs a shell command (its output goes with your next message)"""
+
+
+class SlashCommands:
+    def __init__(self, repl: ReplHost):
+        self.repl = repl
+
+
+    async def run(self, line: str) -> bool:
+        """Run a slash command; False means exit."""
+        name, _, rest = line[1:].partition(" ")
+        rest = rest.strip()
+        handler = getattr(self, f"cmd_{name}", None) if name in COMMANDS else None
+        from agentica_cli.extensions.commands import find
+
+        custom = find(self.repl.extensions.commands, name)
+        if handler is None and custom is not None:
+            from agentica_cli.tui.extension_commands import run_custom_command
+
+            await run_custom_command(self.repl, custom, rest)
+            return True
+        if handler is None:
+            import difflib
+
+            close = difflib.get_close_matches(name, [*COMMANDS, *self.repl.extensions.commands], n=1)
+            hint = f" Did you mean /{close[0]}?" if close else ""
+            plain(f"Unknown command /{name}.{hint} Type /help for the list.", "33")
+            return True
+        result = await handler(rest)
+        return result is not False
+
+    async def run_mcp_prompt(self, line: str) -> bool:
+        """`/mcp__server__prompt args`: the server's prompt becomes this turn's message."""
+        from agentica_cli.app.mcp_client import prompt_text
+
+        name, _, rest = line[1:].partition(" ")
+        repl = self.repl
+        commands = repl.mcp.prompt_commands() if repl.mcp is not None else {}
+        if name not in commands:
+            known = ", ".join(f"/{n}" for n in commands) or "none (see /mcp)"
+            plain(f"Unknown MCP prompt /{name}. Prompts: {known}", "33")
+            return True
+        tool, prompt = commands[name]
+        try:
+            text = await prompt_text(tool, prompt, rest)
+        except Exception as err:  # a bad argument, or the server's error
+            plain(f"/{name}: {err}", "31")
+            return True
+        await repl.run_turn(text)
+        return True
+
+    async def cmd_help(self, rest: str) -> None:
+        plain("commands:", "1")
+        for name, text in COMMANDS.items():
+            plain(f"  /{name:<12} {text}")
+        from agentica_cli.tui.extension_commands import show_help
+
+        show_help(self.repl.extensions.commands, COMMANDS)
+        plain(KEYS_HELP)
+
+    async def cmd_agents(self, rest: str) -> None:
+        from agentica_cli.tui.extension_commands import show_agents
+
+        show_agents(self.repl)
+
+    async def cmd_skills(self, rest: str) -> None:
+        from agentica_cli.tui.extension_commands import show_skills
+
+        show_skills(self.repl)
+
+    async def cmd_init(self, rest: str) -> None:
+        from agentica_cli.tui.init_command import run_init
+
+        await run_init(self.repl)
+
+    async def cmd_exit(self, rest: str) -> bool:
+        return False
+
+    async def cmd_clear(self, rest: str) -> None:
+        repl = self.repl
+        if getattr(repl, "session_start", None) is not None:
+            await repl.session_start  # the SessionStart hooks of the session being cleared end first
+        if repl.agent is not None:
+            await repl.agent.end_session("clear")
+            repl.agent.reset()
+        repl.resume_messages = None
+        if repl.session is not None:
+            repl.session.close()
+        repl.session = None
+        repl.pending_context.clear()
+        repl.policy.clear_grants()  # "always" answers belong to the conversation they were given in
+        plain("Started a new conversation.", "2")
+        await _session_started(repl, "clear")
+
+    async def cmd_compact(self, rest: str) -> None:
+        repl = self.repl
+        agent = await repl.ensure_agent()
+        if not agent.messages:
+            plain("Nothing to compact yet.", "2")
+            return
+        before = len(agent.messages)
+        plain("Compacting…", "2")
+        try:
+            summary = await agent.compact()
+        except Exception as exc:  # a failed request or an unusable (empty, tool call) summary
+            reason = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+            plain(f"Could not compact: {safe_text(reason)}. The conversation is unchanged ({before} messages).", "31")
+            return
+        if summary is None:
+            plain("Nothing to compact yet: the conversation is short.", "2")
+            return
+        repl.context_tokens = None  # the last request's size no longer says how full the context is
+        plain(f"Compacted: {before} messages -> {len(agent.messages)}.", "2")
+
+    async def cmd_model(self, rest: str) -> None:
+        repl = self.repl
+        from agentica_cli.app.runtime import MissingKey, build_model, model_label
+
+        if not rest:
+            from agentica_cli.tui.model_listing import pick_model
+
+            rest = await pick_model(repl) or ""
+            if not rest:
+                return
+        repl.settings.data.setdefault("model", {})["name"] = rest
+        try:
+            model = build_model(repl.settings)
+        except MissingKey as err:
+            plain(str(err), "31")
+            return
+        repl.model = model
+        if repl.agent is not None:
+            repl.agent.model = model
+        plain(f"Switched to {model_label(model)}.", "2")
+
+    async def cmd_tools(self, rest: str) -> None:
+        repl = self.repl
+        agent = await repl.ensure_agent()
+        from agentica_cli.app.safe_text import safe_text
+
+        plain(f"tools, and what a call does in mode {repl.policy.mode}:", "2")
+        for name, function in agent.functions.items():
+            flags = [repl.policy.describe_tool(function)]
+            if getattr(function, "is_read_only", False):
+                flags.append("read-only")
+            description = (function.description or "").strip().splitlines()
+            summary = safe_text(description[0] if description else "", keep_newlines=False)  # MCP servers write these
+            plain(f"  {safe_text(name):<22} {summary[:70]}  [{', '.join(flags)}]")
+        from agentica_cli.app.toolkit_setup import status_lines
+
+        toolkit_lines = status_lines(repl.settings)
+        if toolkit_lines:
+            plain("toolkits (--tools, [tools] enable):", "2")
+            for line in toolkit_lines:
+                plain(line)
+
+    async def cmd_todos(self, rest: str) -> None:
+        repl = self.repl
+        todos = self._todo_items()
+        if not todos:
+            plain("No todos yet.", "2")
+            return
+        repl.ensure_renderer()
+        repl.renderer.show_todos(todos)
+
+    def _todo_items(self) -> list[Any]:
+        repl = self.repl
+        if repl.agent is not None:
+            for tool in getattr(repl.agent, "tools", []) or []:
+                items = getattr(tool, "todos", None)
+                if items:
+                    return [t if isinstance(t, dict) else getattr(t, "__dict__", t) for t in items]
+        return list(repl.renderer.todos or []) if repl.renderer is not None else []
+
+    async def cmd_expand(self, rest: str) -> None:
+        self.repl.expand_last_output()
+
+    # /diff /undo /redo /rewind: checkpoint_commands.py
+    async def cmd_diff(self, rest: str) -> None:
+        await self.repl.checkpoint_commands.diff(rest)
+
+    async def cmd_undo(self, rest: str) -> None:
+        await self.repl.checkpoint_commands.undo(rest)
+
+    async def cmd_redo(self, rest: str) -> None:
+        await self.repl.checkpoint_commands.redo(rest)
+
+    async def cmd_rewind(self, rest: str) -> None:
+        await self.repl.checkpoint_commands.rewind(rest)
+
+    async def cmd_cost(self, rest: str) -> None:
+        repl = self.repl
+        u = repl.usage
+        plain(
+            f"tokens this session: {u['input_tokens']:,} in · {u['output_tokens']:,} out · {u['total_tokens']:,} total"
+        )
+
+    async def cmd_status(self, rest: str) -> None:
+        from agentica_cli.app.runtime import model_label
+        from agentica_cli.app.sandbox_settings import sandbox_line, unconfined_warning
+
+        repl = self.repl
+        plain(f"model: {safe_text(model_label(repl.model))}")
+        from agentica_cli.app.runtime import model_status_lines
+
+        for line in model_status_lines(repl.model):
+            plain(f"  {safe_text(line)}", "2")
+        folders = [home_relative(repl.work_dir), *(home_relative(Path(p)) for p in repl.allowed_dirs)]
+        plain("folders: " + ", ".join(safe_text(str(f)) for f in folders))
+        plain(f"permission mode: {repl.policy.mode}")
+        sandbox = repl.policy.sandbox
+        if sandbox is None:
+            plain("sandbox: off")
+            return
+        warning = unconfined_warning(sandbox)
+        plain(sandbox_line(sandbox), "33" if warning or not sandbox.confines else "")
+        if warning:
+            plain(f"  {warning}", "33")
+        elif sandbox.confines:
+            writable = ", ".join(safe_text(str(p)) for p in sandbox.policy.writable(None)) or "none"
+            plain(f"  writable: {writable} and a private TMPDIR; network: "
+                  f"{'on' if sandbox.policy.network else 'off'}", "2")
+
+    async def cmd_permissions(self, rest: str) -> None:
+        """/permissions: the mode, the rules and this session's grants; /permissions MODE;
+        /permissions revoke N|all."""
+        from agentica_cli.app.safe_text import safe_text
+
+        policy = self.repl.policy
+        if not rest:
+            plain(f"mode: {policy.mode}   (modes: {', '.join(PERMISSION_MODES)}; Shift+Tab cycles)")
+            egress = ("run (--yes)" if policy.mode == "auto" and policy.explicit_auto
+                      else "ask in every mode unless a rule or grant allows the domain")
+            plain(f"sending data off this machine (fetch_url, web_search, web toolkits): {egress}; "
+                  "a rule: fetch_url(domain:docs.python.org)", "2")
+            rules = [r for r in policy.rules]
+            if rules:
+                plain("rules (deny wins, then ask, then allow):")
+                for rule in sorted(rules, key=lambda r: ("deny", "ask", "allow").index(r.kind)):
+                    where = f"  ({home_relative(Path(rule.source))})" if rule.source else ""
+                    plain(f"  {rule.kind:<5} {safe_text(rule.text)}{where}")
+            else:
+                plain("rules: none ([permissions] allow/deny/ask in config.toml)", "2")
+            if policy.grants:
+                plain("allowed without asking this session:")
+                for number, grant in enumerate(policy.grants, 1):
+                    plain(f"  {number}. {safe_text(grant.describe())}")
+                plain("Revoke one with /permissions revoke N (or revoke all).", "2")
+            else:
+                plain("allowed without asking this session: nothing", "2")
+            return
+        words = rest.split()
+        if words[0] == "revoke":
+            target = words[1] if len(words) > 1 else ""
+            if target == "all":
+                count = len(policy.grants)
+                policy.clear_grants()
+                plain(f"Revoked {count} grant(s); those calls ask again.", "2")
+                return
+            if target.isdigit() and 1 <= int(target) <= len(policy.grants):
+                grant = policy.revoke(int(target) - 1)
+                plain(f"Revoked: {safe_text(grant.describe())}. It asks again.", "2")
+                return
+            plain(f"No grant {target!r}; /permissions lists them with their numbers.", "33")
+            return
+        if rest not in PERMISSION_MODES:
+            plain(f"Unknown mode {rest!r}; choose one of {', '.join(PERMISSION_MODES)}, or revoke N.", "33")
+            return
+        policy.set_mode(rest, explicit=True)  # typed by the user: as explicit as --yes
+        plain(f"Permission mode: {rest}.", "2")
+
+    async def cmd_resume(self, rest: str) -> None:
+        repl = self.repl
+        sessions = [s for s in repl.store.list(repl.work_dir) if repl.session is None or s.id != repl.session.id]
+        if not rest:
+            if not sessions:
+                plain("No earlier sessions in this folder.", "2")
+                return
+            for number, info in enumerate(sessions[:20], 1):
+                plain(f"  {number:>2}. {describe(info)}")
+            plain("Resume one with /resume N or /resume ID.", "2")
+            return
+        chosen = None
+        if rest.isdigit() and 1 <= int(rest) <= len(sessions):
+            chosen = sessions[int(rest) - 1].id
+        try:
+            session = repl.store.open(chosen or rest)
+        except FileNotFoundError:
+            plain(f"No session {rest!r}.", "33")
+            return
+        if repl.session is not None:
+            repl.session.close()
+        repl.session = session
+        repl.resume_messages = list(session.messages)
+        if session.notice:  # another agentica is writing it: this one forked it
+            plain(session.notice, "33")
+        if repl.agent is not None:
+            await repl.agent.end_session("other")
+            repl.agent.reset("resume")
+            repl.agent.messages.extend(repl.resume_messages)
+        repl.context_tokens = None  # the status line estimates the resumed history's size
+        plain(f"Resumed {session.id} ({len(session.messages)} messages).", "2")
+        repl.show_transcript(repl.resume_messages)
+        await _session_started(repl, "resume")
+
+    async def cmd_ps(self, rest: str) -> None:
+        registry = _background_registry()
+        entries = registry.list() if registry is not None else []
+        if not entries:
+            plain("No background processes (the agent starts them with execute background=true).", "2")
+            return
+        from builtin_tools.background import LAST_LINES, format_uptime
+
+        for entry in entries:
+            color = "32" if entry.running else "2"
+            plain(f"  {entry.id:<5} {entry.state:<10} pid {entry.pid:<7} up {format_uptime(entry.uptime):<7} "
+                  f"{safe_text(entry.command, keep_newlines=False)[:70]}", color)
+            for line in entry.output.last_lines(LAST_LINES):
+                plain(f"        │ {safe_text(line, keep_newlines=False)[:100]}", "2")
+        plain("Stop one with /kill ID (or /kill all).", "2")
+
+    async def cmd_kill(self, rest: str) -> None:
+        registry = _background_registry()
+        if not rest:
+            plain("Usage: /kill ID (or /kill all); /ps lists the background processes.", "33")
+            return
+        if registry is None:
+            plain(f"No background process {rest!r}.", "33")
+            return
+        if rest == "all":
+            stopped = await asyncio.to_thread(registry.stop_all)
+            plain(f"Stopped {len(stopped)} background process(es).", "2")
+            return
+        try:
+            entry = registry.get(rest)
+        except KeyError as err:
+            plain(safe_text(str(err.args[0])) + "; /ps lists them.", "33")
+            return
+        was = entry.state
+        await asyncio.to_thread(registry.stop_many, [entry])
+        what = "Stopped" if was == "running" else f"Cleaned up ({was})"
+        plain(f"{what} {entry.id}: {safe_text(entry.command, keep_newlines=False)[:70]}", "2")
+
+    async def cmd_mcp(self, rest: str) -> None:
+        repl = self.repl
+        if not repl.settings.mcp_servers:
+            if repl.settings.held_back.get("mcp_servers") or repl.settings.mcp_json_held_back:
+                plain("This project's MCP servers are off until you trust it (restart with --trust).", "33")
+            else:
+                plain("No MCP servers configured ([mcp_servers.NAME] in config.toml, or .mcp.json).", "2")
+            return
+        if repl.mcp is None:
+            repl.start_mcp()
+        if repl.mcp is None:
+            plain(repl.mcp_error or "MCP servers are not available.", "31")
+            return
+        action, _, name = rest.partition(" ")
+        if action in ("restart", "login", "logout") and name.strip():
+            name = name.strip()
+            if name not in repl.mcp.names:
+                plain(f"No MCP server '{name}'.", "33")
+                return
+            if action == "restart":
+                await repl.mcp.restart(name)
+            elif action == "login":
+                await repl.mcp.login(name)
+            else:
+                told = await repl.mcp.logout(name)
+                plain(f"Logged out of '{name}'." if told else f"'{name}' has no stored login.", "2")
+        for status in repl.mcp.statuses():
+            color = {"ready": "32", "failed": "31", "starting": "33"}.get(status.state, "2")
+            plain(f"  {status.name:<16} {status.state:<9} {status.transport:<16} {status.target}", color)
+            if status.auth:
+                plain(f"      auth:  OAuth, {status.auth} (/mcp login {status.name}, /mcp logout {status.name})", "2")
+            if status.tools:
+                # A task runs on the server after the call returns its id; the line shows its status.
+                tools = (f"{name} (task)" if name in status.task_tools else name for name in status.tools)
+                plain(f"      tools: {', '.join(tools)}")
+            if status.left_out:
+                plain(f"      not offered: {', '.join(status.left_out)}", "2")
+            if status.error:
+                plain(f"      error: {status.error}", "31")
+            if status.log_path:
+                plain(f"      log:   {status.log_path}", "2")
+        prompts = repl.mcp.prompt_commands()
+        if prompts:
+            plain("  prompts: " + ", ".join(f"/{name}" for name in prompts), "2")
+
+
+def _background_registry() -> Any:
+    """The session's background processes, or None when none was ever started (the module
+    is not even loaded then: /ps stays as quick as the other commands)."""
+    import sys
+
+    module = sys.modules.get("builtin_tools.background")
+    return module.background_processes() if module is not None else None
+
+
+async def _session_started(repl: Any, source: str) -> None:
+    """SessionStart hooks for the conversation /clear or /resume just opened."""
+    from agentica_cli.tui import session_hooks
+
+    if repl.agent is not None and session_hooks.has_session_start_hooks(repl.extensions):
+        await session_hooks.start(repl, source)
