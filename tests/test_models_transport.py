@@ -14,6 +14,8 @@ import asyncio
 import os
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -168,3 +170,33 @@ def test_the_sandbox_probe_on_a_thread_gives_the_backend_the_direct_check_gives(
     assert out.returncode == 0, out.stderr
     probed, direct = out.stdout.split()
     assert probed == direct
+
+
+class _Redirect(BaseHTTPRequestHandler):
+    """Answers every POST with a 307 to the same path on `self.server.target` (a moved endpoint)."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(307)
+        self.send_header("Location", self.server.target + self.path)  # type: ignore[attr-defined]
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_redirected_endpoint_is_followed_with_the_same_body(transport: str) -> None:
+    with ScriptedModelServer([turns.text("moved here")]) as server:
+        moved = ThreadingHTTPServer(("127.0.0.1", 0), _Redirect)
+        moved.target = server.base_url.rsplit("/v1", 1)[0]  # type: ignore[attr-defined]
+        threading.Thread(target=moved.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        try:
+            base = f"http://127.0.0.1:{moved.server_address[1]}/v1"
+            events = ask(OpenAIChat(id="m", api_key="sk-test", base_url=base, transport=transport))
+        finally:
+            moved.shutdown()
+            moved.server_close()
+    assert events[-1].content == "moved here"
+    assert server.request_log[0].body["messages"] == [{"role": "user", "content": "hi"}]
