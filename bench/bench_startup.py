@@ -216,6 +216,21 @@ def first_request_against_floor(cmd: list[str], env: dict[str, str], cwd: Path, 
     return {**figures, "over_floor_ms": round(over, 1)}
 
 
+def install_kind() -> str:
+    """How agentica is installed in this interpreter: an editable install's module finder is
+    imported by every interpreter start (the floor client's too, under the same interpreter)."""
+    import site
+    import sysconfig
+
+    folders = {sysconfig.get_paths()["purelib"], *site.getsitepackages()}
+    names = [entry.name for folder in folders if os.path.isdir(folder) for entry in os.scandir(folder)]
+    if any(n.startswith("__editable___agentica_cli") and n.endswith("_finder.py") for n in names):
+        return "editable, with setuptools' module finder (+10-25 ms a start)"
+    if any(n.startswith("__editable__.agentica_cli") and n.endswith(".pth") for n in names):
+        return "editable, a path .pth"
+    return "regular"
+
+
 def load_average() -> str:
     try:
         return " ".join(Path("/proc/loadavg").read_text().split()[:3])
@@ -267,6 +282,7 @@ def main() -> int:
     print(f"machine: {machine()}")
     print(f"command: {' '.join(cmd)}   runs: {opts.runs} (+1 warm-up)")
     print(f"load average (1, 5, 15 min) before: {load_average()}")
+    print(f"install: {install_kind()}")
     figures: dict[str, Any] = {}
     failures: list[str] = []
 
@@ -337,7 +353,7 @@ def main() -> int:
     }
     print(f"load average (1, 5, 15 min) after: {load_average()}")
     result = {"bench": "startup", "machine": machine(), **flat, **figures, "failures": failures,
-              "load_average": load_average()}
+              "load_average": load_average(), "install": install_kind()}
     print("RESULT " + json.dumps(result))
     return 1 if failures else 0
 
