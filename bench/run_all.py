@@ -44,6 +44,7 @@ BENCHES = {
     "acp": "bench_acp.py",
     "chunks": "bench_chunks.py",
     "shell": "bench_shell_parse.py",
+    "sdk": "bench_sdk.py",
 }
 
 
@@ -141,6 +142,12 @@ TARGETS = [
            lambda v: v < 50, " ms"),
     Target("acp: later prompts to first update, over the model (median)", "acp", _get("warm_median_ms"),
            "< 50 ms", lambda v: v < 50, " ms"),
+    Target("Claude Agent SDK: query() to first answer, beyond the model (median)", "sdk",
+           _get("first_answer_beyond_model_ms"), "< 1000 ms", lambda v: v < 1000, " ms"),
+    Target("Claude Agent SDK: query() to first message (system/init, median)", "sdk", _get("first_message_ms"), "",
+           None, " ms"),
+    Target("Claude Agent SDK: agentica's CPU time for a one-turn session (median)", "sdk", _get("agentica_cpu_ms"),
+           "", None, " ms"),
 ]
 
 

@@ -6,7 +6,7 @@ it imports no more of agentica than the sandbox and process_group.
 
     python3 sandbox_probe.py SPEC_JSON
     SPEC: {"backend", "work", "home", "command", "env": {...}, "timeout", "reap": bool,
-           "network": bool}
+           "network": bool, "unix_sockets": bool, "hide": [...]}
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ def main() -> None:
     os.environ["HOME"] = spec["home"]
     os.environ.update(spec.get("env", {}))  # agentica's own environment (SSH_AUTH_SOCK ...) shapes the policy
     policy = SandboxPolicy.build("workspace-write", spec["work"], home=spec["home"],
-                                 hide=spec.get("hide", ()))
+                                 hide=spec.get("hide", ()),
+                                 **({"unix_sockets": True} if spec.get("unix_sockets") else {}))
     sandbox = Sandbox(policy, spec["backend"])
     env = sandbox.environment({"PATH": "/usr/bin:/bin", "HOME": spec["home"], **spec.get("env", {})})
     launch = sandbox.prepare(["/bin/bash", "-c", spec["command"]], spec["work"], network=spec.get("network", False))

@@ -5,17 +5,57 @@ command that connects to it (to see whether a sandboxed command has the network)
 from __future__ import annotations
 
 import os
+import pwd
+import shutil
 import socket
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from builtin_support import call_tool
 
 from agentica_cli.sandbox import Sandbox, SandboxPolicy
 from builtin_tools import BuiltinExecuteTool
+
+REPO = Path(__file__).resolve().parent.parent
+SYSTEM_PYTHON = "/usr/bin/python3"  # the venv's interpreter may live under a root-only folder
+TEST_USER = "agentica-sandbox-test"
+
+
+@dataclass(frozen=True)
+class Who:
+    name: str  # "root" or "user"
+    prefix: tuple[str, ...]  # what runs a program as that identity
+    python: str
+    uid: int
+    gid: int
+
+
+def unprivileged_user(python: str = SYSTEM_PYTHON, imports: str = "agentica_cli.sandbox") -> Who | str:
+    """Root: a system user made for these tests (useradd), run through setpriv, that can import
+    `imports` with `python`. A user: itself. A string: why there is none (the test skips)."""
+    if os.geteuid() != 0:
+        return Who("user", (), sys.executable, os.getuid(), os.getgid())
+    if not (shutil.which("setpriv") and os.path.exists(python)):
+        return f"needs setpriv and {python} to run as an unprivileged user"
+    try:
+        entry = pwd.getpwnam(TEST_USER)
+    except KeyError:
+        if not shutil.which("useradd"):
+            return "needs useradd to create the unprivileged test user"
+        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", TEST_USER],
+                       capture_output=True)  # another test process may have made it meanwhile
+        entry = pwd.getpwnam(TEST_USER)
+    prefix = ("setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups")
+    check = subprocess.run([*prefix, python, "-c", f"import sys; sys.path.insert(0, sys.argv[1]); import {imports}",
+                            str(REPO)], capture_output=True, text=True)
+    if check.returncode != 0:
+        return f"the test user cannot import {imports} from {REPO}: {check.stderr.strip()[-200:]}"
+    return Who("user", prefix, python, entry.pw_uid, entry.pw_gid)
 
 
 def home_with_secrets(home: Path, key_text: str = "PRIVATE-KEY-MATERIAL\n") -> Path:

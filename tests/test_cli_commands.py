@@ -147,7 +147,7 @@ def test_shell_completion_offers_flags_choices_and_subcommands(home: Path, tmp_p
     assert complete("agentica --outp", 1) == ["--output-format"]
     assert complete("agentica --permission-mode a", 2) == ["accept-edits", "auto"]
     assert complete("agentica se", 1) == ["sessions"]
-    assert complete("agentica mcp ", 2) == ["list", "add", "remove"]
+    assert complete("agentica mcp ", 2) == ["list", "add", "remove", "serve"]
     script = run_cli(["--show-completion", "bash"], cwd=tmp_path, home=home)
     assert script.returncode == 0 and "_AGENTICA_COMPLETE=complete_bash" in script.stdout
 

@@ -241,7 +241,8 @@ def test_no_message_on_stdin_exits_2(home: Path, project: Path) -> None:
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--input-format", "stream-json", "--output-format", "stream-json"], "--input-format stream-json needs -p"),
+    # (with --output-format stream-json too and no -p it is the Claude Agent SDK's protocol: test_claude_sdk_flags.py)
+    (["--input-format", "stream-json"], "--input-format stream-json needs -p"),
     (["-p", "--input-format", "stream-json"], "needs --output-format stream-json"),
     (["-p", "--input-format", "stream-json", "--output-format", "json"], "needs --output-format stream-json"),
     ([*STREAM, "a prompt"], "give no PROMPT argument"),

@@ -141,7 +141,7 @@ def test_the_walk_sees_lazy_relative_and_package_imports() -> None:
 
 # The layers of docs/architecture.md, top to bottom. A module may import its own layer and any
 # layer below it; the front ends (tui, headless, acp) sit side by side and never import each other.
-FRONT_ENDS = ("agentica_cli.tui", "agentica_cli.headless", "agentica_cli.acp")
+FRONT_ENDS = ("agentica_cli.tui", "agentica_cli.headless", "agentica_cli.acp", "agentica_cli.mcp_serve")
 APP_MAY_USE = ("agentica_cli.sandbox", "agentica_cli.checkpoints", "agentica_cli.extensions",
                "agentica_cli.toolkits", "builtin_tools")
 
@@ -167,6 +167,9 @@ def test_layout_arrows() -> None:
         if _under(module, "agentica_cli.app"):
             bad = {t for t in targets if _under(t, "agentica_cli.cli", *FRONT_ENDS)}
             assert not bad, f"{module} (the application core) imports {bad}"
+        if _under(module, "agentica_cli.telemetry"):  # an observer of the agent's events, beside every front end
+            bad = {t for t in targets if _under(t, "agentica_cli.deep", "builtin_tools", *upper)}
+            assert not bad, f"{module} (telemetry) imports {bad}"
         for front in FRONT_ENDS:
             if _under(module, front):
                 others = [f for f in FRONT_ENDS if f != front]
@@ -181,7 +184,9 @@ def test_the_core_and_the_headless_front_ends_import_no_terminal_ui_library() ->
     either: what the terminal shows is the REPL's business, the command line is cli/'s."""
     for package, banned in (("app", ("rich", "prompt_toolkit", "typer", "acp")),
                             ("headless", ("rich", "prompt_toolkit", "typer")),
-                            ("acp", ("rich", "prompt_toolkit", "typer"))):
+                            ("acp", ("rich", "prompt_toolkit", "typer")),
+                            ("mcp_serve", ("rich", "prompt_toolkit", "typer", "acp")),
+                            ("telemetry", ("rich", "prompt_toolkit", "typer", "acp"))):
         for path in (ROOT / "agentica_cli" / package).rglob("*.py"):
             tree = ast.parse(path.read_text(encoding="utf-8"))
             for node in ast.walk(tree):

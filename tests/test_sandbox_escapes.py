@@ -6,65 +6,42 @@ cases are skipped. A backend this machine lacks is skipped by name."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import pwd
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from sandbox_support import loopback_server, processes_with
+from sandbox_support import Who, loopback_server, processes_with
+from sandbox_support import unprivileged_user as make_unprivileged_user
 
 from agentica_cli.sandbox import backend_available
 
 REPO = Path(__file__).resolve().parent.parent
 PROBE = str(REPO / "tests" / "sandbox_probe.py")
-SYSTEM_PYTHON = "/usr/bin/python3"  # the venv's interpreter may live under a root-only folder
-TEST_USER = "agentica-sandbox-test"
 MSG_FASTOPEN = 0x20000000
 IPPROTO_MPTCP = 262
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the Linux backends only")
 
 
-@dataclass(frozen=True)
-class Who:
-    name: str  # "root" or "user"
-    prefix: tuple[str, ...]  # what runs a program as that identity
-    python: str
-    uid: int
-    gid: int
-
-
 @pytest.fixture(scope="session")
 def unprivileged_user() -> Who:
     """Root: a system user made for these tests (useradd), run through setpriv. A user: itself."""
-    if os.geteuid() != 0:
-        return Who("user", (), sys.executable, os.getuid(), os.getgid())
-    if not (shutil.which("setpriv") and os.path.exists(SYSTEM_PYTHON)):
-        pytest.skip("needs setpriv and /usr/bin/python3 to run the probe as an unprivileged user")
-    try:
-        entry = pwd.getpwnam(TEST_USER)
-    except KeyError:
-        if not shutil.which("useradd"):
-            pytest.skip("needs useradd to create the unprivileged test user")
-        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", TEST_USER],
-                       check=True, capture_output=True)
-        entry = pwd.getpwnam(TEST_USER)
-    prefix = ("setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups")
-    check = subprocess.run([*prefix, SYSTEM_PYTHON, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
-                            "import agentica_cli.sandbox", str(REPO)], capture_output=True, text=True)
-    if check.returncode != 0:
-        pytest.skip(f"the test user cannot import agentica from {REPO}: {check.stderr.strip()[-200:]}")
-    return Who("user", prefix, SYSTEM_PYTHON, entry.pw_uid, entry.pw_gid)
+    found = make_unprivileged_user()
+    if isinstance(found, str):
+        pytest.skip(found)
+    return found
 
 
 @pytest.fixture(params=["root", "user"])
@@ -308,6 +285,69 @@ def test_agent_sockets_are_left_out_of_the_environment_and_hidden(backend: str, 
         agent.close()
 
 
+_UNIX_PROBE = """
+import socket, sys
+for path in sys.argv[1:]:
+    try:
+        s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(path); print("CONNECTED", path, s.recv(5))
+    except OSError as e:
+        print("refused:", path, e)
+"""
+
+
+@contextlib.contextmanager
+def unix_server(path: Path, who: Who, accepted: list[str]) -> Iterator[None]:
+    """A stand-in key agent on the Unix socket `path` (owned by `who`, so only the sandbox stops
+    them): it answers b"agent" and records each connection in `accepted`."""
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    os.chown(path, who.uid, who.gid)
+    server.listen()
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            accepted.append(str(path))
+            with conn:
+                conn.sendall(b"agent")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(5)
+        server.close()
+
+
+def test_no_unix_socket_is_reachable_unless_allowed(backend: str, place: Place) -> None:
+    """Issue 25 item 9: Landlock cannot refuse connect() by path, and bubblewrap's read-only mount
+    does not either: a command reached an agent socket wherever it found one."""
+    hidden, visible = place.home / ".ssh" / "agent.sock", place.work / "agent.sock"
+    script = place.base / "unix.py"
+    script.write_text(_UNIX_PROBE)
+    accepted: list[str] = []
+    ordinary = ("python3 -c \"import subprocess, multiprocessing; a, b = multiprocessing.Pipe(); a.send('pipe-ok'); "
+                "print(b.recv()); print(subprocess.run(['echo', 'sub-ok'], capture_output=True, text=True).stdout)\"; "
+                "git init -q src/repo && git -C src/repo status --short && echo git-ok")
+    with unix_server(hidden, place.who, accepted), unix_server(visible, place.who, accepted):
+        result = probe(place, backend, f"python3 {script} {hidden} {visible}; {ordinary}",
+                       env={"SSH_AUTH_SOCK": str(visible)})
+        assert accepted == [] and "CONNECTED" not in result["output"], result
+        for works in ("pipe-ok", "sub-ok", "git-ok"):
+            assert works in result["output"], result
+        # The setting lets commands use Unix sockets again (the visible one; the hidden one stays hidden on bwrap).
+        allowed = probe(place, backend, f"python3 {script} {visible}", unix_sockets=True)
+        assert f"CONNECTED {visible}" in allowed["output"], allowed
+        assert accepted == [str(visible)]
+
+
 # -- item 13: nothing outlives the session ------------------------------------------------------
 
 
@@ -334,26 +374,37 @@ def test_a_daemonised_command_does_not_outlive_a_normal_exit(backend: str, place
             os.kill(pid, signal.SIGKILL)
 
 
-def test_a_daemonised_command_does_not_survive_sigkill_of_the_agent(backend: str, place: Place) -> None:
-    if backend == "landlock" and place.who.name == "user":
-        pytest.skip("not covered: under Landlock a user's agentica cannot give commands a PID namespace, and "
-                    "nothing runs when it is SIGKILLed (docs/security.md)")
-    marker = _marker(backend, place.who, 2)
+_DAEMONS = {
+    "setsid": "setsid sleep {marker} >/dev/null 2>&1 < /dev/null & sleep 60",
+    # the subshell exits at once: the daemon is an orphan, adopted by the agent (a subreaper)
+    "double-fork": "(setsid sleep {marker} >/dev/null 2>&1 < /dev/null &); sleep 60",
+}
+
+
+@pytest.mark.parametrize("daemon", sorted(_DAEMONS))
+def test_a_daemonised_command_does_not_survive_sigkill_of_the_agent(backend: str, place: Place, daemon: str) -> None:
+    """Landlock run by a user: no PID namespace; the session reaper (sandbox/reaper.py) ends them."""
+    marker = _marker(backend, place.who, 2 if daemon == "setsid" else 3)
     spec = {"backend": backend, "work": str(place.work), "home": str(place.home), "reap": True,
-            "command": f"setsid sleep {marker} >/dev/null 2>&1 < /dev/null & sleep 60"}
+            "command": _DAEMONS[daemon].format(marker=marker)}
+    # The same user's process that the session did not start: the reaper must leave it alone.
+    bystander = subprocess.Popen([*place.who.prefix, "sleep", f"{marker}1"], start_new_session=True)
     agent = subprocess.Popen([*place.who.prefix, place.who.python, PROBE, json.dumps(spec)], cwd=place.base,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"})
     try:
         deadline = time.monotonic() + 20
-        while not processes_with(f"sleep\0{marker}") and time.monotonic() < deadline:
+        while not processes_with(f"sleep\0{marker}\0") and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert processes_with(f"sleep\0{marker}"), "the daemon never started"
+        assert processes_with(f"sleep\0{marker}\0"), "the daemon never started"
         os.kill(agent.pid, signal.SIGKILL)  # the probe itself: setpriv execs it, so the pid is the same
         agent.wait(timeout=10)
-        assert _gone(f"sleep\0{marker}", 10), "the daemon survived the agent's SIGKILL"
+        assert _gone(f"sleep\0{marker}\0", 10), "the daemon survived the agent's SIGKILL"
+        assert bystander.poll() is None, "a process the session did not start was killed"
     finally:
         agent.kill()
         agent.wait()
+        bystander.kill()
+        bystander.wait()
         for pid in processes_with(f"sleep\0{marker}"):
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -361,21 +412,25 @@ def test_a_daemonised_command_does_not_survive_sigkill_of_the_agent(backend: str
                 pass
 
 
-@pytest.mark.skipif(not backend_available("landlock"), reason="the kernel has no Landlock (Linux >= 5.13 with landlock "
-                    "enabled)")
-def test_the_landlock_launcher_mcp_servers_use_applies_the_same_protections(tmp_path: Path) -> None:
-    """MCP servers start from an argv (`python -I -S landlock.py ... -- CMD`), not the spawn thread."""
+def test_the_argv_form_mcp_servers_use_applies_the_same_protections(backend: str, tmp_path: Path) -> None:
+    """MCP servers start from an argv (Landlock: `python -I -S landlock.py ... -- CMD`; bubblewrap:
+    the seccomp launcher inside bwrap), not from the spawn threads."""
     from agentica_cli.sandbox import Sandbox, SandboxPolicy
 
     work = tmp_path / "work"
     (work / ".git").mkdir(parents=True)
     (work / ".git" / "config").write_text("[core]\n")
     (work / "src").mkdir()
-    sandbox = Sandbox(SandboxPolicy.build("workspace-write", work, home=tmp_path / "home"), "landlock")
+    sandbox = Sandbox(SandboxPolicy.build("workspace-write", work, home=tmp_path / "home"), backend)
     command = ("echo x >> .git/config; python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)' "
-               "2>&1 | tail -1; grep -E '^CapEff' /proc/self/status; echo ok > src/m.txt && echo wrote")
+               "2>&1 | tail -1; python3 -c 'import socket; socket.socket(socket.AF_UNIX)' 2>&1 | tail -1; "
+               "grep -E '^CapEff' /proc/self/status; echo ok > src/m.txt && echo wrote")
     done = subprocess.run(sandbox.wrap(["bash", "-c", command], work), cwd=work, capture_output=True, text=True,
                           env=sandbox.environment({"PATH": "/usr/bin:/bin"}), timeout=60, stdin=subprocess.DEVNULL)
     assert (work / ".git" / "config").read_text() == "[core]\n", done
-    assert "Operation not permitted" in done.stdout and "CapEff:\t0000000000000000" in done.stdout, done
+    lines = done.stdout.splitlines()
+    assert "PermissionError: [Errno 1] Operation not permitted" in lines[-3], done  # AF_UNIX refused
+    if backend == "landlock":  # bubblewrap: AF_INET is allowed in its network namespace, which has no route
+        assert "Operation not permitted" in lines[-4], done
+    assert "CapEff:\t0000000000000000" in done.stdout, done
     assert "wrote" in done.stdout

@@ -3,13 +3,19 @@ planted for later (item 2) and the --api-key-file path and content (item 10)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import signal
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
-from cli_support import model_args, run_cli, tool_results
+from cli_support import AGENTICA, cli_env, model_args, run_cli, tool_results
+from sandbox_support import Who, processes_with, unprivileged_user
 
 from agentica_cli.sandbox import backend_available
 from agentica_cli.testing import ScriptedModelServer, turns
@@ -110,3 +116,76 @@ def test_a_daemonised_command_ends_with_the_run(backend_home: Path, project: Pat
     finally:
         for pid in _sleeping(marker):
             os.kill(pid, signal.SIGKILL)
+
+
+# -- item 13 under Landlock: agentica SIGKILLed, as root and as an unprivileged user ----------------
+
+_DAEMONS = {
+    "setsid": "setsid sleep {marker} >/dev/null 2>&1 & sleep 60",
+    "double-fork": "(setsid sleep {marker} >/dev/null 2>&1 < /dev/null &); sleep 60",
+}
+
+
+@pytest.fixture(params=["root", "user"])
+def who(request: pytest.FixtureRequest) -> Who:
+    if request.param == "root":
+        if os.geteuid() != 0:
+            pytest.skip("the root case needs root (CI runs as root)")
+        return Who("root", (), sys.executable, 0, 0)
+    found = unprivileged_user(sys.executable, "agentica_cli.cli.app")
+    if isinstance(found, str):
+        pytest.skip(found)
+    return found
+
+
+@pytest.mark.skipif(not backend_available("landlock"), reason="the kernel has no Landlock (Linux >= 5.13 with "
+                    "landlock enabled)")
+@pytest.mark.parametrize("daemon", sorted(_DAEMONS))
+def test_a_daemon_does_not_survive_sigkill_of_agentica_under_landlock(who: Who, daemon: str) -> None:
+    """The session reaper (sandbox/reaper.py) ends it; a process of the same user that agentica
+    did not start survives."""
+    base = Path(tempfile.mkdtemp(prefix="agentica-reap-"))
+    home, project = base / "home", base / "project"
+    (home / ".agentica").mkdir(parents=True)
+    (home / ".agentica" / "config.toml").write_text('[sandbox]\nbackend = "landlock"\n')
+    project.mkdir()
+    key = base / "key"
+    key.write_text("test-key\n")
+    for path in [base, *base.rglob("*")]:
+        os.lchown(path, who.uid, who.gid)
+    base.chmod(0o755)
+    marker = f"9{os.getpid() % 100}.{int(time.time() * 1000) % 100000}{len(daemon)}{who.uid % 10}"
+    script = [turns.tool_calls(turns.call("execute", {"command": _DAEMONS[daemon].format(marker=marker)}, id="x1")),
+              turns.text("done")]
+    bystander = subprocess.Popen([*who.prefix, "sleep", f"{marker}1"], start_new_session=True)
+    env = {**cli_env(home / ".agentica"), "HOME": str(home), "PATH": "/usr/bin:/bin"}
+    try:
+        with ScriptedModelServer(script) as server:
+            agentica = subprocess.Popen(
+                [*who.prefix, *AGENTICA, "-p", "go", "--yes", "--base-url", server.base_url, "--api-key-file",
+                 str(key), "--model", "scripted-model"], cwd=project, env=env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            try:
+                deadline = time.monotonic() + 30
+                while not processes_with(f"sleep\0{marker}\0") and time.monotonic() < deadline:
+                    if agentica.poll() is not None:
+                        pytest.fail(f"agentica ended early: {agentica.communicate()}")
+                    time.sleep(0.05)
+                assert processes_with(f"sleep\0{marker}\0"), "the daemon never started"
+                os.kill(agentica.pid, signal.SIGKILL)  # setpriv execs agentica: the same pid
+                agentica.wait(timeout=10)
+            finally:
+                agentica.kill()
+                agentica.communicate()
+        deadline = time.monotonic() + 5
+        while processes_with(f"sleep\0{marker}\0") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert processes_with(f"sleep\0{marker}\0") == [], "the daemon outlived agentica's SIGKILL"
+        assert bystander.poll() is None, "a process agentica did not start was killed"
+    finally:
+        bystander.kill()
+        bystander.wait()
+        for pid in processes_with(f"sleep\0{marker}"):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(base, ignore_errors=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from builtin_support import call_tool
 from sandbox_support import home_with_secrets, make_tool, run
 
 from agentica_cli.sandbox import backend_available
+from agentica_cli.sandbox.sandbox_session import session_thread_id
 from builtin_tools import BuiltinExecuteTool
 
 pytestmark = [
@@ -37,6 +39,15 @@ def tool(tmp_path: Path, home: Path) -> BuiltinExecuteTool:
     return make_tool("landlock", work, home)
 
 
+SPAWN_THREADS = ("agentica-landlock-session", "agentica-landlock-spawn", "agentica-bwrap-spawn")
+
+
+def _spawn_threads() -> set[str]:
+    """The sandbox's own threads (their /proc/self/task ids): the session thread, the spawn
+    thread it keeps waiting for the next command, bwrap's spawn thread."""
+    return {str(t.native_id) for t in threading.enumerate() if t.name in SPAWN_THREADS}
+
+
 def _status(field: str, task: str = "self") -> str:
     for line in Path(f"/proc/{task}/status").read_text().splitlines():
         if line.startswith(field + ":"):
@@ -52,9 +63,13 @@ def test_no_launcher_process_and_the_agent_stays_unconfined(tool: BuiltinExecute
                        'done < /proc/self/status; echo "parent=$p nnp=$n"; echo x > /etc/x')
     assert f"parent={os.getpid()} nnp=1" in result, result  # bash's parent is the agent: no launcher between
     assert "Permission denied" in result
-    # No thread of this process kept the confinement or no_new_privs, and dumpable is as it was.
-    threads = os.listdir("/proc/self/task")
+    # No thread of this process kept the confinement or no_new_privs, and dumpable is as it was; but
+    # the sandbox's own spawn threads, made for it: the session thread (a signal-scoped domain whose
+    # reaper ends the commands if the agent dies: sandbox_session.py) and bwrap's (seccomp filter).
+    spawners = _spawn_threads()
+    threads = [t for t in os.listdir("/proc/self/task") if t not in spawners]
     assert [_status("NoNewPrivs", f"self/task/{t}") for t in threads] == ["0"] * len(threads)
+    assert _status("NoNewPrivs", f"self/task/{session_thread_id()}") == "1"
     assert ctypes.CDLL(None).prctl(3, 0, 0, 0, 0) == dumpable
     (tmp_path / "outside-by-agent.txt").write_text("the agent still writes anywhere\n")
 

@@ -37,6 +37,7 @@ from agentica_cli.agent.events import (
 from agentica_cli.agent.executor import ToolExecutor
 from agentica_cli.agent.hooks import as_hook_list, set_hook_caller
 from agentica_cli.agent.lifecycle import LifecycleEvents
+from agentica_cli.agent.observers import notify, notify_finished, start_observers
 from agentica_cli.agent.prompt import build_system_prompt
 from agentica_cli.agent.run_state import RunState
 from agentica_cli.models.base import (
@@ -175,18 +176,27 @@ class Agent(LifecycleEvents):
         loaded = _as_images(images)  # a bad image fails here, before the run starts
         self._running = True
         run = RunState()
+        observers = start_observers(self)  # telemetry and the like: every front end's runs alike
         producer = asyncio.create_task(self._loop(prompt, run, loaded))
         producer.add_done_callback(lambda _: run.queue.put_nowait(_DONE))
+        ended: BaseException | None = None
         try:
             while (event := await run.queue.get()) is not _DONE:
+                if observers:
+                    notify(observers, event)
                 yield event
                 run.queue.task_done()
             producer.result()  # a bug in the loop surfaces here, not silently
+        except BaseException as exc:
+            ended = exc
+            raise
         finally:
             if not producer.done():
                 producer.cancel()  # the consumer went away (cancelled or closed the stream)
                 await asyncio.wait({producer})
             self._running = False
+            if observers:
+                notify_finished(observers, ended)
 
     async def run(self, prompt: str, images: Sequence[Any] = ()) -> RunResult:
         content, reason, error = "", "completed", None

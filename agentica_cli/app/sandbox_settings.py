@@ -29,6 +29,7 @@ def sandbox_for(settings: Any, work_dir: Path, allowed_dirs: Iterable[str | os.P
         extra_dirs=[Path(p).expanduser() for p in allowed_dirs],
         hide=settings.get("sandbox.hide") or (),
         network=bool(settings.get("sandbox.network")),
+        unix_sockets=bool(settings.get("sandbox.unix_sockets")),
     )
     try:
         sandbox = Sandbox(policy, settings.get("sandbox.backend") or "auto")

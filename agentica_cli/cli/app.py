@@ -15,6 +15,19 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
+    # OpenTelemetry only when the standard variables ask for it: otherwise nothing is imported.
+    if "OTEL_TRACES_EXPORTER" in os.environ or "OTEL_METRICS_EXPORTER" in os.environ:
+        from agentica_cli import telemetry
+
+        telemetry.install_on_first_run()
+        try:
+            return _dispatch(args)
+        finally:
+            telemetry.shutdown()  # flushed before exit: a short -p run's spans are not lost
+    return _dispatch(args)
+
+
+def _dispatch(args: list[str]) -> int:
     if args in (["--version"], ["-V"]):  # the one answer that needs no parser
         from agentica_cli import __version__
 
@@ -24,9 +37,42 @@ def main(argv: list[str] | None = None) -> int:
         from agentica_cli.cli.launch import default_args, start
 
         return start(default_args())
+    from agentica_cli.headless.claude_protocol import is_claude_command_line
+
+    if is_claude_command_line(args):  # started by the Claude Agent SDK (cli_path): its flags, not ours
+        return _claude_protocol(args)
     from agentica_cli.cli.commands import run
 
     return run(args)
+
+
+def _claude_protocol(args: list[str]) -> int:
+    """The Claude Agent SDK's command line read into our flags (headless/claude_protocol), then
+    the usual start; a flag agentica cannot honour stops it with a result line the SDK reports."""
+    from agentica_cli.cli.launch import default_args, start
+    from agentica_cli.headless.claude_protocol.flags import ClaudeFlagError, parse_claude_command_line
+    from agentica_cli.headless.claude_protocol.messages import StartupErrors, refusal_result
+
+    if "--help" in args or "-h" in args:
+        print("agentica --protocol claude: Claude Code's stream-json protocol on stdin and stdout, for programs "
+              "written for the Claude Agent SDK (ClaudeAgentOptions(cli_path=...)). The flags the SDK passes, "
+              "what they map to and what is not supported: docs/sdk.md. `agentica --help`: agentica's own flags.")
+        return 0
+    try:
+        namespace = parse_claude_command_line(args, default_args())
+    except ClaudeFlagError as err:
+        sys.stderr.write(f"agentica: {err}\n")
+        refusal_result(str(err))
+        return 2
+    errors = StartupErrors(sys.stderr)  # what stops the start (no key, a bad config) reaches the SDK too
+    sys.stderr = errors
+    try:
+        code = start(namespace)
+    finally:
+        sys.stderr = errors.stream
+    if code != 0 and not namespace.claude.started:
+        refusal_result(errors.text() or f"agentica exited with code {code} before the session started")
+    return code
 
 
 if __name__ == "__main__":

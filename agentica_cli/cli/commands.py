@@ -39,11 +39,14 @@ examples:
   agentica -p "fix the tests" --allowed-tools "execute(pytest *)"
   agentica -p --input-format stream-json --output-format stream-json
                                             a conversation: messages on stdin, events on stdout
+  agentica --protocol claude                Claude Code's stream-json protocol, for programs written for
+                                            the Claude Agent SDK (their cli_path; docs/sdk.md)
   agentica --continue                       resume this folder's latest session
 
 commands (agentica COMMAND --help for each):
   agentica acp                              serve an editor over the Agent Client Protocol
   agentica mcp list|add|remove              the MCP servers in your config
+  agentica mcp serve [--port N]             agentica as an MCP server (stdio, or HTTP with --port)
   agentica sessions list|show|rm            saved conversations
   agentica models                           the models the configured endpoint serves
   agentica doctor                           what is found, loaded and skipped here, and why

@@ -156,6 +156,10 @@ def start(args: argparse.Namespace) -> int:
         return run_undo(args, settings, work_dir)
     prompt = " ".join(args.prompt)
     stdin_is_tty = sys.stdin.isatty()
+    if getattr(args, "claude", None) is not None:  # the Claude Agent SDK's protocol (app.main read its flags)
+        from agentica_cli.headless.claude_protocol.run import run_claude
+
+        return run_claude(args, settings, work_dir)
     if getattr(args, "input_format", "text") == "stream-json":  # -p is checked above
         from agentica_cli.headless.stream_input_run import run_stream_input
 

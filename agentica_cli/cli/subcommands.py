@@ -1,4 +1,4 @@
-"""The subcommands on typer: `agentica acp`, `agentica mcp list|add|remove`,
+"""The subcommands on typer: `agentica acp`, `agentica mcp list|add|remove|serve`,
 `agentica sessions list|show|rm`, `agentica models`, `agentica doctor`. Each imports what it needs
 when it runs."""
 
@@ -45,6 +45,31 @@ def acp(
         sys.stderr.write(f"agentica: error: `agentica acp` cannot start: {err}\n")
         return exitcodes.USAGE_ERROR
     return run_acp_server(list(args or ()))
+
+
+def mcp_serve(
+    port: Annotated[Optional[int], typer.Option(
+        "--port", help="serve streamable HTTP on this port (0: any free one) instead of stdio")] = None,
+    host: Annotated[str, typer.Option("--host", help="the address --port binds")] = "127.0.0.1",
+    model: Annotated[Optional[str], typer.Option("-m", "--model", help="the model sessions use by default")] = None,
+    provider: Annotated[Optional[str], typer.Option("--provider", help="a provider preset")] = None,
+    base_url: Annotated[Optional[str], typer.Option("--base-url", help="an OpenAI-compatible endpoint")] = None,
+    api_key_file: Annotated[Optional[str], typer.Option(
+        "--api-key-file", metavar="PATH", help="read the API key from this file")] = None,
+    permission_mode: Annotated[Optional[str], typer.Option(
+        "--permission-mode", metavar="MODE", help="default, accept-edits, plan or auto: sessions' mode when the "
+        "client names none; clients may ask for auto only when this is auto")] = None,
+    max_turns: Annotated[Optional[int], typer.Option(
+        "--max-turns", help="stop a prompt after this many model requests")] = None,
+    no_session: Annotated[bool, typer.Option("--no-session", help="do not save the sessions")] = False,
+) -> int:
+    """Serve agentica as an MCP server (stdio, or streamable HTTP with --port): tools `agentica`
+    and `agentica_reply`; approvals go to the client as elicitation requests."""
+    from agentica_cli.mcp_serve import serve_command
+
+    return serve_command(port=port, host=host, model=model, provider=provider, base_url=base_url,
+                         api_key_file=api_key_file, permission_mode=permission_mode, max_turns=max_turns,
+                         no_session=no_session)
 
 
 def mcp_list(
@@ -231,6 +256,7 @@ def register(app: typer.Typer) -> None:
     mcp.command("list")(mcp_list)
     mcp.command("add")(mcp_add)
     mcp.command("remove")(mcp_remove)
+    mcp.command("serve")(mcp_serve)
     app.add_typer(mcp, name="mcp")
     sessions = typer.Typer(help="Saved conversations (~/.agentica/sessions).", no_args_is_help=True,
                            rich_markup_mode=None, context_settings=settings)

@@ -163,20 +163,22 @@ class StdinMessages:
     """The messages of a file descriptor, read on a thread as they come; `next()` waits for
     the next one and returns None at end of input."""
 
-    def __init__(self, fd: int, on_read_error: Callable[[str], None] | None = None):
+    def __init__(self, fd: int, on_read_error: Callable[[str], None] | None = None,
+                 decode: Callable[[bytes | None, int], Any] = decode_line):
         self.fd = fd
         self.on_read_error = on_read_error
-        self._queue: asyncio.Queue[UserMessage | InputError | None] = asyncio.Queue()
+        self.decode = decode  # a line (None: too long) and its number -> the item queued; None skips it
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         threading.Thread(target=self._read, name="agentica-stdin", daemon=True).start()
 
-    async def next(self) -> UserMessage | InputError | None:
+    async def next(self) -> Any:
         return await self._queue.get()
 
-    def _put(self, item: UserMessage | InputError | None) -> bool:
+    def _put(self, item: Any) -> bool:
         assert self._loop is not None
         try:
             self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
@@ -197,7 +199,7 @@ class StdinMessages:
 
     def _read(self) -> None:
         for number, raw in enumerate(split_lines(self._read_chunk), 1):
-            item = decode_line(raw, number)
+            item = self.decode(raw, number)
             if item is not None and not self._put(item):
                 return
         self._put(None)

@@ -12,17 +12,30 @@ otherwise keep every capability, and root inside could `umount` a hidden folder 
 `/` writable. Root stays uid 0 inside (files keep their owners) but is powerless.
 
 It stays in the caller's process group (see bwrap_argv), so the agent's group kills reach it.
+
+Unix sockets: a named socket in a visible place (docker.sock, one in the project folder) is
+reachable by its path even on a read-only mount and from another network namespace, so unless
+the policy allows Unix sockets bwrap starts with seccomp.py's filter refusing socket(AF_UNIX)
+(installed on one long-lived thread that starts every bwrap: start_without_unix_sockets);
+--unshare-net already keeps abstract sockets apart.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from agentica_cli.sandbox.policy import SandboxPolicy
+from agentica_cli.sandbox.spawn_threads import PreparedThread
+
+_T = TypeVar("_T")
+PR_SET_NO_NEW_PRIVS = 38
 
 
 def bwrap_path() -> str | None:
@@ -94,3 +107,33 @@ def bwrap_argv(policy: SandboxPolicy, argv: list[str], *, cwd: Path, temp_dir: P
     del die_with_parent  # always on now; the argument stays for callers that still pass it
     out += ["--die-with-parent", "--unshare-pid", "--chdir", str(cwd), "--", *argv]
     return out
+
+
+def _refuse_unix_sockets() -> None:
+    """The setup of the thread that starts bwrap: no_new_privs and the filter, for bwrap and
+    everything it starts. A setuid bwrap would not be setuid under no_new_privs, so it is
+    refused here rather than started unconfined for sockets."""
+    from agentica_cli.sandbox.seccomp import confine_sockets, supported
+
+    path = bwrap_path()
+    if path and os.stat(path).st_mode & 0o4000 and os.geteuid() != 0:
+        raise OSError("a setuid bwrap cannot start under no_new_privs: set [sandbox] unix_sockets = true "
+                      "or use the landlock backend")
+    if not supported():
+        raise OSError("no seccomp filter for this architecture: commands could reach Unix sockets; "
+                      "set [sandbox] unix_sockets = true to run them anyway")
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+    confine_sockets(libc, inet=True, unix=False)  # inet: bwrap sets up its loopback; --unshare-net isolates
+
+
+@functools.lru_cache(maxsize=1)
+def _spawn_thread() -> PreparedThread:
+    return PreparedThread("agentica-bwrap-spawn", _refuse_unix_sockets)
+
+
+def start_without_unix_sockets(start: Callable[[], _T]) -> _T:
+    """`start()` (subprocess.Popen of the bwrap argv) on the thread with the filter. The thread
+    lives as long as this process, which --die-with-parent needs (it follows the thread)."""
+    return _spawn_thread().run(start)

@@ -30,8 +30,9 @@ subfolder, and can rewrite the top-level files that exist): docs/security.md say
 is also granted on a few character devices (/dev/null, /dev/zero, ...; never a terminal) and
 /dev/shm. Device ioctls are denied (ABI >= 5: no TIOCSTI through a terminal fd). TCP connect
 and bind are denied (ABI >= 4) unless the network is allowed, and seccomp.py refuses every
-socket but AF_UNIX (MPTCP, UDP, raw: what Landlock does not cover). Signals to and abstract
-Unix sockets of processes outside the sandbox are denied (ABI >= 6). Capabilities are
+socket but AF_UNIX (MPTCP, UDP, raw: what Landlock does not cover), and AF_UNIX too unless
+the policy allows Unix sockets (a named socket is reached by path, which Landlock cannot
+refuse). Signals to and abstract Unix sockets of processes outside the sandbox are denied (ABI >= 6). Capabilities are
 dropped (run by root, a command would keep them all: mknod, modules, the network config).
 """
 
@@ -178,7 +179,8 @@ def _covers_hidden(path: str, hidden: set[str]) -> bool:
 
 def build_ruleset(spec: dict) -> tuple[int, int]:
     """A Landlock ruleset fd (O_CLOEXEC) for `spec`: {"write": [...], "hidden": [...],
-    "protected": [...], "network": bool}, and the ABI it was built for. Enforcing it (enforce_ruleset) confines
+    "protected": [...], "network": bool, "unix_sockets": bool (seccomp's, not Landlock's)}, and
+    the ABI it was built for. Enforcing it (enforce_ruleset) confines
     the calling thread and what it starts; the caller closes the fd. LandlockError when
     Landlock is missing."""
     abi = abi_version()
@@ -301,7 +303,7 @@ _LIST_OPTIONS = {"--write": "write", "--hide": "hidden", "--protect": "protected
 
 def parse_spec(argv: list[str]) -> tuple[dict, list[str]]:
     """The launcher's options (no argparse or json: they would double its start-up time)."""
-    spec: dict = {"write": [], "hidden": [], "protected": [], "network": False}
+    spec: dict = {"write": [], "hidden": [], "protected": [], "network": False, "unix_sockets": False}
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -309,6 +311,8 @@ def parse_spec(argv: list[str]) -> tuple[dict, list[str]]:
             return spec, argv[i + 1:]
         if arg == "--network":
             spec["network"] = True
+        elif arg == "--unix-sockets":
+            spec["unix_sockets"] = True
         elif arg in _LIST_OPTIONS and i + 1 < len(argv):
             spec[_LIST_OPTIONS[arg]].append(argv[i + 1])
             i += 1
@@ -323,7 +327,8 @@ def launcher_args(spec: dict) -> list[str]:
     args = [a for path in spec.get("write", ()) for a in ("--write", str(path))]
     args += [a for path in spec.get("hidden", ()) for a in ("--hide", str(path))]
     args += [a for path in spec.get("protected", ()) for a in ("--protect", str(path))]
-    return args + (["--network"] if spec.get("network") else [])
+    return args + (["--network"] if spec.get("network") else []) + (
+        ["--unix-sockets"] if spec.get("unix_sockets") else [])
 
 
 def main(argv: list[str]) -> int:
@@ -336,13 +341,12 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves this folder out
-        from seccomp import confine_network  # beside this file (the launcher imports no package)
+        from seccomp import confine_sockets  # beside this file (the launcher imports no package)
 
         libc = _libc()
         drop_capabilities(libc)
         restrict_self(spec)
-        if not spec["network"]:
-            confine_network(libc)
+        confine_sockets(libc, inet=spec["network"], unix=spec["unix_sockets"])
     except OSError as err:
         sys.stderr.write(f"agentica sandbox (landlock): {err}\n")
         return 126

@@ -29,13 +29,16 @@ of the folders a not-yet-existing secret would appear in, and of the writable fo
 is rebuilt when it changes: a new file in $HOME is readable, a new ~/.aws is hidden, from the
 next command on, as with a launcher that builds the rules for every command.
 
-Without the network the thread also installs the seccomp filter (seccomp.py: no socket but
-AF_UNIX, no io_uring) before it starts the command. Run by root, it first moves its future
-children into a new PID namespace (unshare(CLONE_NEWPID), which root may do from one thread):
-the command is that namespace's init, and when it ends the kernel kills everything left in
-it, a daemonised `setsid cmd &` too, also when agentica is SIGKILLed (the group watcher kills
-the init). A user cannot (a new PID namespace needs a user namespace, which a threaded
-process cannot enter): descendants.py ends what is left at agentica's exit instead.
+The thread also installs the seccomp filter (seccomp.py: no socket but AF_UNIX without the
+network, no AF_UNIX socket unless the policy allows Unix sockets, no io_uring) before it starts
+the command. Run by root, it first moves its future children into a new PID namespace
+(unshare(CLONE_NEWPID), which root may do from one thread): the command is that namespace's
+init, and when it ends the kernel kills everything left in it, a daemonised `setsid cmd &`
+too. A user cannot (a new PID namespace needs a user namespace, which a threaded process
+cannot enter). For both, every such thread is created by the session thread
+(sandbox_session.py), whose signal-scoped Landlock domain the command's domain is nested in:
+the session's reaper (reaper.py) ends everything in it when agentica dies, SIGKILL included;
+descendants.py ends what is left at a normal exit.
 """
 
 from __future__ import annotations
@@ -72,10 +75,11 @@ class PreparedRuleset:
     """A ruleset fd and the fingerprint of the file system it was built from. The fd is
     closed when the object is gone, so a spawn holding it never sees a reused number."""
 
-    def __init__(self, fd: int, fingerprint: tuple[Any, ...], network: bool = False):
+    def __init__(self, fd: int, fingerprint: tuple[Any, ...], network: bool = False, unix_sockets: bool = False):
         self.fd = fd
         self.fingerprint = fingerprint
-        self.network = network  # False: the seccomp filter goes with it
+        self.network = network  # what the seccomp filter lets through (seccomp.confine_sockets)
+        self.unix_sockets = unix_sockets
         weakref.finalize(self, os.close, fd)
 
 
@@ -125,7 +129,7 @@ class RulesetCache:
                 return found
             rules = spec()
             fd, _abi = build_ruleset(rules)
-            found = PreparedRuleset(fd, current, bool(rules.get("network")))
+            found = PreparedRuleset(fd, current, bool(rules.get("network")), bool(rules.get("unix_sockets")))
             self.entries[key] = found
             return found
 
@@ -156,30 +160,30 @@ _SPAWN_LOCK = threading.Lock()  # one confined thread at a time: the dumpable sw
 
 def spawn_confined(ruleset: PreparedRuleset, start: Callable[[], _T]) -> _T:
     """`start()` (which starts a process: subprocess.Popen) called on a new thread that
-    confined itself with `ruleset` first; its result, or its exception."""
+    confined itself with `ruleset` first; its result, or its exception. The thread is made by
+    the session thread (sandbox_session.py), so the command is in the session's domain."""
+    from agentica_cli.sandbox.sandbox_session import standby_worker
+
     libc = _c()
     outcome: dict[str, Any] = {}
 
     def confine_and_start() -> None:
-        outcome["tid"] = threading.get_native_id()
         try:
             _own_pid_namespace(libc)
             drop_capabilities(libc)
             enforce_ruleset(ruleset.fd, libc)
-            if not ruleset.network:
-                from agentica_cli.sandbox.seccomp import confine_network
+            from agentica_cli.sandbox.seccomp import confine_sockets
 
-                confine_network(libc)
+            confine_sockets(libc, inet=ruleset.network, unix=ruleset.unix_sockets)
             outcome["value"] = start()
         except BaseException as exc:  # handed to the caller, whatever it is
             outcome["error"] = exc
 
     with _SPAWN_LOCK, _not_dumpable(libc) as switched:
-        thread = threading.Thread(target=confine_and_start, name="agentica-landlock-spawn", daemon=True)
-        thread.start()
-        thread.join()
-        if switched:  # Python's join returns before the kernel task is gone: wait for that too
-            _wait_thread_gone(outcome.get("tid"))
+        worker = standby_worker()
+        worker.run(confine_and_start)
+        if switched:  # the thread's job is done before the kernel task is gone: wait for that too
+            _wait_thread_gone(worker.tid)
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]

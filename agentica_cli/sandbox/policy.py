@@ -130,13 +130,15 @@ class SandboxPolicy:
     """`mode`: workspace-write (write the work folder, extra folders and a private temp
     folder), read-only (write only the private temp folder) or off. `hidden`: paths that
     are made unreadable (folders become empty, files read as empty). `network`: whether
-    the command may open connections."""
+    the command may open connections. `unix_sockets`: whether it may create Unix sockets
+    (off: it cannot connect to a local service's socket, an agent's or docker's; seccomp.py)."""
 
     mode: str = DEFAULT_MODE
     work_dir: Path = field(default_factory=Path.cwd)
     extra_dirs: tuple[Path, ...] = ()
     hidden: tuple[Path, ...] = ()
     network: bool = False
+    unix_sockets: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -151,6 +153,7 @@ class SandboxPolicy:
         extra_dirs: Iterable[str | os.PathLike[str]] = (),
         hide: Iterable[str | os.PathLike[str]] = (),
         network: bool = False,
+        unix_sockets: bool = False,
         home: str | os.PathLike[str] | None = None,
     ) -> SandboxPolicy:
         """The policy with the default secrets plus `hide` (`~` expanded) hidden."""
@@ -162,6 +165,7 @@ class SandboxPolicy:
             extra_dirs=tuple(_real(d) for d in extra_dirs),
             hidden=tuple(dict.fromkeys(hidden)),
             network=network,
+            unix_sockets=unix_sockets,
         )
 
     @property

@@ -26,6 +26,7 @@ _T = TypeVar("_T")
 
 BACKENDS = ("bubblewrap", "landlock", "seatbelt")
 LANDLOCK_LAUNCHER = str(Path(__file__).with_name("landlock.py"))
+SECCOMP_LAUNCHER = str(Path(__file__).with_name("seccomp.py"))
 
 # What a command prints when the sandbox stopped it (EROFS, EACCES, a network without routes).
 _DENIED_WRITE = re.compile(r"Read-only file system|Permission denied|Operation not permitted", re.I)
@@ -140,14 +141,27 @@ class Sandbox:
             return abi_version() >= 4 and supported()
         return True
 
+    @property
+    def unix_sockets_confined(self) -> bool:
+        """Whether commands are kept from creating Unix sockets (seccomp.py on both backends)."""
+        if not self.confines or self.policy.unix_sockets or self.backend not in ("bubblewrap", "landlock"):
+            return False
+        from agentica_cli.sandbox.seccomp import supported
+
+        return supported()
+
     def describe(self) -> str:
         """For the banner and /status: `workspace-write (bubblewrap)`, `off`, or the warning."""
         if not self.policy.active:
             return "off"
         if self.backend is None:
             return "none available — commands run unconfined"
-        extra = "network on" if self.policy.network else ("" if self.network_confined else "network not confined")
-        return f"{self.policy.mode} ({self.backend}{', ' + extra if extra else ''})"
+        extra = ["network on"] if self.policy.network else ([] if self.network_confined else ["network not confined"])
+        if self.policy.unix_sockets:
+            extra.append("unix sockets on")
+        elif self.backend != "seatbelt" and not self.unix_sockets_confined:
+            extra.append("unix sockets not confined")
+        return f"{self.policy.mode} ({self.backend}{''.join(', ' + e for e in extra)})"
 
     def temp_dir(self) -> Path:
         """This sandbox's private, writable temp folder (TMPDIR for its commands), removed at exit."""
@@ -173,7 +187,8 @@ class Sandbox:
     def _landlock_spec(self, policy: SandboxPolicy) -> dict:
         return {"write": [str(p) for p in policy.writable(self.temp_dir())],
                 "hidden": [str(p) for p in policy.existing_hidden()],
-                "protected": [str(p) for p in policy.protected()], "network": policy.network}
+                "protected": [str(p) for p in policy.protected()], "network": policy.network,
+                "unix_sockets": policy.unix_sockets}
 
     def wrap(self, argv: list[str], cwd: str | os.PathLike[str], *, die_with_parent: bool = False,
              network: bool = False) -> list[str]:
@@ -184,16 +199,20 @@ class Sandbox:
         processes without a group watcher. `network`: this command may use the network."""
         if not self.confines:
             return argv
+        from agentica_cli.sandbox.sandbox_session import runnable_python
+
         temp = self.temp_dir()
         policy = self._policy_for(network)
         if self.backend == "bubblewrap":
             from agentica_cli.sandbox.bwrap import bwrap_argv
 
+            if not policy.unix_sockets:  # the filter from a launcher inside (prepare() spares its start-up)
+                argv = [runnable_python(), "-I", "-S", SECCOMP_LAUNCHER, "--network", "--", *argv]
             return bwrap_argv(policy, argv, cwd=Path(cwd), temp_dir=temp, die_with_parent=die_with_parent)
         if self.backend == "landlock":
             from agentica_cli.sandbox.landlock import launcher_args
 
-            return [sys.executable, "-I", "-S", LANDLOCK_LAUNCHER, *launcher_args(self._landlock_spec(policy)),
+            return [runnable_python(), "-I", "-S", LANDLOCK_LAUNCHER, *launcher_args(self._landlock_spec(policy)),
                     "--", *argv]
         from agentica_cli.sandbox.seatbelt import seatbelt_argv
 
@@ -202,7 +221,14 @@ class Sandbox:
     def prepare(self, argv: list[str], cwd: str | os.PathLike[str], *, network: bool = False) -> Launch:
         """How to start `argv` confined (see Launch). With Landlock no launcher process: the
         command starts from a thread that confined itself (landlock_spawn.py), with a ruleset
-        built once and rebuilt when the folders it lists change."""
+        built once and rebuilt when the folders it lists change. bubblewrap starts from a
+        thread with the seccomp filter that refuses Unix sockets (unless the policy allows them)."""
+        if self.confines and self.backend == "bubblewrap" and not self.policy.unix_sockets:
+            from agentica_cli.sandbox.bwrap import bwrap_argv, start_without_unix_sockets
+
+            policy = self._policy_for(network)
+            return Launch(bwrap_argv(policy, list(argv), cwd=Path(cwd), temp_dir=self.temp_dir()),
+                          start_without_unix_sockets)
         if not (self.confines and self.backend == "landlock"):
             return Launch(self.wrap(argv, cwd, network=network))
         from agentica_cli.sandbox.landlock_spawn import RulesetCache, spawn_confined, watched_folders
@@ -212,7 +238,8 @@ class Sandbox:
             self._rulesets = RulesetCache()
         writable = [str(p) for p in policy.writable(self.temp_dir())]
         hidden = [str(p) for p in policy.hidden] + [str(p) for p in policy.existing_hidden()]
-        ruleset = self._rulesets.get((tuple(writable), policy.network), lambda: self._landlock_spec(policy),
+        ruleset = self._rulesets.get((tuple(writable), policy.network, policy.unix_sockets),
+                                     lambda: self._landlock_spec(policy),
                                      watched_folders(hidden, writable))
         return Launch(list(argv), lambda popen: spawn_confined(ruleset, popen))
 
@@ -236,6 +263,8 @@ class Sandbox:
                               "one of them (use the file tools there, or a subfolder)")
         if offline:
             denied.append("network access (TCP connect and listen)")
+        if self.unix_sockets_confined:
+            denied.append("Unix sockets (docker, a local database's socket, key agents)")
         ways = ("If it failed because it needs the network, call execute again with network=true and a reason "
                 "(it stays sandboxed for files). " if offline else "")
         return (f"[sandbox: this command ran in the {self.policy.mode} sandbox ({self.backend}), which denies "

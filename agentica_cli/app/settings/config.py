@@ -151,6 +151,7 @@ SCHEMA: dict[str, Any] = {
         "mode": ("workspace-write", "read-only", "off"),  # agentica_cli.sandbox.MODES
         "backend": ("auto", "bubblewrap", "landlock", "seatbelt"),
         "network": "bool",  # commands may open connections
+        "unix_sockets": "bool",  # commands may create Unix sockets (local services: docker, agents, databases)
         "hide": "list[str]",  # more paths commands may not read (besides ~/.ssh, ~/.aws, ...)
         "env_allow": "list[str]",  # variables commands keep even if their names look secret
     },
@@ -195,6 +196,7 @@ UNTRUSTED_PROJECT_KEYS = (
     "sandbox.mode",  # loosens the command sandbox
     "sandbox.backend",
     "sandbox.network",
+    "sandbox.unix_sockets",  # lets commands reach local services' sockets (docker, ssh-agent, databases)
     "sandbox.env_allow",  # passes secrets to commands
 )
 

@@ -22,6 +22,7 @@ CONFIG_KEYS: dict[str, str] = {
     "exclude_tools": "list[str]",
     "sandbox": "str",  # a stdio server's OS sandbox: one of SANDBOX_MODES (default "off")
     "sandbox_network": "bool",  # a sandboxed server may open network connections
+    "sandbox_unix_sockets": "bool",  # a sandboxed server may create Unix sockets (docker, a database's socket)
     "protocol": "str",  # "auto" (default) or "legacy": the 2025 handshake at once
     "oauth": "bool",  # a url server behind OAuth: log in through the browser, tokens in ~/.agentica/mcp-auth
     # Any of these implies oauth = true:

@@ -87,6 +87,7 @@ class McpServerConfig:
     exclude_tools: list[str] = field(default_factory=list)
     sandbox: str = "off"  # the OS sandbox of a stdio server (agentica_cli.sandbox), writable: its work folder
     sandbox_network: bool = False
+    sandbox_unix_sockets: bool = False
     protocol: str = "auto"
     oauth: bool = False
     oauth_scopes: list[str] | None = None
@@ -228,7 +229,8 @@ class McpServerConfig:
         """The server's command line inside its sandbox; no backend here is an error (fail closed)."""
         from agentica_cli.sandbox import Sandbox, SandboxPolicy
 
-        sandbox = Sandbox(SandboxPolicy.build(self.sandbox, work_dir, network=self.sandbox_network))
+        sandbox = Sandbox(SandboxPolicy.build(self.sandbox, work_dir, network=self.sandbox_network,
+                                              unix_sockets=self.sandbox_unix_sockets))
         if not sandbox.confines:
             raise McpConfigError(f"mcp_servers.{self.name}.sandbox: no sandbox backend on this machine "
                                  "(install bubblewrap); set sandbox = \"off\" to run it unconfined")

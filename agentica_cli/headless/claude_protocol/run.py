@@ -1,0 +1,352 @@
+"""A Claude Agent SDK session: the SDK's messages on stdin, Claude Code's on stdout.
+
+Built on the -p stream-json run (cli/printers.py PrintRun): the same settings, session, policy,
+MCP servers, checkpoints and result accounting. What differs is the wire: stdin is read as
+the control channel (channel.py) by a dispatcher task (control_requests.py), so control
+requests (initialize, interrupt, set_permission_mode, set_model, mcp_status) are answered while
+a turn runs; user messages queue up and run as turns, in order; each turn's events are written
+by messages.py.
+The agent is built when the first user message arrives: by then the SDK's `initialize` has
+registered its hooks and agents, and the SDK's MCP servers have answered their handshake.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from agentica_cli.app import exitcodes
+from agentica_cli.app.safe_text import safe_text
+from agentica_cli.app.settings.config import Settings
+from agentica_cli.headless.claude_protocol.channel import ControlChannel, decode
+from agentica_cli.headless.claude_protocol.control_requests import SdkControlRequests
+from agentica_cli.headless.claude_protocol.flags import ClaudeOptions
+from agentica_cli.headless.claude_protocol.messages import AssistantReply, MessageWriter
+from agentica_cli.headless.claude_protocol.permissions import SdkPermissions, set_claude_mode
+from agentica_cli.headless.claude_protocol.sdk_hooks import SdkHooks
+from agentica_cli.headless.claude_protocol.sdk_mcp import SdkMcpServer
+from agentica_cli.headless.claude_protocol.tool_names import BUILTIN_CLAUDE_TOOLS, claude, ours
+from agentica_cli.headless.printers import OutputClosed, PrintRun, RunFailure, run_print
+
+SCHEMA_NOTE = ("Answer with one JSON value and nothing else (no prose, no code fence) that matches this "
+               "JSON Schema:\n{schema}")
+
+
+def run_claude(args: argparse.Namespace, settings: Settings, work_dir: Path) -> int:
+    """The settings the Claude flags change, then the run (printers.run_print builds the model)."""
+    from agentica_cli.app.extension_setup import model_names
+
+    opts: ClaudeOptions = args.claude
+    if opts.model_alias and not args.model:
+        mapped = model_names(settings).resolve(opts.model_alias)  # None: the configured model
+        if mapped:
+            settings.data.setdefault("model", {})["name"] = mapped
+    # --tools keeps only those builtins; a whole builtin in --disallowedTools (no pattern) is taken
+    # away too, as Claude Code takes it out of the model's context (its deny rule stays as well)
+    left_out = [ours(name) for name in BUILTIN_CLAUDE_TOOLS
+                if (opts.base_tools is not None and ours(name) not in opts.base_tools) or name in args.disallowed_tools]
+    if left_out:
+        tools = settings.data.setdefault("tools", {})
+        tools["exclude"] = list(dict.fromkeys([*(tools.get("exclude") or []), *left_out]))
+    if opts.json_schema is not None:
+        note = SCHEMA_NOTE.format(schema=json.dumps(opts.json_schema, ensure_ascii=False))
+        args.append_system_prompt = f"{args.append_system_prompt}\n\n{note}" if args.append_system_prompt else note
+    return run_print(args, settings, work_dir, "", read_stdin=False, runner_class=ClaudeRun)
+
+
+class ClaudeRun(SdkControlRequests, PrintRun):
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.options: ClaudeOptions = self.args.claude
+        self.format = "claude"
+        self.startup_error = ""
+        self.opened_session: Any = None  # a session this run opened itself (--session-id, --fork-session)
+        self._own_session()
+        self.configured_model = self.settings.model_name
+        self.channel = ControlChannel(self.emit_json)
+        self.permissions = SdkPermissions(self.channel, enabled=self.options.permission_prompt,
+                                          dont_ask=self.options.dont_ask)
+        self.sdk_hooks = SdkHooks(self.channel)
+        self.sdk_servers = [SdkMcpServer(name, self.channel) for name in self.options.sdk_mcp_servers]
+        import uuid
+
+        wire_id = self.session_id or self.options.session_id or str(uuid.uuid4())
+        self.writer = MessageWriter(self.emit_json, wire_id, self.model_label,
+                                    partial=self.options.include_partial_messages)
+        self.claude_mode = self.options.claude_mode
+        self.agent: Any = None
+        self.policy: Any = None
+        self.mode_prompt: Any = None
+        self.extensions: Any = None
+        self.turn_task: asyncio.Task[None] | None = None
+        self.interrupt_requested = False
+        self.turns_run = 0
+        self.last_failed = False
+        self.api_seconds = 0.0
+        self.request_started: float | None = None
+        self.handlers: dict[str, asyncio.Task[None]] = {}
+
+    # -- the session ------------------------------------------------------------------------
+
+    def _own_session(self) -> None:
+        """--session-id names a new session; --fork-session continues a copy of the resumed one."""
+        from agentica_cli.app.sessions import Session
+
+        old = self.session
+        if old is None:
+            return
+        store = old.store
+        if self.options.fork_session:
+            fork = store.create(self.work_dir, self.model_label, forked_from=old.id)
+            messages = list(old.messages)
+            if messages:
+                fork.replace_history(messages)
+            fork.messages = messages
+            old.close()
+            self.session = self.opened_session = fork
+        elif self.options.session_id:
+            path = store.path_for(self.options.session_id)
+            if path.exists():
+                self.startup_error = (f"--session-id {self.options.session_id}: that session exists already "
+                                      "(resume it with --resume)")
+                return
+            header = {"type": "session", "id": self.options.session_id, "cwd": str(self.work_dir),
+                      "created": time.time(), "model": self.model_label}
+            old.close()
+            self.session = self.opened_session = Session(store, self.options.session_id, path, [], header=header)
+
+    # -- running ---------------------------------------------------------------------------
+
+    def run(self, prompt: str = "") -> int:
+        self.options.started = True
+        if self.startup_error:
+            return self._refuse(self.startup_error)
+        try:
+            if not self.run_driver(self.drive_claude()):
+                return self.output_closed()
+        finally:
+            if self.opened_session is not None:
+                self.opened_session.close()
+        if self.checkpoints is not None:
+            self.checkpoints.prune()
+        if self.interrupted:
+            return exitcodes.INTERRUPTED
+        if isinstance(self.error, RunFailure):  # a failure outside the loop's own errors (said on stderr)
+            if self.turn_task is not None:  # the turn it ended still gets its result, for the SDK
+                try:
+                    self.write_result()
+                except OutputClosed:
+                    return self.output_closed()
+            return exitcodes.MODEL_ERROR
+        return exitcodes.MODEL_ERROR if self.last_failed else exitcodes.OK
+
+    def _refuse(self, message: str) -> int:
+        sys.stderr.write(f"agentica: {safe_text(message)}\n")
+        try:
+            self.writer.result(stop_reason="error", text="", error=message, duration_ms=0, duration_api_ms=0,
+                               num_turns=0, usage={})
+        except OutputClosed:
+            pass
+        return exitcodes.USAGE_ERROR
+
+    async def drive_claude(self) -> None:
+        from agentica_cli.app.extension_setup import load_extensions
+        from agentica_cli.headless.stream_input import StdinMessages
+
+        self.turns: asyncio.Queue[Any] = asyncio.Queue()
+
+        def read_error(text: str) -> None:
+            sys.stderr.write(f"agentica: {text}\n")
+
+        stdin = StdinMessages(sys.stdin.fileno(), decode=decode, on_read_error=read_error)
+        stdin.start()
+        # What the first request imports (openai, ~0.3 s), in a thread while the SDK sends initialize
+        # and its first message and the agent is built: a ClaudeSDKClient may wait long before its
+        # first query. Awaited before the first turn, so no import runs in two threads then.
+        warming = asyncio.get_running_loop().run_in_executor(None, _warm_imports)
+        self.extensions = load_extensions(self.settings, self.work_dir)
+        dispatcher = asyncio.create_task(self.dispatch(stdin))
+        tools = asyncio.create_task(self.start_tools())
+        try:
+            while (message := await self.turns.get()) is not None:
+                if self.agent is None:
+                    self.agent = self.build_claude_agent(await tools)
+                    for text in (await self.agent.start_session()).messages:  # SessionStart hooks
+                        self.progress.line(f"agentica: {safe_text(text)}")
+                    self.system_init()
+                    await warming
+                await self.claude_turn(message)
+            if self.agent is not None:
+                await self.agent.end_session("other")
+        finally:
+            dispatcher.cancel()
+            tools.cancel()
+            for task in self.handlers.values():
+                task.cancel()
+            if self.mcp is not None:
+                await self.mcp.close()
+
+    async def start_tools(self) -> list[Any]:
+        configured = await self.start_mcp()
+        await asyncio.gather(*(server.connect() for server in self.sdk_servers))
+        for server in self.sdk_servers:
+            if not server.connected:
+                sys.stderr.write(f"agentica: {safe_text(server.error)}\n")
+        return [*configured, *self.sdk_servers]
+
+    def build_claude_agent(self, extra_tools: list[Any]) -> Any:
+        from agentica_cli.agent.hooks import hook_caller
+        from agentica_cli.app.runtime import PLAN_MODE_NOTE, PermissionModePrompt
+
+        agent = self.build_agent(extra_tools)
+        self.policy = agent.approve
+        self.policy.ask = self.permissions  # what it would ask a person goes to can_use_tool
+        self.permissions.policy = self.policy
+        self.permissions.on_interrupt = self.interrupt_turn
+        self.permissions.on_mode = self.set_mode
+        prompt = PermissionModePrompt(agent)
+        if self.policy.mode == "plan" and isinstance(prompt.base, str):  # the note build_agent added is not base
+            prompt.base = prompt.base.removesuffix(PLAN_MODE_NOTE).removesuffix("\n\n") or None
+        self.mode_prompt = prompt
+        set_claude_mode(self.policy, prompt, self.permissions, self.claude_mode)
+        agent.hooks.append(self.sdk_hooks)
+        self.apply_agents(agent)
+        saving = agent.on_message
+
+        def observe(message: dict[str, Any]) -> None:
+            if saving is not None:
+                saving(message)
+            caller = hook_caller()  # the run the loop appends for: its stream, in order with the deltas
+            if message.get("role") == "assistant" and caller is not None and caller.agent is agent:
+                caller.emit(AssistantReply(message=dict(message)))
+
+        agent.on_message = observe
+        return agent
+
+    def apply_agents(self, agent: Any) -> None:
+        """The SDK's agents (initialize, --agents) as the task tool's sub-agents."""
+        if not self.options.agents:
+            return
+        from agentica_cli.app.extension_setup import model_names
+        from agentica_cli.extensions.agents import AgentSpec
+        from agentica_cli.extensions.tool_names import agent_tool
+        from builtin_tools.task import BuiltinTaskTool
+
+        models = model_names(self.settings)
+        specs = {}
+        for name, spec in self.options.agents.items():
+            if not isinstance(spec, dict):
+                continue
+            tools = spec.get("tools")
+            specs[name] = AgentSpec(name=str(name), description=str(spec.get("description") or ""),
+                                    prompt=str(spec.get("prompt") or ""), scope="sdk",
+                                    tools=[agent_tool(t) for t in tools] if isinstance(tools, list) else None,
+                                    model=models.resolve(spec.get("model")))
+        for tool in agent.tools:
+            if isinstance(tool, BuiltinTaskTool):
+                tool.set_agents({**tool.agents, **specs})
+
+    def system_init(self) -> None:
+        from builtin_tools.task import BuiltinTaskTool
+
+        agents = [name for tool in self.agent.tools if isinstance(tool, BuiltinTaskTool) for name in tool.agents]
+        commands = list(getattr(self.extensions, "commands", {}) or {})
+        self.writer.system_init(cwd=str(self.work_dir), tools=[claude(name) for name in self.agent.functions],
+                                mcp_servers=[{"name": e["name"], "status": e["status"]} for e in self.mcp_entries()],
+                                permission_mode=self.claude_mode, agents=agents, slash_commands=commands)
+
+    async def claude_turn(self, message: Any) -> None:
+        self.reset_turn()
+        self.turns_run += 1
+        self.interrupt_requested = False
+        self.api_seconds = 0.0
+        task = asyncio.create_task(self.command_turn(message))
+        self.turn_task = task
+        try:
+            await task
+        except asyncio.CancelledError:
+            if not (self.interrupt_requested and task.cancelled()):
+                task.cancel()
+                raise
+        self.write_result()
+        self.turn_task = None  # (left set when the turn failed: run() still writes its result)
+
+    async def command_turn(self, message: Any) -> None:
+        """A turn; a prompt that starts with `/name` runs that custom command (its model and tools
+        for this turn), as Claude Code does, unless the SDK sent it verbatim."""
+        from agentica_cli.app.extension_setup import find_command, use_command_settings
+
+        prompt, restore = message.text, None
+        found = None if getattr(message, "verbatim", False) else find_command(prompt, self.extensions)
+        if found is not None:
+            from agentica_cli.app.command_shell import expand_command
+
+            command, arguments = found
+            prompt, _ = await expand_command(command, arguments, self.agent, self.work_dir,
+                                             lambda line: self.progress.line(safe_text(line)))
+            restore = use_command_settings(self.agent, command)
+        try:
+            await self.stream_turn(self.agent, prompt, message.images)
+        finally:
+            if restore is not None:
+                restore()
+
+    async def stream_turn(self, agent: Any, prompt: str, images: Any) -> None:
+        from contextlib import aclosing
+
+        async with aclosing(agent.run_stream(prompt, images)) as events:
+            async for event in events:
+                self.record(event)
+                if not event.source and event.type == "model_request_started":
+                    self.request_started = time.monotonic()
+                elif not event.source and event.type == "usage" and self.request_started is not None:
+                    self.api_seconds += time.monotonic() - self.request_started
+                    self.request_started = None
+                self.writer.handle(event)
+
+    def write_result(self) -> None:
+        interrupted = self.interrupt_requested
+        if interrupted:
+            self.writer.interrupted()
+        text = self.final.content if self.final is not None else ""
+        reason = "cancelled" if interrupted else (self.final.stop_reason if self.final is not None else "error")
+        error = self.error.message if self.error is not None else self.blocked_message() or (
+            "interrupted" if interrupted else None)
+        structured, structured_error = None, None
+        if self.options.json_schema is not None and reason == "completed":
+            structured, structured_error = _json_answer(text)
+        line = self.writer.result(stop_reason=reason, text=text, error=error,
+                                  duration_ms=int((time.monotonic() - self.started) * 1000),
+                                  duration_api_ms=int(self.api_seconds * 1000), num_turns=self.requests,
+                                  usage=dict(self.usage), structured=structured, structured_error=structured_error)
+        self.last_failed = bool(line["is_error"]) and not interrupted
+
+
+def _warm_imports() -> None:
+    try:
+        import anyio._core._sockets
+        import anyio._core._streams  # noqa: F401  (httpx's first connection)
+
+        from agentica_cli.models.openai_import import import_openai
+
+        import_openai()  # the lean way, as the model client does it
+        import openai.resources.chat  # noqa: F401
+    except Exception:  # only a head start: the turn imports what it needs anyway
+        pass
+
+
+def _json_answer(text: str) -> tuple[Any, str | None]:
+    """The answer as JSON for --json-schema (a code fence around it is tolerated), or why not."""
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.split("\n", 1)[1] if "\n" in body else ""
+        body = body.rsplit("```", 1)[0]
+    try:
+        return json.loads(body), None
+    except ValueError:
+        return None, "the answer is not the JSON value --json-schema asks for"
