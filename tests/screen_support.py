@@ -111,9 +111,10 @@ def started_repls(home: Path, project: Path) -> Iterator[Callable[..., Repl]]:
 
 
 class Screen:
-    def __init__(self, child: pexpect.spawn, columns: int, lines: int):
+    def __init__(self, child: pexpect.spawn, columns: int, lines: int, history: int = 0):
         self.child = child
-        self.screen = pyte.Screen(columns, lines)
+        # `history`: rows scrolled off the top are kept (`all_text`), for output taller than the screen
+        self.screen = pyte.HistoryScreen(columns, lines, history=history) if history else pyte.Screen(columns, lines)
         self.stream = pyte.Stream(self.screen)
         self.raw: list[str] = []
         # Everything read from the program goes into the emulator, whether `pump` or pexpect's
@@ -140,6 +141,13 @@ class Screen:
 
     def text(self) -> str:
         return "\n".join(line.rstrip() for line in self.screen.display)
+
+    def all_text(self) -> str:
+        """The rows scrolled off the top (a `history` screen's), then the screen."""
+        top = getattr(getattr(self.screen, "history", None), "top", ())
+        columns = self.screen.columns
+        scrolled = ["".join(row[x].data for x in range(columns)).rstrip() for row in top]
+        return "\n".join([*scrolled, self.text()])
 
     def wait_for(self, check: Callable[[str], bool], timeout: float = 20, what: str = "") -> str:
         deadline = time.monotonic() + timeout
@@ -173,15 +181,16 @@ def shows_whole(screen_text: str, question: str) -> bool:
 
 
 def open_screen(home: Path, project: Path, args: list[str], *, columns: int = 80, lines: int = 30,
-                **extra: str | None) -> Screen:
+                history: int = 0, **extra: str | None) -> Screen:
     """`agentica ARGS` (in colour) on a `lines` x `columns` screen, just started."""
     child = spawn_agentica(home, project, args, columns=columns, lines=lines, timeout=20, color=True, **extra)
-    return Screen(child, columns, lines)
+    return Screen(child, columns, lines, history)
 
 
 def spawn_screen(home: Path, project: Path, server: object, *extra: str, columns: int = 80,
-                 lines: int = 30) -> Screen:
+                 lines: int = 30, history: int = 0) -> Screen:
     """The REPL on the scripted `server`, on a screen, at its first prompt."""
-    screen = open_screen(home, project, [*model_args(server), *extra], columns=columns, lines=lines)
+    screen = open_screen(home, project, [*model_args(server), *extra], columns=columns, lines=lines,
+                         history=history)
     screen.wait_text(PROMPT)
     return screen

@@ -597,11 +597,15 @@ def test_cancelling_during_the_model_stream_keeps_the_agent_usable(scripted):
 
     result = asyncio.run(main())
     assert result.content == "fresh"
-    # The unanswered prompt stays in the history, closed by a note (so roles keep alternating
-    # and the model knows it was abandoned); the half-streamed answer does not.
-    interrupted = {"role": "assistant", "content": "[No answer: the user interrupted this request.]"}
-    assert server.requests[1]["messages"] == [{"role": "user", "content": "first"}, interrupted,
-                                              {"role": "user", "content": "second"}]
+    # The interrupted prompt stays in the history, closed by what the model had written of its
+    # answer and a note that the user cut it there (issue 28, item 10: roles keep alternating,
+    # and the model knows what the user saw before they stopped it).
+    first, interrupted, second = server.requests[1]["messages"]
+    assert first == {"role": "user", "content": "first"} and second == {"role": "user", "content": "second"}
+    assert interrupted["role"] == "assistant"
+    written, note = interrupted["content"].split("\n\n")
+    assert written and "a long answer that streams slowly".startswith(written[:30])
+    assert note == "[The user interrupted this answer here.]"
     assert agent.messages == [*server.requests[1]["messages"], {"role": "assistant", "content": "fresh"}]
 
 

@@ -25,7 +25,7 @@ else:
 BIN = Path(sys.executable).parent
 # Pages other branches add; links to them are checked once they exist.
 PENDING_PAGES = {"toolkits.md", "toolkits-code-media.md", "extensions.md", "editor.md"}
-SUBCOMMANDS = {"acp", "mcp", "sessions", "doctor"}
+SUBCOMMANDS = {"acp", "mcp", "sessions", "doctor", "worktrees", "batch"}
 SHELL_OPERATORS = {"|", "||", "&&", ";", "&", "<", ">", "2>", ">>"}
 
 

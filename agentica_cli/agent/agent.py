@@ -262,7 +262,7 @@ class Agent(LifecycleEvents):
         try:
             await self._steps(run, asked, functions, schemas)
         except asyncio.CancelledError:
-            self._answer_unanswered(asked, "[No answer: the user interrupted this request.]")
+            self._keep_interrupted_answer(run, asked)
             if self.checkpoints is not None:  # a tool may have been stopped halfway: what it left is this turn's
                 # Blocking, after what is queued (the turn's start, a step's snapshot): the turn
                 # must be closed before the cancellation goes on, and it is a few milliseconds.
@@ -291,6 +291,7 @@ class Agent(LifecycleEvents):
             if response is None:
                 self._answer_unanswered(asked, f"[No answer: the request failed ({run.error}).]")
                 return self._finish(run, "", "error")
+            run.answer_so_far = ""  # in the history now, whole
             self._append(response.to_message())
             self.context.observe(_request_size(response), len(self.messages))
             content = response.content
@@ -342,6 +343,16 @@ class Agent(LifecycleEvents):
         if self.messages and self.messages[-1] is asked:
             self._append({"role": "assistant", "content": note})
 
+    def _keep_interrupted_answer(self, run: RunState, asked: dict[str, Any]) -> None:
+        """The user interrupted: what the model had written of its answer stays in the history
+        (the next request sees it, as the user saw it), with a note that it was cut there."""
+        written = run.answer_so_far.strip()
+        run.answer_so_far = ""
+        if not written:
+            self._answer_unanswered(asked, "[No answer: the user interrupted this request.]")
+        elif self.messages and (self.messages[-1] is asked or self.messages[-1].get("role") == "tool"):
+            self._append({"role": "assistant", "content": f"{written}\n\n[The user interrupted this answer here.]"})
+
     def _checkpoint_runner(self) -> CheckpointRunner:
         if self._checkpoints_runner is None or self._checkpoints_runner.checkpoints is not self.checkpoints:
             self._checkpoints_runner = CheckpointRunner(self.checkpoints)
@@ -380,13 +391,16 @@ class Agent(LifecycleEvents):
         if run.system_prompt:
             messages = [{"role": "system", "content": run.system_prompt}, *messages]
         response: ModelResponse | None = None
+        run.answer_so_far = ""
         try:
             async for event in self.model.response_stream(messages, tools):
                 if isinstance(event, ModelTextDelta):
+                    run.answer_so_far += event.text
                     run.emit(TextDelta(event.text))
                 elif isinstance(event, ModelReasoningDelta):
                     run.emit(ReasoningDelta(event.text))
                 elif isinstance(event, ModelRetry):
+                    run.answer_so_far = ""  # the answer starts again
                     run.emit(RetryNotice(event.describe(), attempt=event.attempt + 1,
                                          max_attempts=event.max_attempts, delay=event.delay, reason=event.reason))
                 else:

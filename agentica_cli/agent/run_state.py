@@ -28,6 +28,7 @@ class RunState:
         self.stop_hook_active = False  # a Stop hook already kept this run going
         self.overflow_compacted = False  # a context-length refusal was answered by compacting once
         self.turn_start: Future[Any] | None = None  # the turn's first snapshot, while it is being taken
+        self.answer_so_far = ""  # the text of the model request being streamed (kept if the user interrupts)
 
     def emit(self, event: Event) -> None:
         if threading.get_ident() == self.thread:

@@ -22,7 +22,7 @@ import typer
 
 from agentica_cli.app import exitcodes
 
-SUBCOMMANDS = ("acp", "mcp", "sessions", "models", "doctor")
+SUBCOMMANDS = ("acp", "mcp", "sessions", "models", "doctor", "worktrees", "batch", "batch-report")
 
 DESCRIPTION = """\
 A terminal coding agent. PROMPT is the task (with -p), or a first message. Without -p, opens
@@ -50,6 +50,8 @@ commands (agentica COMMAND --help for each):
   agentica sessions list|show|rm            saved conversations
   agentica models                           the models the configured endpoint serves
   agentica doctor                           what is found, loaded and skipped here, and why
+  agentica worktrees list|rm                the git worktrees --worktree made
+  agentica batch TASKS.jsonl                many tasks, each in its own worktree (docs/batch.md)
   agentica --install-completion             shell completion (bash, zsh, fish, PowerShell)
 
 permission modes (--permission-mode, config permissions.mode, /permissions):
@@ -224,6 +226,11 @@ def agentica(
         "-C", "--work-dir", metavar="DIR", help="the project folder (default: the current folder)")] = None,
     add_dir: Annotated[Optional[list[Path]], typer.Option(
         "--add-dir", metavar="DIR", help="another folder tools may use (repeatable)")] = None,
+    worktree: Annotated[Optional[str], typer.Option(
+        "-w", "--worktree", metavar="[NAME]",
+        help="run in a new git worktree (<repo>/.worktrees/NAME, branch agentica/NAME, from HEAD) so "
+        "parallel sessions never touch each other's files; NAME is optional (give it as --worktree=NAME or "
+        "before another flag); `agentica worktrees list|rm`")] = None,
     continue_: Annotated[bool, typer.Option(
         "-c", "--continue", help="resume this folder's latest session")] = False,
     resume: Annotated[Optional[str], typer.Option(
@@ -287,10 +294,26 @@ def _completing_a_subcommand() -> bool:
     return len(words) == 2 and any(name.startswith(words[1]) for name in SUBCOMMANDS)  # `agentica se<TAB>`
 
 
+def _worktree_name_optional(argv: list[str]) -> list[str]:
+    """`--worktree` / `-w` take an optional NAME (typer has no optional option values): one
+    followed by nothing or by another flag becomes `--worktree=` (a name made up later)."""
+    out = list(argv)
+    for i, word in enumerate(out):
+        if word == "--":
+            break
+        if word in ("--worktree", "-w") and (i + 1 == len(out) or out[i + 1].startswith("-")):
+            out[i] = "--worktree="
+    return out
+
+
 def run(argv: list[str]) -> int:
+    if argv[:2] == ["batch", "report"]:  # `batch TASKS.jsonl` and `batch report RESULTS.jsonl`: one word
+        argv = ["batch-report", *argv[2:]]
     first = argv[0] if argv else ""
     completing = "_AGENTICA_COMPLETE" in os.environ
     subcommand = first in SUBCOMMANDS or (completing and _completing_a_subcommand())
+    if not subcommand:
+        argv = _worktree_name_optional(argv)
     app = _commands_app() if subcommand else _root_app()
     command = typer.main.get_command(app)
     try:

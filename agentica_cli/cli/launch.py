@@ -22,8 +22,8 @@ def default_args() -> argparse.Namespace:
         permission_mode=None, yes=False,
         allowed_tools=[], disallowed_tools=[], sandbox=None, system_prompt=None, system_prompt_file=None,
         append_system_prompt=None, append_system_prompt_file=None, trust=False, mcp_config=[],
-        strict_mcp_config=False, work_dir=None, add_dir=[], continue_=False, resume=None, no_session=False,
-        undo=False, redo=False, force=False, tools=None, image=[], max_turns=None, version=False,
+        strict_mcp_config=False, work_dir=None, add_dir=[], worktree=None, continue_=False, resume=None,
+        no_session=False, undo=False, redo=False, force=False, tools=None, image=[], max_turns=None, version=False,
     )
 
 
@@ -53,6 +53,21 @@ def stream_input_problem(args: argparse.Namespace) -> str | None:
     return None
 
 
+def start_in_worktree(args: argparse.Namespace) -> int:
+    """--worktree: the same run in a new git worktree of the project; at the end, where the work is."""
+    from agentica_cli.worktrees import WorktreeError, create_worktree, exit_note
+
+    try:
+        tree = create_worktree((args.work_dir or Path.cwd()).expanduser(), args.worktree or None)
+    except WorktreeError as err:
+        return fail(str(err))
+    sys.stderr.write(f"agentica: working in worktree {tree.name}: {tree.path} (branch {tree.branch})\n")
+    try:
+        return start(argparse.Namespace(**{**vars(args), "worktree": None, "work_dir": tree.path}))
+    finally:
+        sys.stderr.write(exit_note(tree))
+
+
 def start(args: argparse.Namespace) -> int:
     from agentica_cli.app.process_hardening import harden_process
 
@@ -80,6 +95,8 @@ def start(args: argparse.Namespace) -> int:
     problem = stream_input_problem(args)
     if problem:  # before anything reads stdin (--api-key -)
         return fail(problem)
+    if getattr(args, "worktree", None) is not None:
+        return start_in_worktree(args)
     work_dir = (args.work_dir or Path.cwd()).expanduser()
     if not work_dir.is_dir():
         return fail(f"--work-dir {work_dir}: no such folder")

@@ -266,3 +266,6 @@ def register(app: typer.Typer) -> None:
     app.add_typer(sessions, name="sessions")
     app.command("models", context_settings=settings)(models)
     app.command("doctor", context_settings=settings)(doctor)
+    from agentica_cli.cli import batch_commands
+
+    batch_commands.register(app)  # worktrees list|rm, batch, batch report

@@ -18,6 +18,7 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
+from agentica_cli import shared_backoff
 from agentica_cli.models.base import (
     MissingApiKeyError,
     Model,
@@ -464,6 +465,7 @@ class OpenAIChat(Model):
         attempt = 0
         while True:
             attempt += 1
+            await shared_backoff.wait_turn()  # another session of a batch got a 429: wait with it
             clock = AttemptClock(self.deadlines, request_deadline, stall=self.stream)
             try:
                 if self.stream:
@@ -487,6 +489,8 @@ class OpenAIChat(Model):
                     raise ModelError(f"{failure.reason} (gave up after {_attempts(attempt)}{hint})",
                                      status_code=failure.status_code, kind=kind) from None
                 delay = self.retry.delay(attempt, failure.retry_after)
+                if failure.status_code == 429:
+                    shared_backoff.hold(delay)
                 if loop.time() + delay >= request_deadline:
                     raise ModelError(
                         f"{failure.reason} (gave up after {_attempts(attempt)}: waiting {seconds_text(delay)} "

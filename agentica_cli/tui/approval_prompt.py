@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,8 +94,26 @@ def discard_typeahead() -> None:
         pass
 
 
-async def read_choice(choices: list[Choice]) -> str:
-    """Wait for one key of `choices` (no Enter needed); returns its answer."""
+def redraw_on_resize(app: Any, redraw: Callable[[], None]) -> None:
+    """Call `redraw` (above `app`'s line, through run_in_terminal) whenever the terminal's width
+    changes while `app` waits: what was printed at the old width is cut or re-wrapped by the
+    terminal, so the question is drawn again at the new one (a burst of resizes, one redraw each)."""
+    from prompt_toolkit.application import run_in_terminal
+
+    width = [app.output.get_size().columns]
+
+    def check(_: Any) -> None:
+        columns = app.output.get_size().columns
+        if columns != width[0]:
+            width[0] = columns
+            run_in_terminal(redraw)  # scheduled: printed above the question line, which is drawn again
+
+    app.before_render += check
+
+
+async def read_choice(choices: list[Choice], redraw: Callable[[], None] | None = None) -> str:
+    """Wait for one key of `choices` (no Enter needed); returns its answer. `redraw` prints the
+    question again after the window's width changed (redraw_on_resize)."""
     from prompt_toolkit.application import Application
     from prompt_toolkit.formatted_text import FormattedText
     from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
@@ -124,9 +143,55 @@ async def read_choice(choices: list[Choice]) -> str:
     window = Window(FormattedTextControl(prompt, show_cursor=True), wrap_lines=True, dont_extend_height=True)
     app: Application[str] = Application(layout=Layout(window), key_bindings=bindings, erase_when_done=True)
     app.ttimeoutlen = 0.05  # a lone Esc answers at once, not after prompt_toolkit's 0.5 s
+    if redraw is not None:
+        redraw_on_resize(app, redraw)
 
     # The call and the choices are printed by now: anything typed before this point was typed
     # without them on screen, and is void. (prompt_toolkit attaches its reader and draws the
     # question before it reads a key, so nothing typed after this is lost.)
     discard_typeahead()
     return await app.run_async()
+
+
+async def read_yes_no(question: str, *, default: bool) -> bool:
+    """A yes/no question answered with one key, as the approval question is: y or n, Enter
+    for the default (the capital in `[Y/n]`); Esc and Ctrl-C raise KeyboardInterrupt (the
+    caller's "leave"). The question and its answer stay on screen."""
+    from prompt_toolkit.application import Application
+    from prompt_toolkit.formatted_text import FormattedText
+    from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+    from prompt_toolkit.layout import Layout
+    from prompt_toolkit.layout.containers import Window
+    from prompt_toolkit.layout.controls import FormattedTextControl
+
+    bindings = KeyBindings()
+
+    def answer_with(value: bool | None) -> Any:
+        def handler(event: KeyPressEvent) -> None:
+            if not event.app.future.done():  # "y\r" arrives as one read: the Enter after it is not a second answer
+                event.app.exit(result=value)
+
+        return handler
+
+    for key in ("y", "Y"):
+        bindings.add(key)(answer_with(True))
+    for key in ("n", "N"):
+        bindings.add(key)(answer_with(False))
+    bindings.add("enter")(answer_with(default))
+    bindings.add("escape", eager=True)(answer_with(None))
+    bindings.add("c-c")(answer_with(None))
+    bindings.add("c-d")(answer_with(None))
+    bindings.add("<any>")(lambda event: None)
+    window = Window(FormattedTextControl(FormattedText([("ansiyellow", question)]), show_cursor=True),
+                    wrap_lines=True, dont_extend_height=True)
+    app: Application[bool | None] = Application(layout=Layout(window), key_bindings=bindings,
+                                                erase_when_done=True)
+    app.ttimeoutlen = 0.05
+    discard_typeahead()
+    answer = await app.run_async()
+    from agentica_cli.tui.terminal import plain
+
+    plain(f"{question}{'' if answer is None else 'y' if answer else 'n'}", "33")
+    if answer is None:
+        raise KeyboardInterrupt
+    return answer

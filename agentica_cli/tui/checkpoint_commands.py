@@ -94,11 +94,12 @@ class CheckpointCommands:
         for path in result.conflicts:
             why = "changed while the turn ran" if path in during else "changed after the turn"
             plain(f"  {safe_text(path, keep_newlines=False)}  ({why})", "33")
-        try:
-            reply = await self.repl.ask_line("Overwrite them anyway? Your changes to them are lost. [y/N] ")
+        try:  # one key, as an approval
+            overwrite = await self.repl.ask_yes_no("Overwrite them anyway? Your changes to them are lost. [y/N] ",
+                                                   default=False)
         except (KeyboardInterrupt, EOFError):
-            reply = ""
-        if reply.strip().lower() not in ("y", "yes"):
+            overwrite = False
+        if not overwrite:
             plain("Nothing was changed.", "2")
             return None
         return await self._attempt(action, True)

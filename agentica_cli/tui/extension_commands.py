@@ -24,7 +24,7 @@ def show_help(commands: dict[str, CustomCommand], builtin: dict[str, str]) -> No
     for name, command in sorted(commands.items()):
         hidden = " [a built-in command of that name wins]" if name in builtin else ""
         plain(f"  /{safe_text(name, keep_newlines=False):<12} {safe_text(command.help_line(), keep_newlines=False)}"
-              f"{hidden}")
+              f"{hidden}", hang=16)
 
 
 async def run_custom_command(repl: ReplHost, command: CustomCommand, arguments: str) -> None:

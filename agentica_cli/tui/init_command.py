@@ -73,11 +73,11 @@ async def run_init(repl: ReplHost) -> None:
         code = "32" if line.startswith("+") and not line.startswith("+++") else \
             "31" if line.startswith("-") and not line.startswith("---") else "2"
         plain(line, code)
-    try:
-        reply = await repl.ask_line(f"Write {FILE_NAME}? [y/N] ")
+    try:  # one key, as an approval
+        write = await repl.ask_yes_no(f"Write {FILE_NAME}? [y/N] ", default=False)
     except (KeyboardInterrupt, EOFError):
-        reply = ""
-    if reply.strip().lower() not in ("y", "yes"):
+        write = False
+    if not write:
         plain(f"{FILE_NAME} not written.", "2")
         return
     from builtin_tools.atomic_write import atomic_write_bytes

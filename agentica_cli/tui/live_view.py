@@ -18,6 +18,7 @@ from rich.text import Text
 
 from agentica_cli.app.safe_text import safe_text
 from agentica_cli.app.summaries import format_elapsed
+from agentica_cli.tui.wrapping import fit_line
 
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 TAIL_LINES = 5  # of a running command's output
@@ -62,17 +63,22 @@ class RunningTool:
         if complete:
             self.tail = (*self.tail, *(last_frame(line) for line in complete[-TAIL_LINES:]))[-TAIL_LINES:]
 
+    def visible_lines(self) -> list[str]:
+        """The last lines of its output, as shown under its spinner."""
+        lines = list(self.tail)
+        if self.partial.strip():
+            lines = [*lines, last_frame(self.partial)][-TAIL_LINES:]
+        return lines
+
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         now = time.monotonic()
         elapsed = "  " + format_elapsed(now - self.started)
         room = max(10, options.max_width - len(self.indent) - 2 - len(elapsed))  # the clock stays visible
         label = self.label if len(self.label) <= room else self.label[: room - 1] + "…"
         yield _one_line((self.indent, ""), (spinner_frame(now) + " ", "cyan"), (label, "bold"), (elapsed, "dim"))
-        lines = list(self.tail)
-        if self.partial.strip():
-            lines = [*lines, last_frame(self.partial)][-TAIL_LINES:]
-        for line in lines:
-            yield _one_line((self.indent + "    ", ""), (line, "dim"))
+        room = options.max_width - len(self.indent) - 4
+        for line in self.visible_lines():  # padding squeezed before anything is cut (wrapping.fit_line)
+            yield _one_line((self.indent + "    ", ""), (fit_line(line, room), "dim"))
 
 
 class ModelWait:

@@ -167,6 +167,10 @@ class Onboarding:
                 plain(f"Type a number from 1 to {len(choices)}, or a provider's name.", "33")
 
     async def yes(self, question: str, *, default: bool = True) -> bool:
+        """One key (y, n, Enter for the default), as an approval is answered."""
+        ask_yes_no = getattr(self.repl, "ask_yes_no", None)
+        if ask_yes_no is not None:
+            return bool(await ask_yes_no(question, default=default))
         reply = (await self.ask(question)).strip().lower()
         return default if not reply else reply in ("y", "yes")
 

@@ -36,6 +36,7 @@ from agentica_cli.app.summaries import (
 from agentica_cli.tui.diff_preview import render_diff
 from agentica_cli.tui.live_view import ModelWait, RunningTool
 from agentica_cli.tui.terminal_markdown import TerminalMarkdown, print_markdown
+from agentica_cli.tui.wrapping import fit_line, wrap_text
 
 TODO_TOOLS = ("write_todos", "todo_write", "update_todos", "todos")
 HEADER_FIRST = ("task",)  # calls whose steps show under them: their header is printed at the start
@@ -175,6 +176,11 @@ class EventRenderer:
             line.append("● ", style="red")
             line.append(self._call_line(name, args, tool.indent), style="bold")
             self.console.print(line)
+            room = self.console.width - len(tool.indent) - 4
+            for shown in tool.visible_lines():  # what it printed stays, as on the live area
+                row = Text(f"{tool.indent}    " + fit_line(shown, room), style="dim")
+                row.no_wrap, row.overflow = True, "ellipsis"
+                self.console.print(row)
             elapsed = format_elapsed(time.monotonic() - tool.started)
             self.console.print(Text(f"{tool.indent}  ⎿ cancelled ({elapsed})", style="red"))
 
@@ -202,6 +208,10 @@ class EventRenderer:
             chunk, self.text = split_markdown(self.text)
         if chunk.strip():
             self.printed_this_request = True
+            # Printed above a running Live, the block would be followed by the live area's last
+            # frame, which still holds it: shown twice until the next refresh. The area goes
+            # first (it comes back with what is left, at the caller's next _refresh).
+            self.pause()
         self._print_text(chunk)
 
     def _void_partial_answer(self) -> None:
@@ -259,13 +269,13 @@ class EventRenderer:
                 self._void_partial_answer()
                 if self.waiting is not None:
                     self.waiting.retrying(event.message, getattr(event, "delay", None))
-            self._permanent(event.source, Text(f"{indent}note: {safe_text(event.message)}", style="yellow"))
+            self._permanent(event.source, Text(self._hanging(f"{indent}note: ", event.message), style="yellow"))
             self._refresh()  # the live area comes back (with a retry's countdown)
         elif kind == "error":
             self._flush_text(all_of_it=True)
             if main:
                 self.waiting = None
-            self._permanent(event.source, Text(f"{indent}error: {safe_text(event.message)}", style="bold red"))
+            self._permanent(event.source, Text(self._hanging(f"{indent}error: ", event.message), style="bold red"))
             self._refresh()
         elif kind == "turn_finished" and main:
             self.finish()
@@ -273,6 +283,11 @@ class EventRenderer:
                 self.console.print(Text("(cancelled)", style="yellow"))
             elif event.stop_reason in ("max_turns", "tool_call_limit"):
                 self.console.print(Text(f"(stopped: {event.stop_reason.replace('_', ' ')})", style="yellow"))
+
+    def _hanging(self, label: str, message: str) -> str:
+        """`label message` wrapped between words at the console's width, continuation rows under
+        the message (rich would start them at column 0)."""
+        return wrap_text(label + safe_text(message), self.console.width, hang=len(label))
 
     def _permanent(self, source: str, *renderables: RenderableType) -> None:
         """Print lines for good above the live area. A nested line goes under its task's
@@ -354,8 +369,9 @@ class EventRenderer:
         hidden = output.printed_lines - len(shown)
         if hidden > 0:
             lines.append(Text(f"{indent}    … +{hidden:,} lines (/expand shows the output)", style="dim"))
-        for line in shown:
-            text = Text(f"{indent}    " + safe_text(line, keep_newlines=False), style="dim")
+        room = self.console.width - len(indent) - 4
+        for line in shown:  # one row each: padding squeezed, then cut (`fit_line`), as in the live area
+            text = Text(f"{indent}    " + fit_line(safe_text(line, keep_newlines=False), room), style="dim")
             text.no_wrap, text.overflow = True, "ellipsis"
             lines.append(text)
         return lines

@@ -142,6 +142,12 @@ class Repl:
     async def ask_line(self, message: str, *, password: bool = False) -> str:
         return await self.question.prompt_async(FormattedText([("ansiyellow", message)]), is_password=password)
 
+    async def ask_yes_no(self, question: str, *, default: bool) -> bool:
+        """A yes/no question at one key (approval_prompt.read_yes_no); Esc/Ctrl-C raise KeyboardInterrupt."""
+        from agentica_cli.tui.approval_prompt import read_yes_no
+
+        return await read_yes_no(question, default=default)
+
     def load_extensions(self) -> None:
         """Custom commands (and what else the agent will load) for /help and Tab completion."""
         from agentica_cli.app.extension_setup import load_extensions
@@ -179,10 +185,10 @@ class Repl:
             "33",
         )
         try:
-            reply = await self.ask_line("Trust this project? [y/N] ")
+            trusted = await self.ask_yes_no("Trust this project? [y/N] ", default=False)  # one key
         except (KeyboardInterrupt, EOFError):
-            reply = ""
-        if reply.strip().lower() in ("y", "yes"):
+            trusted = False
+        if trusted:
             from agentica_cli.app.settings.flags import flag_settings
             from agentica_cli.app.settings.trust import trust
 
@@ -216,7 +222,11 @@ class Repl:
         from agentica_cli.app.runtime import model_label
 
         where = home_relative(self.work_dir)
-        plain(f"agentica {__version__}  ·  {model_label(self.model)}  ·  {where}  ·  mode {self.policy.mode}", "1")
+        from agentica_cli.tui.wrapping import pack_fields, terminal_columns
+
+        fields = [f"agentica {__version__}", model_label(self.model), where, f"mode {self.policy.mode}"]
+        for row in pack_fields(fields, terminal_columns()):  # a long folder: rows break between the fields
+            plain(row, "1")
         from agentica_cli.app.sandbox_settings import sandbox_line, unconfined_warning
 
         if self.policy.sandbox is not None:
@@ -254,10 +264,10 @@ class Repl:
     @staticmethod
     def show_transcript(messages: list[dict[str, Any]]) -> None:
         """Where the resumed conversation left off: its last prompts, tool calls and answers, compactly."""
-        from agentica_cli.tui.transcript import replay
+        from agentica_cli.tui.transcript import hang_of, replay
 
         for text, code in replay(messages):
-            plain(f"  {text}", code)
+            plain(f"  {text}", code, hang=2 + hang_of(text))  # wrapped rows stay under the text
 
     def open_initial_session(self) -> str | None:
         if self.args.resume or self.args.continue_:
@@ -491,8 +501,15 @@ class Repl:
         choices = choices_for(self.always_scope(call, verdict))
         self.console.print(choices_text(choices))
         self.notify_waiting()
+
+        def redraw() -> None:  # the window's width changed: the box drawn at the old one is cut or broken
+            sys.stdout.write("\x1b[H\x1b[2J")  # the screen only; the scrollback keeps what came before
+            sys.stdout.flush()
+            self.show_request(call, verdict)
+            self.console.print(choices_text(choices))
+
         with self.terminal_for_question():
-            choice = await read_choice(choices)
+            choice = await read_choice(choices, redraw)
         label = next((c.label for c in choices if c.answer == choice), choice)
         self.console.print(Text(f"  → {label}", style="dim"))
         if choice == "once":
@@ -687,6 +704,9 @@ class Repl:
         try:
             if first_prompt.strip():
                 self.start_preload()
+                from agentica_cli.app.safe_text import safe_text
+
+                plain(f"❯ {safe_text(first_prompt)}", hang=2)  # in the transcript, as if typed at the prompt
                 await self.handle(first_prompt)
             while True:
                 line = await self.read_message()

@@ -1,5 +1,6 @@
-"""The REPL's slash commands: /help, /clear, /compact, /model, /tools, /todos, /cost,
-/resume, /permissions, /mcp, /ps, /kill, /exit. Each `cmd_NAME(rest)` works on the running REPL (a ReplHost)."""
+"""The REPL's slash commands: /help, /clear, /compact, /model, /tools, /todos, /cost, /context,
+/export, /status, /resume, /permissions, /mcp, /ps, /kill, /exit (/context and /export render what
+app/session_views computes). Each `cmd_NAME(rest)` works on the running REPL (a ReplHost)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,9 @@ COMMANDS: dict[str, str] = {
     "redo": "redo what /undo took back",
     "rewind": "go back to before a turn: code, conversation or both",
     "cost": "tokens used this session",
-    "status": "model, folders, permission mode and the command sandbox",
+    "context": "what fills the context window, and what /compact would free",
+    "export": "write the conversation to a file: /export [FILE] [--json] [--force]",
+    "status": "model, provider, base URL, session, folders, instructions, MCP servers, mode, sandbox",
     "resume": "list earlier sessions here, or /resume ID|N",
     "permissions": "mode, rules and grants: /permissions MODE | revoke N|all",
     "mcp": "MCP servers, their state and tools; /mcp restart|login|logout NAME",
@@ -40,10 +43,38 @@ COMMANDS: dict[str, str] = {
     "exit": "leave (also Ctrl-D)",
 }
 
-KEYS_HELP = """\
-keys:  Enter send · Alt+Enter / Esc Enter / trailing \\ newline · Tab complete /commands and @files
-       Ctrl-C cancel the running turn, clear the line, or (twice at an empty line) exit · Ctrl-D exit
-input: @path attaches a file · !command runs a shell command (its output goes with your next message)"""
+# Every key the REPL binds (prompt_input.make_key_bindings, turn_input, the approval question) and
+# prompt_toolkit's own editing keys users ask for; a test checks each binding is listed here.
+KEYS: list[tuple[str, str]] = [
+    ("Enter", "send (with a completion menu open: take the completion)"),
+    ("Alt+Enter, Esc Enter, Ctrl-J, trailing \\", "new line"),
+    ("Tab", "complete /commands and @files"),
+    ("Shift+Tab", "next permission mode: default, accept-edits, plan"),
+    ("Esc", "during a turn: interrupt it; at a question: no, and stop"),
+    ("Ctrl-C", "cancel the running turn or !command, clear the line, or (twice at an empty line) exit"),
+    ("Ctrl-D", "exit"),
+    ("Ctrl-O", "show the whole output of the last tool call (/expand)"),
+    ("Up / Down", "input history (kept across sessions)"),
+    ("Ctrl-R", "search the input history backwards"),
+    ("Ctrl-V", "paste an image from the clipboard (Alt+V on Windows)"),
+    ("typing during a turn", "queued: Enter sends it when the turn ends"),
+]
+INPUT_HELP: list[tuple[str, str]] = [
+    ("@path", "attach a file (@folder/ a listing)"),
+    ("!command", "run a shell command; its output goes with your next message"),
+]
+KEY_COLUMN = 24  # the width of the key column of /help's tables
+
+
+def help_rows(rows: list[tuple[str, str]], width: int = KEY_COLUMN) -> list[str]:
+    """`  key   meaning` rows; a key too long for its column gets a row of its own."""
+    out: list[str] = []
+    for key, meaning in rows:
+        if len(key) > width:
+            out += [f"  {key}", f"  {'':<{width}} {meaning}"]
+        else:
+            out.append(f"  {key:<{width}} {meaning}")
+    return out
 
 
 class SlashCommands:
@@ -97,11 +128,16 @@ class SlashCommands:
     async def cmd_help(self, rest: str) -> None:
         plain("commands:", "1")
         for name, text in COMMANDS.items():
-            plain(f"  /{name:<12} {text}")
+            plain(f"  /{name:<12} {text}", hang=16)  # a long meaning wraps under itself
         from agentica_cli.tui.extension_commands import show_help
 
         show_help(self.repl.extensions.commands, COMMANDS)
-        plain(KEYS_HELP)
+        plain("keys:", "1")
+        for row in help_rows(KEYS):
+            plain(row, hang=KEY_COLUMN + 3)
+        plain("input:", "1")
+        for row in help_rows(INPUT_HELP):
+            plain(row, hang=KEY_COLUMN + 3)
 
     async def cmd_agents(self, rest: str) -> None:
         from agentica_cli.tui.extension_commands import show_agents
@@ -240,18 +276,80 @@ class SlashCommands:
             f"tokens this session: {u['input_tokens']:,} in · {u['output_tokens']:,} out · {u['total_tokens']:,} total"
         )
 
+    async def cmd_context(self, rest: str) -> None:
+        from agentica_cli.app.session_views.context_usage import context_usage
+        from agentica_cli.tui.context_view import show_context
+
+        repl = self.repl
+        agent = await repl.ensure_agent()
+        repl.sync_mcp_tools()
+        found = repl.instructions
+        usage = context_usage(
+            agent,
+            mcp_tools=repl.mcp.tools if repl.mcp is not None else (),
+            instruction_texts=list(getattr(agent, "instruction_texts", ())),
+            instruction_names=[f.path.name for f in found.files] if found is not None else [],
+            reported_tokens=repl.context_tokens,
+            compact_keep=agent.tool_config.compact_keep_messages,
+        )
+        show_context(usage)
+
+    async def cmd_export(self, rest: str) -> None:
+        """/export [FILE] [--json] [--force]: the conversation as Markdown (or JSON)."""
+        from agentica_cli.app.runtime import model_label
+        from agentica_cli.app.session_views.export import ExportError, ExportMeta, export_conversation
+
+        repl = self.repl
+        words = rest.split()
+        as_json, force = "--json" in words, "--force" in words
+        names = [w for w in words if w not in ("--json", "--force")]
+        if len(names) > 1 or any(w.startswith("--") for w in names):
+            plain("Usage: /export [FILE] [--json] [--force]", "33")
+            return
+        messages = repl.agent.messages if repl.agent is not None else (repl.resume_messages or [])
+        if not messages:
+            plain("Nothing to export yet.", "2")
+            return
+        session = repl.session
+        meta = ExportMeta(session.id if session is not None and getattr(session, "saved", False) else None,
+                          str(repl.work_dir), model_label(repl.model))
+        try:
+            done = export_conversation(messages, meta, names[0] if names else None, repl.work_dir,
+                                       repl.allowed_dirs, as_json=as_json, overwrite=force)
+        except ExportError as err:
+            plain(f"Not exported: {err}.", "31")
+            return
+        verb = "Replaced" if done.replaced else "Wrote"
+        plain(f"{verb} {home_relative(done.path)} ({done.messages} messages).", "2")
+
     async def cmd_status(self, rest: str) -> None:
         from agentica_cli.app.runtime import model_label
         from agentica_cli.app.sandbox_settings import sandbox_line, unconfined_warning
 
         repl = self.repl
         plain(f"model: {safe_text(model_label(repl.model))}")
-        from agentica_cli.app.runtime import model_status_lines
+        from agentica_cli.app.runtime import model_status_lines, provider_name
 
-        for line in model_status_lines(repl.model):
-            plain(f"  {safe_text(line)}", "2")
+        provider = getattr(repl.model, "provider", "") or provider_name(repl.settings)
+        plain(f"  provider: {safe_text(str(provider))}", "2")
+        plain(f"  base URL: {safe_text(str(getattr(repl.model, 'base_url', None) or 'the provider default'))}", "2")
+        for line in model_status_lines(repl.model)[1:]:  # the first is the endpoint, said above
+            plain(f"  {safe_text(line)}", "2", hang=4)
+        session = repl.session
+        if repl.args.no_session:
+            plain("session: not saved (--no-session)")
+        elif session is None or not getattr(session, "saved", True):
+            plain("session: new, saved from the first message")
+        else:
+            plain(f"session: {session.id} (agentica --resume {session.id})", hang=9)
         folders = [home_relative(repl.work_dir), *(home_relative(Path(p)) for p in repl.allowed_dirs)]
-        plain("folders: " + ", ".join(safe_text(str(f)) for f in folders))
+        plain("folders: " + ", ".join(safe_text(str(f)) for f in folders), hang=9)
+        from agentica_cli.app.instructions import loaded_summary
+
+        found = repl.instructions
+        loaded = loaded_summary(found, repl.work_dir) if found is not None and found.files else ""
+        plain(f"instructions: {loaded or 'none (AGENTS.md, CLAUDE.md)'}", hang=14)
+        plain(f"MCP servers: {self._mcp_summary()}", hang=13)
         plain(f"permission mode: {repl.policy.mode}")
         sandbox = repl.policy.sandbox
         if sandbox is None:
@@ -265,6 +363,22 @@ class SlashCommands:
             writable = ", ".join(safe_text(str(p)) for p in sandbox.policy.writable(None)) or "none"
             plain(f"  writable: {writable} and a private TMPDIR; network: "
                   f"{'on' if sandbox.policy.network else 'off'}", "2")
+
+    def _mcp_summary(self) -> str:
+        """`docs (ready, 3 tools), db (failed)` for /status; what is configured when none started."""
+        repl = self.repl
+        if repl.mcp is not None:
+            parts = []
+            for status in repl.mcp.statuses():
+                tools = f", {len(status.tools)} tool{'s' if len(status.tools) != 1 else ''}" if status.tools else ""
+                parts.append(f"{safe_text(status.name, keep_newlines=False)} ({status.state}{tools})")
+            return ", ".join(parts) + " (/mcp for more)" if parts else "none"
+        configured = [safe_text(name, keep_newlines=False) for name in repl.enabled_mcp_servers()]
+        if configured:
+            return ", ".join(configured) + " (not started)"
+        if repl.settings.held_back.get("mcp_servers") or repl.settings.mcp_json_held_back:
+            return "none: this project's are off until you trust it"
+        return "none"
 
     async def cmd_permissions(self, rest: str) -> None:
         """/permissions: the mode, the rules and this session's grants; /permissions MODE;

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from rich import box
 from rich.console import Console, ConsoleOptions, RenderResult
-from rich.markdown import CodeBlock, Heading, Markdown, MarkdownElement
+from rich.markdown import CodeBlock, Heading, Markdown, MarkdownElement, TableElement
 from rich.segment import Segment
 from rich.syntax import Syntax
+from rich.table import Table
 from rich.text import Text
 
 from agentica_cli.app.safe_text import safe_text
@@ -49,12 +51,39 @@ class _CroppedCodeBlock(CodeBlock):
             yield line
 
 
+class _WrappingTable(TableElement):
+    """rich's Markdown table, with cells that wrap whatever their script. rich breaks lines
+    only at spaces and cuts a longer "word" with `…`: a Chinese or Japanese sentence, which
+    has no spaces, lost its end. Here a run too wide for its column continues on the next
+    row (folded by display width, two cells a CJK character), as English words wrap."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        table = Table(box=box.SIMPLE, pad_edge=False, style="markdown.table.border", show_edge=True,
+                      collapse_padding=True)
+        if self.header is not None and self.header.row is not None:
+            for column in self.header.row.cells:
+                heading = column.content.copy()
+                heading.stylize("markdown.table.header")
+                table.add_column(heading, overflow="fold")
+        if self.body is not None:
+            for row in self.body.rows:
+                table.add_row(*(_folding(element.content) for element in row.cells))
+        yield table
+
+
+def _folding(content: Text) -> Text:
+    content = content.copy()
+    content.overflow = "fold"
+    return content
+
+
 class TerminalMarkdown(Markdown):
     elements: ClassVar[dict[str, type[MarkdownElement]]] = {
         **Markdown.elements,
         "heading_open": _LeftHeading,
         "fence": _CroppedCodeBlock,
         "code_block": _CroppedCodeBlock,
+        "table_open": _WrappingTable,
     }
 
     def __init__(self, markup: str, **options: Any):

@@ -80,6 +80,17 @@ def _arguments(raw: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+_MARKS = ("you: ", "agent: ", "● ", "⎿ ")
+
+
+def hang_of(line: str) -> int:
+    """Where the text of a replayed line starts (after its indent and its `you:`, `agent:`,
+    `●` or `⎿`): the column its wrapped rows continue at."""
+    body = line.lstrip(" ")
+    lead = len(line) - len(body)
+    return lead + next((len(mark) for mark in _MARKS if body.startswith(mark)), 0)
+
+
 def replay(messages: list[dict[str, Any]], *, max_prompts: int = MAX_PROMPTS) -> list[Line]:
     """The lines that show `messages` compactly (see the module docstring)."""
     prompts = [i for i, m in enumerate(messages)

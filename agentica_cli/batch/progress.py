@@ -1,0 +1,219 @@
+"""How a running batch shows itself on stderr: a live rich display on a terminal (one line per
+running task, a bar, done/failed counts, tokens and cost so far, the shared back-off), plain
+lines otherwise (CI logs, pipes); and the summary table at the end. Rich is imported here only."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, TextIO
+
+from agentica_cli.batch.limiter import paused_for
+from agentica_cli.batch.results import Record
+from agentica_cli.batch.summary import BatchSummary, plain
+
+
+class Progress(Protocol):
+    def begin(self, total: int, skipped: int, workers: int) -> None: ...
+
+    def started(self, key: str) -> None: ...
+
+    def phase(self, key: str, phase: str) -> None: ...
+
+    def usage(self, key: str, tokens: int, cost: float | None) -> None: ...
+
+    def finished(self, record: Record) -> None: ...
+
+    def note(self, text: str) -> None: ...
+
+    def end(self) -> None: ...
+
+
+@dataclass
+class _Running:
+    since: float
+    phase: str = "queued"
+    tokens: int = 0
+    cost: float | None = None
+
+
+class _Tally:
+    """The counts both displays show."""
+
+    def __init__(self, backoff_file: Path | None) -> None:
+        self.lock = threading.Lock()
+        self.total = 0
+        self.skipped = 0
+        self.finished = 0
+        self.by_status: dict[str, int] = {}
+        self.tokens = 0
+        self.cost: float | None = None
+        self.running: dict[str, _Running] = {}
+        self.backoff_file = backoff_file
+
+    def record(self, record: Record) -> None:
+        key = f"{record['id']}#{record.get('attempt', 1)}"
+        self.running.pop(key, None)
+        self.finished += 1
+        self.by_status[record["status"]] = self.by_status.get(record["status"], 0) + 1
+        self.tokens += int((record.get("tokens") or {}).get("total") or 0)
+        if isinstance(record.get("cost"), (int, float)):
+            self.cost = (self.cost or 0.0) + record["cost"]
+
+    def live_tokens(self) -> tuple[int, float | None]:
+        tokens = self.tokens + sum(r.tokens for r in self.running.values())
+        costs = [c for c in [self.cost, *(r.cost for r in self.running.values())] if c is not None]
+        return tokens, (sum(costs) if costs else None)
+
+    def counts_text(self) -> str:
+        tokens, cost = self.live_tokens()
+        statuses = " · ".join(f"{status} {n}" for status, n in sorted(self.by_status.items()))
+        text = f"{self.finished}/{self.total}" + (f" · {statuses}" if statuses else "") + f" · {tokens:,} tokens"
+        if cost is not None:
+            text += f" · ${cost:.4f}"
+        wait = paused_for(self.backoff_file) if self.backoff_file is not None else 0.0
+        if wait > 0:
+            text += f" · rate-limited: every worker waits {wait:.0f} s"
+        return text
+
+
+class PlainProgress:
+    """One line per event, for logs."""
+
+    def __init__(self, stream: TextIO | None = None, backoff_file: Path | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.tally = _Tally(backoff_file)
+
+    def _say(self, text: str) -> None:
+        self.stream.write(f"agentica batch: {text}\n")
+        self.stream.flush()
+
+    def begin(self, total: int, skipped: int, workers: int) -> None:
+        self.tally.total, self.tally.skipped = total, skipped
+        already = f" ({skipped} already in the results file)" if skipped else ""
+        self._say(f"{total} attempt(s) to run{already}, {workers} worker(s)")
+
+    def started(self, key: str) -> None:
+        with self.tally.lock:
+            self.tally.running[key] = _Running(time.monotonic())
+        self._say(f"start {key}")
+
+    def phase(self, key: str, phase: str) -> None:
+        with self.tally.lock:
+            if key in self.tally.running:
+                self.tally.running[key].phase = phase
+
+    def usage(self, key: str, tokens: int, cost: float | None) -> None:
+        with self.tally.lock:
+            if key in self.tally.running:
+                self.tally.running[key].tokens, self.tally.running[key].cost = tokens, cost
+
+    def finished(self, record: Record) -> None:
+        with self.tally.lock:
+            self.tally.record(record)
+            counts = self.tally.counts_text()
+        key = f"{record['id']}#{record.get('attempt', 1)}"
+        error = f" ({plain(record['error'])[:200]})" if record.get("error") and record["status"] != "done" else ""
+        self._say(f"{record['status']} {key} in {record.get('duration_s', 0):.1f} s{error} [{counts}]")
+
+    def note(self, text: str) -> None:
+        self._say(plain(text))
+
+    def end(self) -> None:
+        pass
+
+
+class RichProgress(PlainProgress):
+    """The live display: refreshed four times a second by rich's own thread."""
+
+    def __init__(self, backoff_file: Path | None = None) -> None:
+        super().__init__(sys.stderr, backoff_file)
+        from rich.console import Console
+        from rich.live import Live
+
+        self._started = time.monotonic()
+        self.console = Console(stderr=True)
+        self.live = Live(console=self.console, refresh_per_second=4, transient=True,
+                         get_renderable=self._render)
+
+    def _render(self) -> Any:
+        from rich.console import Group
+        from rich.progress_bar import ProgressBar
+        from rich.table import Table
+        from rich.text import Text
+
+        with self.tally.lock:
+            running = sorted(self.tally.running.items(), key=lambda item: item[1].since)
+            counts = self.tally.counts_text()
+            total, finished = self.tally.total, self.tally.finished
+        now = time.monotonic()
+        rows = Table.grid(padding=(0, 2))
+        for key, state in running:
+            cost = f"${state.cost:.4f}" if state.cost is not None else ""
+            rows.add_row(Text(key, style="bold"), Text(state.phase, style="cyan"), f"{now - state.since:5.1f} s",
+                         f"{state.tokens:,} tokens", cost)
+        head = Table.grid(padding=(0, 1))
+        head.add_row(ProgressBar(total=max(total, 1), completed=finished, width=30), Text(counts),
+                     Text(f"{now - self._started:.0f} s", style="dim"))
+        return Group(head, rows)
+
+    def begin(self, total: int, skipped: int, workers: int) -> None:
+        self.tally.total, self.tally.skipped = total, skipped
+        already = f" ({skipped} already in the results file)" if skipped else ""
+        self.console.print(f"agentica batch: {total} attempt(s) to run{already}, {workers} worker(s)",
+                           markup=False, highlight=False)
+        self.live.start()
+
+    def started(self, key: str) -> None:
+        with self.tally.lock:
+            self.tally.running[key] = _Running(time.monotonic())
+
+    def finished(self, record: Record) -> None:
+        from rich.text import Text
+
+        with self.tally.lock:
+            self.tally.record(record)
+        style = {"done": "green", "cancelled": "yellow"}.get(record["status"], "red")
+        key = f"{record['id']}#{record.get('attempt', 1)}"
+        line = Text.assemble((f"{record['status']:>12} ", style), key, f"  {record.get('duration_s', 0):.1f} s")
+        if record.get("error") and record["status"] != "done":
+            line.append(f"  {plain(record['error'])[:200]}", style="dim")
+        self.live.console.print(line)
+
+    def note(self, text: str) -> None:
+        self.live.console.print(plain(text), markup=False, highlight=False)
+
+    def end(self) -> None:
+        self.live.stop()
+
+
+def make_progress(backoff_file: Path | None, *, plain_lines: bool | None = None) -> Progress:
+    """The live display on a terminal, plain lines elsewhere (or when `plain_lines`)."""
+    use_plain = plain_lines if plain_lines is not None else not sys.stderr.isatty()
+    return PlainProgress(sys.stderr, backoff_file) if use_plain else RichProgress(backoff_file)
+
+
+def print_summary(summary: BatchSummary, stream: TextIO | None = None) -> None:
+    """The table of a batch's results: per task its status, which attempts passed their check,
+    files changed, tokens, cost, time and branch; the totals below."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(file=stream or sys.stdout)
+    table = Table(show_edge=False, pad_edge=False, header_style="bold")
+    for column in ("task", "status", "passed", "files", "tokens", "cost", "time", "branch"):
+        table.add_column(column, justify="right" if column in ("files", "tokens", "cost", "time") else "left")
+    for task in summary.tasks:
+        style = {"done": "green", "cancelled": "yellow"}.get(task.status, "red")
+        attempts = len(task.statuses)
+        passed = ",".join(map(str, task.passed)) or "-"
+        table.add_row(Text(task.id), Text(task.status, style=style), f"{passed} of {attempts}",
+                      str(len(task.files)), f"{task.tokens:,}",
+                      f"${task.cost:.4f}" if task.cost is not None else "-", f"{task.duration_s:.1f} s",
+                      Text(plain(", ".join(task.branches)) or "-"))
+    console.print(table)
+    console.print(summary.line(), markup=False, highlight=False)

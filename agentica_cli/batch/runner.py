@@ -1,0 +1,144 @@
+"""`agentica batch`: run every (task, attempt) not yet in results.jsonl, N at a time, locally
+(threads, each driving one `agentica -p` process) or on Ray; write each result as it ends.
+
+Ctrl-C (SIGINT) or SIGTERM stops cleanly: nothing new starts, the running sessions are ended and
+written as cancelled, and the next run with the same results file does those and the rest.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from agentica_cli.batch.limiter import Budget, backoff_file
+from agentica_cli.batch.progress import Progress
+from agentica_cli.batch.results import Record, ResultsStore
+from agentica_cli.batch.task_run import Control, RunOptions, run_attempt
+from agentica_cli.batch.tasks import Task
+
+
+@dataclass
+class BatchSettings:
+    output: Path
+    workers: int = 1
+    attempts: int = 1
+    max_tokens: int | None = None
+    max_cost: float | None = None
+
+
+@dataclass
+class BatchOutcome:
+    records: list[Record]  # every record of the results file, this run's included
+    stopped: str | None  # why the batch stopped early (Ctrl-C, a budget), or None
+    interrupted: bool
+
+
+class BatchRun:
+    """The state one run of a batch shares between its workers: the results file, the budget,
+    the progress display and the control that stops running attempts."""
+
+    def __init__(self, tasks: list[Task], settings: BatchSettings, options: RunOptions, progress: Progress):
+        self.settings = settings
+        self.options = options
+        self.progress = progress
+        self.store = ResultsStore(settings.output)
+        self.budget = Budget(settings.max_tokens, settings.max_cost)
+        self.control = Control()
+        self.interrupted = False
+        finished = self.store.finished()
+        every = [(task, attempt) for task in tasks for attempt in range(1, settings.attempts + 1)]
+        self.pending = [(t, a) for t, a in every if (t.id, a) not in finished]
+        self.skipped = len(every) - len(self.pending)
+        self._lock = threading.Lock()
+
+    # -- what running attempts report (task_run.TaskEvents) ------------------------------------
+
+    def phase(self, key: str, phase: str) -> None:
+        self.progress.phase(key, phase)
+
+    def usage(self, key: str, tokens: int, cost: float | None) -> None:
+        self.budget.running(key, tokens, cost)
+        self.progress.usage(key, tokens, cost)
+        self._check_budget()
+
+    # -- the workers ---------------------------------------------------------------------------
+
+    def next_attempt(self) -> tuple[Task, int] | None:
+        with self._lock:
+            if self.control.stopping.is_set() or not self.pending:
+                return None
+            return self.pending.pop(0)
+
+    def record(self, record: Record) -> None:
+        key = f"{record['id']}#{record['attempt']}"
+        self.store.append(record)  # first: a crash right after loses nothing
+        self.budget.finished(key, int(record["tokens"]["total"]), record.get("cost"))
+        self.progress.finished(record)
+        self._check_budget()
+
+    def _check_budget(self) -> None:
+        reason = self.budget.exceeded()
+        if reason and not self.control.stopping.is_set():
+            self.progress.note(f"stopping: {reason}")
+            self.control.stop(reason)
+
+    def interrupt(self, reason: str) -> None:
+        self.interrupted = True
+        self.progress.note(f"stopping: {reason}; running tasks are written as cancelled")
+        self.control.stop(reason)
+
+    def outcome(self) -> BatchOutcome:
+        return BatchOutcome(self.store.records, self.control.reason or None, self.interrupted)
+
+
+def _local_worker(run: BatchRun) -> None:
+    while (item := run.next_attempt()) is not None:
+        task, attempt = item
+        run.progress.started(f"{task.id}#{attempt}")
+        run.record(run_attempt(task, attempt, run.options, run.control, run))
+
+
+@contextmanager
+def _stop_on_signals(run: BatchRun) -> Iterator[None]:
+    """SIGINT and SIGTERM stop the batch cleanly (the main thread only sets flags and signals
+    the sessions' process groups); a second Ctrl-C does the same again, harmlessly."""
+    def handler(signum: int, _frame: object) -> None:
+        run.interrupt("interrupted (Ctrl-C)" if signum == signal.SIGINT else "terminated")
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def run_local(run: BatchRun) -> None:
+    threads = [threading.Thread(target=_local_worker, args=(run,), name=f"agentica-batch-{n}", daemon=True)
+               for n in range(max(1, min(run.settings.workers, len(run.pending))))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        while thread.is_alive():
+            thread.join(0.2)  # short waits: the main thread must get to run the signal handler
+
+
+def run_batch(tasks: list[Task], settings: BatchSettings, options: RunOptions, progress: Progress,
+              backend: Callable[[BatchRun], None] | None = None) -> BatchOutcome:
+    """Run the batch with `backend` (run_local, or ray_backend.ray_backend(ADDRESS))."""
+    options = replace(options, backoff_file=options.backoff_file or str(backoff_file(uuid.uuid4().hex[:12])))
+    run = BatchRun(tasks, settings, options, progress)
+    progress.begin(len(run.pending), run.skipped, settings.workers)
+    try:
+        with _stop_on_signals(run):
+            (backend or run_local)(run)
+    finally:
+        progress.end()
+        Path(options.backoff_file).unlink(missing_ok=True)
+        Path(options.backoff_file + ".lock").unlink(missing_ok=True)
+    return run.outcome()

@@ -1,0 +1,383 @@
+"""One attempt of one task: its worktree, its setup, an `agentica -p --output-format stream-json`
+session, its check in the sandbox, its commit and diff; the result as a results.jsonl record.
+
+Plain and synchronous, so the local workers (threads) and Ray (a remote function on any node)
+run the very same code. Each session is a process of its own: a task's crash, cwd, sandbox
+and environment stay its own, and the session is exactly what `agentica -p` does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from agentica_cli.batch.limiter import Prices
+from agentica_cli.batch.results import Record
+from agentica_cli.batch.tasks import Task
+from agentica_cli.shared_backoff import ENV as BACKOFF_ENV
+from agentica_cli.worktrees import Worktree
+
+_OUTPUT_TAIL = 4000  # characters of a setup's or check's output kept in the record
+_STOP_GRACE = 5.0  # seconds between SIGTERM and SIGKILL for a cancelled task's processes
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What every task of a batch shares (picklable: Ray sends it to the nodes)."""
+
+    batch_cwd: str
+    backoff_file: str
+    model: str | None = None
+    provider: str | None = None
+    base_url: str | None = None
+    api_key_file: str | None = None
+    sandbox: str | None = None  # the sessions' and the checks' sandbox mode (default: workspace-write)
+    max_turns: int | None = None
+    use_worktrees: bool = True
+    prices: Prices = field(default_factory=Prices)
+    agentica: tuple[str, ...] = ()  # how to start agentica; () = this interpreter on the machine that runs the task
+    results_path: str = ""  # the batch's results.jsonl: marks the worktrees this batch made
+    clone_root: str | None = None  # where `repo` URLs are cloned (default: a folder in the temp dir)
+
+
+class TaskEvents(Protocol):
+    """What a running attempt reports, for the progress display and the budget."""
+
+    def phase(self, key: str, phase: str) -> None: ...
+
+    def usage(self, key: str, tokens: int, cost: float | None) -> None: ...
+
+
+class Control:
+    """Stops running attempts: every process an attempt starts is registered here, so a Ctrl-C
+    or a spent budget ends them (their whole process group) and the attempt reports cancelled."""
+
+    def __init__(self) -> None:
+        self.stopping = threading.Event()
+        self.reason = ""
+        self._lock = threading.Lock()
+        self._processes: set[subprocess.Popen[Any]] = set()
+
+    def add(self, process: subprocess.Popen[Any]) -> None:
+        with self._lock:
+            self._processes.add(process)
+        if self.stopping.is_set():
+            _terminate(process)
+
+    def discard(self, process: subprocess.Popen[Any]) -> None:
+        with self._lock:
+            self._processes.discard(process)
+
+    def stop(self, reason: str) -> None:
+        if self.stopping.is_set():
+            return
+        self.reason = reason
+        self.stopping.set()
+        with self._lock:
+            running = list(self._processes)
+        for process in running:
+            _terminate(process)
+
+        def kill_late() -> None:
+            time.sleep(_STOP_GRACE)
+            with self._lock:
+                left = [p for p in self._processes if p.poll() is None]
+            for process in left:
+                _signal_group(process, signal.SIGKILL)
+
+        threading.Thread(target=kill_late, daemon=True, name="agentica-batch-stop").start()
+
+
+def _signal_group(process: subprocess.Popen[Any], sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, sig)
+
+
+def _terminate(process: subprocess.Popen[Any]) -> None:
+    if process.poll() is None:
+        _signal_group(process, signal.SIGTERM)
+
+
+def _tail(text: str) -> str:
+    return text if len(text) <= _OUTPUT_TAIL else "…" + text[-_OUTPUT_TAIL:]
+
+
+def _run_command(argv: list[str], cwd: Path, control: Control, *, env: dict[str, str] | None = None,
+                 start: Callable[[Callable[[], subprocess.Popen[str]]], subprocess.Popen[str]] | None = None,
+                 ) -> tuple[int, str]:
+    """Run a setup or check command in its own process group; (exit code, output tail)."""
+    def popen() -> subprocess.Popen[str]:
+        return subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, errors="replace", start_new_session=True)
+
+    process = start(popen) if start is not None else popen()
+    control.add(process)
+    try:
+        output, _ = process.communicate()
+    finally:
+        _terminate(process)
+        control.discard(process)
+    return process.returncode, _tail(output or "")
+
+
+def _clone(repo: str, options: RunOptions) -> Path:
+    """A clone of `repo` on this machine, made once and shared by the tasks naming it."""
+    root = Path(options.clone_root or Path(tempfile.gettempdir()) / f"agentica-batch-repos-{os.getuid()}")
+    root.mkdir(parents=True, exist_ok=True)
+    target = root / hashlib.sha256(repo.encode()).hexdigest()[:16]
+    import fcntl
+
+    with open(str(target) + ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (target / ".git").exists():
+            partial = Path(tempfile.mkdtemp(prefix="clone-", dir=root))
+            done = subprocess.run(["git", "clone", "--quiet", "--", repo, str(partial)], capture_output=True,
+                                  text=True, stdin=subprocess.DEVNULL, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+            if done.returncode != 0:
+                shutil.rmtree(partial, ignore_errors=True)
+                raise RuntimeError(f"git clone {repo} failed: {(done.stderr or '').strip()[-500:]}")
+            partial.rename(target)
+    return target
+
+
+def _session_argv(task: Task, work_dir: Path, options: RunOptions) -> list[str]:
+    command = options.agentica or (sys.executable, "-m", "agentica_cli")
+    argv = [*command, "-p", "--output-format", "stream-json", "-C", str(work_dir)]
+    for flag, value in (("--model", task.model or options.model), ("--provider", options.provider),
+                        ("--base-url", options.base_url), ("--api-key-file", options.api_key_file),
+                        ("--permission-mode", task.permission_mode), ("--sandbox", options.sandbox),
+                        ("--max-turns", str(options.max_turns) if options.max_turns else None)):
+        if value:
+            argv += [flag, value]
+    return argv
+
+
+@dataclass
+class _SessionOutcome:
+    exit_code: int | None = None
+    session_id: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    reported_cost: float | None = None
+    error: str | None = None
+    stderr: str = ""
+    model: str | None = None
+
+
+def _run_session(task: Task, key: str, work_dir: Path, options: RunOptions, control: Control,
+                 events: TaskEvents | None) -> _SessionOutcome:
+    outcome = _SessionOutcome()
+    # on a Ray node the batch's folder may not exist yet: the node's sessions share this file
+    Path(options.backoff_file).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    env = {**os.environ, BACKOFF_ENV: options.backoff_file}
+    stderr_file = tempfile.TemporaryFile(mode="w+", errors="replace")  # noqa: SIM115 (closed in finally)
+    process = subprocess.Popen(_session_argv(task, work_dir, options), cwd=work_dir, env=env,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr_file, text=True,
+                               errors="replace", start_new_session=True)
+    control.add(process)
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        with contextlib.suppress(BrokenPipeError):
+            process.stdin.write(task.prompt)  # stdin, not argv: any length, nothing taken for a flag
+            process.stdin.close()
+        for line in process.stdout:
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            kind = event.get("type") if isinstance(event, dict) else None
+            if kind == "session":
+                outcome.session_id = event.get("session_id")
+                outcome.model = event.get("model")
+            elif kind == "usage":
+                outcome.input_tokens += int(event.get("input_tokens") or 0)
+                outcome.output_tokens += int(event.get("output_tokens") or 0)
+                if events is not None:
+                    tokens = outcome.input_tokens + outcome.output_tokens
+                    events.usage(key, tokens, options.prices.cost(outcome.input_tokens, outcome.output_tokens))
+            elif kind == "result":
+                usage = event.get("usage") or {}
+                if isinstance(usage.get("cost"), (int, float)):
+                    outcome.reported_cost = float(usage["cost"])
+                outcome.error = event.get("error")
+                outcome.session_id = event.get("session_id") or outcome.session_id
+        outcome.exit_code = process.wait()
+    finally:
+        _terminate(process)
+        process.wait()
+        control.discard(process)
+        stderr_file.seek(0)
+        outcome.stderr = _tail(stderr_file.read())
+        stderr_file.close()
+    return outcome
+
+
+def _run_check(check: str, work_dir: Path, options: RunOptions, control: Control) -> tuple[int, str]:
+    """The task's check (e.g. its tests) in the sandbox the sessions use: it runs the code the
+    agent wrote, so it gets no more than the agent's own commands."""
+    from agentica_cli.sandbox import DEFAULT_MODE, Sandbox, SandboxPolicy
+
+    hidden = [options.api_key_file] if options.api_key_file else []  # as the session hides it from its commands
+    sandbox = Sandbox(SandboxPolicy.build(options.sandbox or DEFAULT_MODE, work_dir, hide=hidden))
+    launch = sandbox.prepare(["/bin/sh", "-c", check], work_dir)
+    return _run_command(launch.argv, work_dir, control, env=sandbox.environment(dict(os.environ)), start=launch.start)
+
+
+_MARKER = "agentica-batch"  # in a batch worktree's git folder: the results file of the batch that made it
+
+
+def _worktree_for(task: Task, attempt: int, folder: Path, results_path: str) -> tuple[Worktree, Path] | None:
+    """A fresh worktree batch-ID-ATTEMPT of the repository `folder` is in, and the folder in it
+    that matches `folder` (None outside git). One this batch left behind (Ctrl-C, a crash) is
+    replaced: its result is not in results.jsonl, so nobody has seen its work. One made by
+    another batch or by hand is not touched: the attempt fails with an error saying so."""
+    from agentica_cli.worktrees import BRANCH_PREFIX, WorktreeError, create_worktree, remove_worktree, repository_root
+    from agentica_cli.worktrees.manager import WORKTREES_FOLDER, git_dir
+
+    try:
+        root = repository_root(folder)
+    except WorktreeError:
+        return None
+    name = f"batch-{task.id}-{attempt}"
+    path = root / WORKTREES_FOLDER / name
+    if path.exists() or (root / ".git" / "refs" / "heads" / BRANCH_PREFIX / name).exists():
+        marker = git_dir(path) / _MARKER if path.is_dir() else None
+        owner = marker.read_text().strip() if marker is not None and marker.exists() else ""
+        if owner != results_path:
+            made_by = f"by the batch writing {owner}" if owner else "by hand or by --worktree"
+            raise RuntimeError(f"worktree {name} exists, made {made_by}; remove it (agentica worktrees rm --force "
+                               f"{name}) or give the task another id")
+        with contextlib.suppress(WorktreeError):
+            remove_worktree(root, name, force=True)
+    tree = create_worktree(folder, name, root=root)
+    (git_dir(tree.path) / _MARKER).write_text(results_path + "\n")
+    return tree, tree.path / folder.relative_to(root)
+
+
+def run_attempt(task: Task, attempt: int, options: RunOptions, control: Control,
+                events: TaskEvents | None = None) -> Record:
+    """Run one attempt to its end; always returns a record (errors become status "error")."""
+    key = f"{task.id}#{attempt}"
+    started = time.time()
+    record: Record = {"id": task.id, "attempt": attempt, "status": "error", "exit_code": None,
+                      "check_exit_code": None, "check_output": None, "error": None, "diff": None,
+                      "files_changed": [], "tokens": {"input": 0, "output": 0, "total": 0}, "cost": None,
+                      "session_id": None, "branch": None, "worktree": None, "model": task.model or options.model,
+                      "started_at": round(started, 3)}
+
+    timings: dict[str, float] = {}
+    current: list[tuple[str, float]] = []
+
+    def phase(name: str | None) -> None:
+        """Move to phase `name` (None: the end); each phase's seconds go into `timings_s`."""
+        now = time.monotonic()
+        if current:
+            previous, since = current.pop()
+            timings[previous] = round(timings.get(previous, 0.0) + now - since, 3)
+        if name is not None:
+            current.append((name, now))
+            if events is not None:
+                events.phase(key, name)
+
+    tree: Worktree | None = None
+    try:
+        if control.stopping.is_set():
+            record.update(status="cancelled", error=control.reason)
+            return record
+        phase("worktree")
+        folder = Path(task.cwd or ".") if task.repo is None else _clone(task.repo, options) / (task.cwd or ".")
+        if not folder.is_absolute():
+            folder = Path(options.batch_cwd) / folder
+        folder = Path(os.path.realpath(folder))
+        if not folder.is_dir():
+            raise RuntimeError(f"cwd {folder}: no such folder")
+        work_dir = folder
+        made = _worktree_for(task, attempt, folder, options.results_path) if options.use_worktrees else None
+        if made is not None:
+            tree, work_dir = made
+            record.update(branch=tree.branch, worktree=str(tree.path))
+        if task.setup:
+            phase("setup")
+            code, output = _run_command(["/bin/sh", "-c", task.setup], work_dir, control)
+            if control.stopping.is_set():
+                raise _Cancelled
+            if code != 0:
+                record.update(error=f"setup exited {code}: {output[-500:]}")
+                return record
+            if tree is not None:  # what the setup made (a lock file, generated code) is not the agent's work
+                from agentica_cli.worktrees import commit_all
+
+                if commit_all(tree, f"agentica batch: setup of {task.id}"):
+                    tree = dataclasses.replace(tree, base=tree.head)
+        phase("session")
+        outcome = _run_session(task, key, work_dir, options, control, events)
+        cost = outcome.reported_cost
+        if cost is None:
+            cost = options.prices.cost(outcome.input_tokens, outcome.output_tokens)
+        record.update(exit_code=outcome.exit_code, session_id=outcome.session_id, cost=cost,
+                      model=outcome.model or record["model"],
+                      tokens={"input": outcome.input_tokens, "output": outcome.output_tokens,
+                              "total": outcome.input_tokens + outcome.output_tokens})
+        if tree is not None:
+            from agentica_cli.worktrees import commit_all, worktree_changes
+
+            phase("commit")
+
+            commit_all(tree, f"agentica batch: {task.id} (attempt {attempt})")
+            files, diff = worktree_changes(tree)
+            record.update(files_changed=files, diff=diff)
+        if control.stopping.is_set():
+            raise _Cancelled
+        if outcome.exit_code != 0:
+            detail = outcome.error or outcome.stderr.strip().splitlines()[-1:] or ["no answer"]
+            record.update(status="failed", error=detail if isinstance(detail, str) else detail[0])
+            return record
+        if task.check:
+            phase("check")
+            code, output = _run_check(task.check, work_dir, options, control)
+            if control.stopping.is_set():
+                raise _Cancelled
+            record.update(check_exit_code=code, check_output=output)
+            if code != 0:
+                record.update(status="check-failed")
+                return record
+        record.update(status="done")
+        return record
+    except (_Cancelled, KeyboardInterrupt):
+        record.update(status="cancelled", error=control.reason or "interrupted")
+        return record
+    except Exception as err:  # the task could not run: its record says why, the batch goes on
+        record.update(error=f"{type(err).__name__}: {err}")
+        return record
+    finally:
+        phase(None)
+        record.update(finished_at=round(time.time(), 3), duration_s=round(time.time() - started, 3), timings_s=timings)
+
+
+class _Cancelled(Exception):
+    pass
+
+
+def run_attempt_remote(task_data: dict[str, Any], attempt: int, options: RunOptions) -> Record:
+    """The Ray task: one attempt on whichever node Ray chose. A ray.cancel() arrives as a
+    KeyboardInterrupt, which ends the session's process group on that node."""
+    control = Control()
+    try:
+        return run_attempt(Task.from_dict(task_data), attempt, options, control)
+    except KeyboardInterrupt:
+        control.stop("cancelled")
+        raise

@@ -1,0 +1,288 @@
+"""Create, list and remove agentica's git worktrees: `<repo>/.worktrees/NAME` on branch
+`agentica/NAME`, started from the HEAD of the folder the session was started in.
+
+Inside the repository (as Claude Code's `.claude/worktrees/`) so a worktree is found next to
+its project, but not under `.agentica/`: every path there is agentica's config, which a session
+may never edit unasked, and the whole worktree would be. Git ignores the folder through
+`.git/info/exclude`, and the project-file lookup
+stops at the worktree's own `.git` file, so a session there reads the worktree's files only.
+The commit a worktree started from is kept in its git folder (`agentica-base`), so its changes
+are known without guessing a merge base. Git runs as a subprocess with LC_ALL=C (its porcelain
+output is parsed) and without prompts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+import secrets
+import shlex
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+BRANCH_PREFIX = "agentica/"
+WORKTREES_FOLDER = Path(".worktrees")
+_EXCLUDE_LINE = "/.worktrees/"
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
+# Whoever runs agentica may have no git identity configured (CI, containers): commits made for
+# them say agentica made them instead of failing.
+_FALLBACK_IDENTITY = {"GIT_AUTHOR_NAME": "agentica", "GIT_AUTHOR_EMAIL": "agentica@localhost",
+                      "GIT_COMMITTER_NAME": "agentica", "GIT_COMMITTER_EMAIL": "agentica@localhost"}
+
+
+class WorktreeError(Exception):
+    """A worktree could not be made, found or removed; the message says why, for the user."""
+
+
+@dataclass(frozen=True)
+class Worktree:
+    name: str
+    path: Path
+    branch: str
+    base: str  # the commit it started from
+    repository: Path  # the main checkout
+
+    @property
+    def head(self) -> str:
+        return _git(self.path, "rev-parse", "HEAD").strip()
+
+
+@dataclass(frozen=True)
+class WorktreeState:
+    """What `agentica worktrees list` shows of one worktree."""
+
+    worktree: Worktree
+    uncommitted: int  # paths `git status` lists
+    commits: int  # commits on the branch since its base
+
+
+def _run(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", **(env or {})}
+    try:
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=full,
+                              stdin=subprocess.DEVNULL, timeout=120)
+    except FileNotFoundError:
+        raise WorktreeError("git is not installed (worktrees need git)") from None
+    except subprocess.TimeoutExpired:
+        raise WorktreeError(f"git {args[0]} took more than 120 s in {cwd}") from None
+
+
+def _git(cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> str:
+    done = _run(cwd, *args, env=env)
+    if check and done.returncode != 0:
+        detail = (done.stderr or done.stdout).strip().splitlines()
+        raise WorktreeError(f"git {args[0]} failed in {cwd}: {detail[-1] if detail else f'exit {done.returncode}'}")
+    return done.stdout
+
+
+def repository_root(start: Path) -> Path:
+    """The main checkout of the repository `start` is in (also from inside one of its worktrees)."""
+    if not start.is_dir():
+        raise WorktreeError(f"{start}: no such folder")
+    probe = subprocess.run(["git", "rev-parse", "--path-format=absolute", "--git-common-dir"], cwd=start,
+                           capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                           env={**os.environ, "LC_ALL": "C"})
+    if probe.returncode != 0:
+        raise WorktreeError(f"{start} is not in a git repository (--worktree needs one)")
+    common = Path(probe.stdout.strip())
+    if common.name != ".git":
+        raise WorktreeError(f"{common} is a bare repository: worktrees need a checkout")
+    return Path(os.path.realpath(common.parent))
+
+
+def _common_dir(root: Path) -> Path:
+    return root / ".git"
+
+
+@contextlib.contextmanager
+def _locked(root: Path) -> Iterator[None]:
+    """One worktree change at a time per repository: parallel batch workers add theirs at once,
+    and `git worktree add` plus the exclude line are not one atomic step."""
+    with open(_common_dir(root) / "agentica-worktrees.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _check_name(name: str) -> None:
+    if not _NAME.fullmatch(name) or name.endswith(".lock") or ".." in name:
+        raise WorktreeError(f"invalid worktree name {name!r}: use letters, digits, '.', '_' and '-' "
+                            "(at most 80, starting with a letter or digit)")
+
+
+def new_name() -> str:
+    """A name nobody typed: the time and a random suffix, e.g. 1202-0107-3fa9."""
+    return f"{time.strftime('%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+
+
+def _ignore_folder(root: Path) -> None:
+    exclude = _common_dir(root) / "info" / "exclude"
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    text = exclude.read_text() if exclude.exists() else ""
+    if _EXCLUDE_LINE not in text.splitlines():
+        with open(exclude, "a") as handle:
+            handle.write(("" if not text or text.endswith("\n") else "\n") + _EXCLUDE_LINE + "\n")
+
+
+def git_dir(path: Path) -> Path:
+    """A worktree's own git folder, from its `.git` file (`gitdir: ...`): no git process."""
+    try:
+        text = (path / ".git").read_text()
+    except OSError:
+        return Path(_git(path, "rev-parse", "--path-format=absolute", "--git-dir").strip())
+    folder = Path(text.removeprefix("gitdir:").strip())
+    return folder if folder.is_absolute() else (path / folder).resolve()
+
+
+def create_worktree(start: Path, name: str | None = None, *, base: str = "HEAD", root: Path | None = None) -> Worktree:
+    """A new worktree of the repository `start` is in (`root`, when the caller knows it), on a
+    new branch agentica/NAME from `base` (as `start` sees it: from inside a worktree, that
+    worktree's HEAD)."""
+    start = Path(os.path.realpath(start))
+    root = root or repository_root(start)
+    name = name or new_name()
+    _check_name(name)
+    probe = _git(start, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}", check=False).strip()
+    if not probe:
+        raise WorktreeError(f"{start}: no commit to start a worktree from ({base}); commit something first")
+    path = root / WORKTREES_FOLDER / name
+    branch = BRANCH_PREFIX + name
+    with _locked(root):
+        if path.exists():
+            raise WorktreeError(f"worktree {name} exists ({path}); pick another name or `agentica worktrees rm {name}`")
+        if _git(root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False).strip():
+            raise WorktreeError(f"branch {branch} exists; pick another name or delete it (git branch -D {branch})")
+        _ignore_folder(root)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _git(root, "worktree", "add", "--quiet", "-b", branch, str(path), probe)
+    (git_dir(path) / "agentica-base").write_text(probe + "\n")
+    return Worktree(name=name, path=path, branch=branch, base=probe, repository=root)
+
+
+def _from_entry(root: Path, path: Path, branch: str) -> Worktree:
+    base_file = git_dir(path) / "agentica-base" if path.is_dir() else None
+    base = base_file.read_text().strip() if base_file is not None and base_file.exists() else ""
+    return Worktree(name=path.name, path=path, branch=branch, base=base, repository=root)
+
+
+def _entries(root: Path) -> list[tuple[Path, str]]:
+    """(path, branch) of every worktree of `root` that agentica made."""
+    folder = root / WORKTREES_FOLDER
+    found: list[tuple[Path, str]] = []
+    path: Path | None = None
+    for line in [*_git(root, "worktree", "list", "--porcelain").splitlines(), ""]:
+        if line.startswith("worktree "):
+            path = Path(line[len("worktree "):])
+        elif line.startswith("branch ") and path is not None:
+            branch = line[len("branch refs/heads/"):]
+            if path.parent == folder and branch == BRANCH_PREFIX + path.name:
+                found.append((path, branch))
+        elif not line:
+            path = None
+    return found
+
+
+def list_worktrees(start: Path) -> list[WorktreeState]:
+    root = repository_root(start)
+    states = []
+    for path, branch in _entries(root):
+        tree = _from_entry(root, path, branch)
+        if not path.is_dir():  # deleted by hand: `git worktree prune` forgets it
+            states.append(WorktreeState(tree, 0, 0))
+            continue
+        status = _git(path, "status", "--porcelain", "--untracked-files=all")
+        commits = int(_git(path, "rev-list", "--count", f"{tree.base}..HEAD").strip() or 0) if tree.base else 0
+        states.append(WorktreeState(tree, len(status.splitlines()), commits))
+    return states
+
+
+def find_worktree(start: Path, name: str) -> Worktree:
+    root = repository_root(start)
+    for path, branch in _entries(root):
+        if path.name == name:
+            return _from_entry(root, path, branch)
+    raise WorktreeError(f"no agentica worktree named {name!r} in {root} (agentica worktrees list)")
+
+
+def remove_worktree(start: Path, name: str, *, force: bool = False) -> str:
+    """Remove worktree `name` and its branch; what was done, in a sentence. Uncommitted changes
+    or commits on the branch stop it unless `force`: nothing is lost by accident."""
+    tree = find_worktree(start, name)
+    root = tree.repository
+    with _locked(root):
+        commits = 0
+        if tree.path.is_dir():
+            dirty = _git(tree.path, "status", "--porcelain", "--untracked-files=all").strip()
+            if dirty and not force:
+                raise WorktreeError(f"worktree {name} has uncommitted changes ({tree.path}); --force removes them")
+            if tree.base:
+                commits = int(_git(tree.path, "rev-list", "--count", f"{tree.base}..HEAD").strip() or 0)
+            _git(root, "worktree", "remove", "--force", str(tree.path))
+        else:
+            _git(root, "worktree", "prune")
+        merged = _git(root, "branch", "--merged", "HEAD", "--list", tree.branch).strip()
+        if commits and not merged and not force:
+            return (f"removed worktree {name}; kept branch {tree.branch} ({commits} commit(s) not merged: "
+                    f"git merge {tree.branch}, or git branch -D {tree.branch})")
+        _git(root, "branch", "-D", tree.branch)
+    return f"removed worktree {name} and branch {tree.branch}"
+
+
+def commit_all(tree: Worktree, message: str) -> bool:
+    """Commit everything in the worktree (new files too) on its branch; False when nothing
+    changed. Hooks do not run: this records the agent's work, it is not a user's commit."""
+    _git(tree.path, "add", "-A")
+    if _run(tree.path, "diff", "--cached", "--quiet").returncode == 0:
+        return False
+    if _run(tree.path, "commit", "--quiet", "--no-verify", "-m", message).returncode != 0:
+        # most often no git identity here (CI, containers): agentica signs the commit instead
+        _git(tree.path, "commit", "--quiet", "--no-verify", "-m", message, env=_FALLBACK_IDENTITY)
+    return True
+
+
+def worktree_changes(tree: Worktree) -> tuple[list[str], str]:
+    """(files changed, diff) between the worktree's base and its HEAD."""
+    if not tree.base:
+        return [], ""
+    names = _git(tree.path, "diff", "--name-only", "--no-renames", tree.base, "HEAD").splitlines()
+    diff = _git(tree.path, "diff", "--no-renames", "--binary", tree.base, "HEAD")
+    return [n for n in names if n], diff
+
+
+def exit_note(tree: Worktree) -> str:
+    """What a --worktree session says when it ends: where the work is, how to keep or drop it.
+    A worktree the session did not change is removed, with its branch. Never raises: it is said
+    on the way out, whatever git does."""
+    try:
+        return _exit_note(tree)
+    except WorktreeError as err:
+        return f"agentica: the work is in {tree.path} (branch {tree.branch}); {err}\n"
+
+
+def _exit_note(tree: Worktree) -> str:
+    if not tree.path.is_dir():
+        return f"agentica: worktree {tree.name} is gone ({tree.path})\n"
+    changed = len(_git(tree.path, "status", "--porcelain", "--untracked-files=all").splitlines())
+    commits = int(_git(tree.path, "rev-list", "--count", f"{tree.base}..HEAD").strip() or 0) if tree.base else 0
+    where = shlex.quote(str(tree.path))
+    if not changed and not commits:  # nothing to keep: no folder and branch left behind
+        try:
+            remove_worktree(tree.repository, tree.name)
+        except WorktreeError:
+            return f"agentica: worktree {tree.name} ({tree.path}) has no changes; agentica worktrees rm {tree.name}\n"
+        return f"agentica: worktree {tree.name} had no changes: removed it and its branch\n"
+    lines = [f"agentica: the work is in {tree.path} (branch {tree.branch}): "
+             f"{changed} uncommitted path(s), {commits} commit(s)"]
+    if changed:
+        lines.append(f"  commit it:  git -C {where} add -A && git -C {where} commit -m 'agentica: {tree.name}'")
+    lines.append(f"  merge it:   git merge {tree.branch}   (in {shlex.quote(str(tree.repository))})")
+    drop = "  (--force: drop the changes)" if changed else ""
+    lines.append(f"  remove it:  agentica worktrees rm {tree.name}{drop}")
+    return "\n".join(lines) + "\n"

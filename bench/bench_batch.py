@@ -1,0 +1,195 @@
+"""What `agentica batch` costs beyond its sessions, and how its workers scale.
+
+1. Overhead per task: N tasks in a batch with one worker, against a scripted server that
+   answers at once. Each record's timings_s say how long its `agentica -p` process took; the
+   rest of the attempt (worktree, commit, diff, the results line) plus the batch process's own
+   start and summary divided by N is the overhead. Target < 150 ms. Beside it, the same N
+   tasks as plain `-p` runs, one after another: the wall-time difference (noisy on a loaded
+   machine) and the CPU-time difference (batch and all its children, per task, minus one plain
+   run's), which load barely moves.
+2. Throughput: N workers (1, 2, 4, 8), 2N tasks, against a scripted server whose every answer
+   takes 1 s. task time = the median duration of one task when it runs alone (N=1); throughput
+   = tasks finished per task time = 2N x task time / wall time. Target >= 0.9 N up to N = 8.
+   (Each task is an `agentica -p` process: on a machine with fewer cores than workers, their
+   start-ups compete for the CPU.)
+
+    .venv/bin/python bench/bench_batch.py [--tasks 6] [--runs 3] [--max-workers 8]
+
+Prints one `RESULT {json}` line for run_all.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _common import agentica_command, emit_result, print_machine
+
+from agentica_cli.testing import ScriptedModelServer, turns
+
+OVERHEAD_TARGET_MS = 150.0
+THROUGHPUT_TARGET = 0.9
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def _repository(path: Path) -> Path:
+    path.mkdir(parents=True)
+    _git(path, "init", "-q", "-b", "main")
+    (path / "notes.txt").write_text("hello\n")
+    _git(path, "add", ".")
+    _git(path, "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "commit", "-q", "-m", "init")
+    return path
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTICA_", "OPENAI_"))}
+    return {**env, "AGENTICA_HOME": str(home), "NO_COLOR": "1"}
+
+
+def _model_flags(server: ScriptedModelServer, key_file: Path) -> list[str]:
+    return ["--base-url", server.base_url, "--api-key-file", str(key_file), "--model", "bench"]
+
+
+def _tasks_file(path: Path, count: int, prefix: str) -> Path:
+    path.write_text("".join(json.dumps({"id": f"{prefix}{n}", "prompt": f"say done ({n})"}) + "\n"
+                            for n in range(count)))
+    return path
+
+
+def _batch(cmd: list[str], tasks: Path, output: Path, workers: int, flags: list[str], cwd: Path,
+           env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run([*cmd, "batch", str(tasks), "--workers", str(workers), "--output", str(output), *flags],
+                          cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"batch failed ({done.returncode}): {done.stderr[-2000:]}")
+    return elapsed
+
+
+def overhead(cmd: list[str], work: Path, tasks: int, runs: int, key_file: Path) -> dict[str, float]:
+    home = work / "home-overhead"
+    home.mkdir()
+    env = _env(home)
+    repo = _repository(work / "repo-overhead")
+    plain_ms: list[float] = []
+    session_ms: list[float] = []
+    inside_ms: list[float] = []
+    versus_ms: list[float] = []
+    cpu_s: list[float] = []
+    around_ms: list[float] = []
+    own_ms: list[float] = []
+    cpu_overhead_ms: list[float] = []
+    with ScriptedModelServer([turns.text("done")] * (tasks * runs * 2 + 10)) as server:
+        flags = _model_flags(server, key_file)
+        for run in range(runs):
+            plain = []
+            cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            for n in range(tasks):
+                start = time.perf_counter()
+                done = subprocess.run([*cmd, "-p", f"say done ({n})", *flags], cwd=repo, env=env,
+                                      stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+                plain.append((time.perf_counter() - start) * 1000)
+                if done.returncode != 0:
+                    raise SystemExit(f"-p failed: {done.stderr[-2000:]}")
+            cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu_s.append((cpu_after.ru_utime + cpu_after.ru_stime - cpu_before.ru_utime - cpu_before.ru_stime) / tasks)
+            output = work / f"overhead-{run}.results.jsonl"
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            wall = _batch(cmd, _tasks_file(work / f"overhead-{run}.jsonl", tasks, f"o{run}-"), output, 1, flags,
+                          repo, env) * 1000
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            batch_cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime  # sessions included
+            cpu_overhead_ms.append((batch_cpu / tasks - cpu_s[-1]) * 1000)
+            records = [json.loads(line) for line in output.read_text().splitlines()]
+            sessions = [r["timings_s"]["session"] * 1000 for r in records]
+            around = [r["duration_s"] * 1000 - r["timings_s"]["session"] * 1000 for r in records]
+            batch_itself = wall - sum(r["duration_s"] * 1000 for r in records)  # its start-up, summary, ...
+            inside = statistics.median(around) + batch_itself / tasks
+            plain_ms.append(statistics.median(plain))
+            session_ms.append(statistics.median(sessions))
+            inside_ms.append(inside)
+            around_ms.append(statistics.median(around))
+            own_ms.append(batch_itself)
+            versus_ms.append((wall - sum(plain)) / tasks)
+            print(f"run {run + 1}: per task {statistics.median(around):.0f} ms around the session (worktree, "
+                  f"commit, diff, result line) + {batch_itself / tasks:.0f} ms of the batch's own start -> "
+                  f"{inside:.0f} ms; session {session_ms[-1]:.0f} ms, plain -p {plain_ms[-1]:.0f} ms; "
+                  f"wall against the plain runs: {versus_ms[-1]:+.0f} ms per task; CPU beyond a plain -p run: "
+                  f"{cpu_overhead_ms[-1]:+.0f} ms per task")
+    return {"plain_p_ms": statistics.median(plain_ms), "session_in_batch_ms": statistics.median(session_ms),
+            "overhead_per_task_ms": statistics.median(inside_ms), "around_session_ms": statistics.median(around_ms),
+            "batch_own_ms": statistics.median(own_ms),
+            "overhead_vs_plain_wall_ms": statistics.median(versus_ms), "cpu_per_plain_p_s": statistics.median(cpu_s),
+            "cpu_overhead_per_task_ms": statistics.median(cpu_overhead_ms)}
+
+
+def throughput(cmd: list[str], work: Path, max_workers: int, key_file: Path) -> dict[str, float]:
+    home = work / "home-throughput"
+    home.mkdir()
+    env = _env(home)
+    figures: dict[str, float] = {}
+    task_time = 0.0
+    workers = 1
+    with ScriptedModelServer([turns.text("done", delay=1.0)] * (8 * max_workers + 10)) as server:
+        flags = _model_flags(server, key_file)
+        while workers <= max_workers:
+            repo = _repository(work / f"repo-throughput-{workers}")
+            count = 2 * workers
+            output = work / f"throughput-{workers}.results.jsonl"
+            wall = _batch(cmd, _tasks_file(work / f"throughput-{workers}.jsonl", count, f"w{workers}-"), output,
+                          workers, flags, repo, env)
+            durations = [json.loads(line)["duration_s"] for line in output.read_text().splitlines()]
+            if workers == 1:
+                task_time = statistics.median(durations)
+                figures["task_time_s"] = task_time
+            rate = count * task_time / wall
+            figures[f"throughput_{workers}"] = rate
+            verdict = "ok" if rate >= THROUGHPUT_TARGET * workers else "MISSED"
+            print(f"N={workers}: {count} tasks in {wall:.1f} s; task time {task_time:.2f} s; "
+                  f"{rate:.2f} tasks per task time (target >= {THROUGHPUT_TARGET * workers:.1f}) {verdict}")
+            workers *= 2
+    return figures
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=6)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--max-workers", type=int, default=8)
+    opts = parser.parse_args()
+    print_machine("agentica batch: overhead per task and throughput of N workers")
+    cmd = agentica_command()
+    with tempfile.TemporaryDirectory(prefix="agentica-bench-batch-") as folder:
+        work = Path(folder)
+        key_file = work / "key"
+        key_file.write_text("bench\n")
+        figures = overhead(cmd, work, opts.tasks, opts.runs, key_file)
+        print(f"overhead per task over a plain -p run: {figures['overhead_per_task_ms']:.0f} ms "
+              f"(target < {OVERHEAD_TARGET_MS:.0f} ms); plain -p {figures['plain_p_ms']:.0f} ms")
+        figures |= throughput(cmd, work, opts.max_workers, key_file)
+    cores = os.cpu_count() or 1
+    # each task is an `agentica -p` process: with more workers than cores, their CPU is the limit
+    figures["cpu_bound_throughput"] = cores * figures["task_time_s"] / max(figures["cpu_per_plain_p_s"], 1e-6)
+    print(f"one `agentica -p` run costs {figures['cpu_per_plain_p_s']:.2f} s of CPU: {cores} core(s) finish at most "
+          f"{figures['cpu_bound_throughput']:.1f} tasks per task time, whatever N")
+    emit_result("batch", {k: round(v, 3) for k, v in figures.items()})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""`agentica --worktree [NAME]` and `agentica worktrees list|rm`: two sessions in one repository
+edit the same file at the same time, each in its own worktree, and neither touches the other's
+file or the main checkout; checkpoints and the sandbox follow the worktree."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from batch_support import TaskModel, git, make_repository, task_server
+from cli_support import AGENTICA, cli_env, model_args, run_cli
+
+
+def _session(name: str, repo: Path, home: Path, server) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [*AGENTICA, "-p", f"--worktree={name}", "--output-format", "json", "--permission-mode", "accept-edits",
+         *model_args(server), f"[task {name}] write shared.txt"],
+        cwd=repo, env=cli_env(home), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+
+
+def test_two_worktree_sessions_edit_the_same_file_without_conflict(tmp_path: Path, home: Path) -> None:
+    repo = make_repository(tmp_path / "repo")
+    server = task_server(TaskModel())
+    try:
+        first, second = _session("one", repo, home, server), _session("two", repo, home, server)
+        outputs = {name: process.communicate(timeout=90) for name, process in (("one", first), ("two", second))}
+    finally:
+        server.stop()
+    assert first.returncode == 0 and second.returncode == 0, outputs
+    for name in ("one", "two"):
+        tree = repo / ".worktrees" / name
+        assert (tree / "shared.txt").read_text() == f"from {name}\n"
+        result = json.loads(outputs[name][0])
+        assert result["files_changed"] == ["shared.txt"]  # the checkpoint of the worktree's session
+        assert git(tree, "branch", "--show-current").strip() == f"agentica/{name}"
+        note = outputs[name][1]
+        assert f"the work is in {tree} (branch agentica/{name})" in note
+        assert f"git merge agentica/{name}" in note and f"agentica worktrees rm {name}" in note
+    # the main checkout is untouched, and git does not list the worktrees' folder as new files
+    assert (repo / "shared.txt").read_text() == "original\n"
+    assert git(repo, "status", "--porcelain") == ""
+    # each session's checkpoints are the worktree's: --undo there puts that worktree's file back
+    undo = run_cli(["--undo", "-C", str(repo / ".worktrees/one")], cwd=repo, home=home)
+    assert undo.returncode == 0, undo.stderr
+    assert (repo / ".worktrees/one/shared.txt").read_text() == "original\n"
+    assert (repo / ".worktrees/two/shared.txt").read_text() == "from two\n"
+
+    listed = run_cli(["worktrees", "list", "--json"], cwd=repo, home=home)
+    states = {s["name"]: s for s in json.loads(listed.stdout)}
+    assert set(states) == {"one", "two"} and states["two"]["uncommitted"] == 1 and states["one"]["uncommitted"] == 0
+
+    refused = run_cli(["worktrees", "rm", "two"], cwd=repo, home=home)
+    assert refused.returncode != 0 and "uncommitted changes" in refused.stderr
+    assert (repo / ".worktrees/two/shared.txt").exists()
+    # the work of "two" is merged the way the note says; then both go
+    tree_two = repo / ".worktrees/two"
+    git(tree_two, "add", "-A")
+    git(tree_two, "commit", "-q", "-m", "two")
+    git(repo, "merge", "-q", "agentica/two")
+    assert (repo / "shared.txt").read_text() == "from two\n"
+    for name in ("one", "two"):
+        removed = run_cli(["worktrees", "rm", name], cwd=repo, home=home)
+        assert removed.returncode == 0, removed.stderr
+        assert f"removed worktree {name} and branch agentica/{name}" in removed.stdout
+    assert git(repo, "branch", "--list", "agentica/*") == ""
+    assert json.loads(run_cli(["worktrees", "list", "--json"], cwd=repo, home=home).stdout) == []
+
+
+def test_worktree_outside_git_is_a_clear_error(tmp_path: Path, home: Path) -> None:
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    done = run_cli(["-p", "--worktree", "--model", "m", "hi"], cwd=folder, home=home)
+    assert done.returncode == 2
+    assert "is not in a git repository (--worktree needs one)" in done.stderr
+    repo = make_repository(tmp_path / "r")
+    bad = run_cli(["-p", "--worktree=no/slash", "hi"], cwd=repo, home=home)
+    assert bad.returncode == 2 and "invalid worktree name 'no/slash'" in bad.stderr
+    # a run that changed nothing (here: no API key) leaves no worktree or branch behind; -w takes no name here
+    unchanged = run_cli(["-p", "-w", "--model", "m", "--base-url", "http://127.0.0.1:9", "hi"], cwd=repo, home=home)
+    assert unchanged.returncode == 2 and "working in worktree " in unchanged.stderr
+    assert "had no changes: removed it and its branch" in unchanged.stderr
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+    assert git(repo, "branch", "--list", "agentica/*") == ""
+
+
+def test_worktrees_and_batch_logic_import_no_ui() -> None:
+    """The application logic imports no UI library; the batch's live display is progress.py alone."""
+    import ast
+
+    root = Path(__file__).resolve().parent.parent / "agentica_cli"
+    offenders = []
+    for path in [*(root / "worktrees").glob("*.py"), *(root / "batch").glob("*.py")]:
+        if path.name == "progress.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            offenders += [f"{path.name}: {n}" for n in names
+                          if n.split(".")[0] in ("rich", "prompt_toolkit", "typer")
+                          or n.startswith(("agentica_cli.cli", "agentica_cli.tui"))]
+    assert offenders == []
+
+
+def test_the_repl_in_a_worktree_says_where_the_work_is_when_it_ends(tmp_path: Path, home: Path) -> None:
+    import pexpect
+    from screen_support import ANSI, Repl, spawn_agentica
+
+    repo = make_repository(tmp_path / "repo")
+    server = task_server(TaskModel())
+    try:
+        child = spawn_agentica(home, repo, [*model_args(server), "--worktree=talk", "--permission-mode",
+                                            "accept-edits"])
+        repl = Repl(child)
+        repl.expect_prompt()
+        repl.send_line("[task talk] put your name in shared.txt")
+        repl.expect("wrote shared.txt for talk")
+        repl.expect_prompt()
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF, timeout=30)
+        child.close()
+    finally:
+        server.stop()
+    tail = " ".join(ANSI.sub("", child.before or "").split())
+    tree = repo / ".worktrees" / "talk"
+    assert f"the work is in {tree} (branch agentica/talk): 1 uncommitted path(s)" in tail
+    assert "agentica worktrees rm talk" in tail
+    assert (tree / "shared.txt").read_text() == "from talk\n" and (repo / "shared.txt").read_text() == "original\n"
