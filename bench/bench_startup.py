@@ -5,6 +5,10 @@ Measures, as the median (and max) of several runs, wall time and peak RSS of:
   REPL ready                         process start to the prompt painted, through a pty
   -p first request                   process start to the scripted model server receiving
                                      the first chat completions request
+  floor first request                the same for bench/floor_client.py (a stdlib client: the
+                                     interpreter's start, http.client and one POST), run
+                                     alternately with the -p runs; the difference of the two
+                                     medians is what agentica adds before its first request
   -p 30 tool steps                   a whole 30-step run (peak RSS is the figure)
   import openai                      whole, against agentica's lean import of the SDK, each
                                      in a fresh interpreter, alternating
@@ -39,6 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import agentica_command, machine
 
 TARGETS_MS = {"version": 150, "help": 150, "repl_ready": 300, "print_first_request": 700}
+TARGET_OVER_FLOOR_MS = 250  # -p start to first request, beyond the floor client's (issue 29)
+HERE = Path(__file__).resolve().parent
 TARGET_RSS_MB = {"print_30_steps": 150}
 PROMPT_MARK = "❯".encode()
 
@@ -49,12 +55,19 @@ class Failure(Exception):
 
 def wait_rss(proc: subprocess.Popen[bytes], timeout: float) -> tuple[int, float]:
     """Reap `proc`; (exit status, its peak RSS in MB) from wait4."""
+    code, rss, _ = wait_usage(proc, timeout)
+    return code, rss
+
+
+def wait_usage(proc: subprocess.Popen[bytes], timeout: float) -> tuple[int, float, float]:
+    """Reap `proc`; (exit status, its peak RSS in MB, the CPU time it used in ms: user +
+    system, all its threads) from wait4."""
     deadline = time.monotonic() + timeout
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             proc.returncode = os.waitstatus_to_exitcode(status)
-            return proc.returncode, usage.ru_maxrss / 1024
+            return proc.returncode, usage.ru_maxrss / 1024, (usage.ru_utime + usage.ru_stime) * 1000
         if time.monotonic() > deadline:
             proc.kill()
             _, status, usage = os.wait4(proc.pid, 0)
@@ -124,8 +137,10 @@ def repl_ready(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, f
     return ready_ms, rss
 
 
-def first_request(cmd: list[str], env: dict[str, str], cwd: Path, steps: int = 0) -> tuple[float, float, float]:
-    """(ms to the first model request, ms for the whole run, peak RSS MB) of a -p run."""
+def first_request(cmd: list[str], env: dict[str, str], cwd: Path, steps: int = 0,
+                  cpu: list[float] | None = None) -> tuple[float, float, float]:
+    """(ms to the first model request, ms for the whole run, peak RSS MB) of a -p run; the
+    run's CPU time (ms) is appended to `cpu` when given."""
     from agentica_cli.testing import ScriptedModelServer, turns
 
     script = (
@@ -138,8 +153,10 @@ def first_request(cmd: list[str], env: dict[str, str], cwd: Path, steps: int = 0
         start = time.perf_counter()
         proc = subprocess.Popen(full, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE)
-        code, rss = wait_rss(proc, 120)
+        code, rss, cpu_ms = wait_usage(proc, 120)
         total = (time.perf_counter() - start) * 1000
+        if cpu is not None:
+            cpu.append(cpu_ms)
         err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
         if code != 0:
             raise Failure(f"-p run exited {code}: {err[-800:]}")
@@ -149,6 +166,76 @@ def first_request(cmd: list[str], env: dict[str, str], cwd: Path, steps: int = 0
             raise Failure(f"expected {steps + 1} model requests, got {len(server.request_log)}: {err[-800:]}")
         first = (server.request_log[0].received_at - start) * 1000
     return first, total, rss
+
+
+def floor_first_request(env: dict[str, str], cwd: Path, cpu: list[float] | None = None) -> tuple[float, float]:
+    """(ms to the first request, peak RSS MB) of the stdlib floor client asking once; its CPU
+    time (ms) is appended to `cpu` when given."""
+    from agentica_cli.testing import ScriptedModelServer, turns
+
+    with ScriptedModelServer([turns.text("ok")]) as server:
+        full = [sys.executable, str(HERE / "floor_client.py"), server.base_url, "notes.txt", "0"]
+        start = time.perf_counter()
+        proc = subprocess.Popen(full, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+        code, rss, cpu_ms = wait_usage(proc, 60)
+        if cpu is not None:
+            cpu.append(cpu_ms)
+        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+        if code != 0 or not server.request_log:
+            raise Failure(f"floor client exited {code} after {len(server.request_log)} requests: {err[-800:]}")
+        first = (server.request_log[0].received_at - start) * 1000
+    return first, rss
+
+
+def first_request_against_floor(cmd: list[str], env: dict[str, str], cwd: Path, runs: int) -> dict[str, Any]:
+    """`-p` and the floor client, alternating run by run (machine load hits both alike), after
+    one warm-up of each; both medians and their difference. The CPU time of each whole run
+    (a one-line answer: little follows the request) is shown too: it varies much less with the
+    machine's load than the wall time does."""
+    first_request(cmd, env, cwd)
+    floor_first_request(env, cwd)
+    cli: list[tuple[float, float]] = []
+    floor: list[tuple[float, float]] = []
+    cpu: dict[str, list[float]] = {"print_first_request": [], "floor_first_request": []}
+    for _ in range(runs):
+        first, _, rss = first_request(cmd, env, cwd, cpu=cpu["print_first_request"])
+        cli.append((first, rss))
+        floor.append(floor_first_request(env, cwd, cpu=cpu["floor_first_request"]))
+    figures = {name: {"wall_ms": summarize([r[0] for r in rows]), "peak_rss_mb": summarize([r[1] for r in rows]),
+                      "run_cpu_ms": summarize(cpu[name])}
+               for name, rows in (("print_first_request", cli), ("floor_first_request", floor))}
+    over = figures["print_first_request"]["wall_ms"]["median"] - figures["floor_first_request"]["wall_ms"]["median"]
+    verdict = "ok" if over <= TARGET_OVER_FLOOR_MS else "MISSED"
+    print(f"-p start to first request {figures['print_first_request']['wall_ms']['median']:.0f} ms, floor client "
+          f"{figures['floor_first_request']['wall_ms']['median']:.0f} ms (medians of {runs} alternating runs): "
+          f"{over:.0f} ms beyond the floor, target <= {TARGET_OVER_FLOOR_MS} ms: {verdict}")
+    print(f"CPU time of the whole runs (user + system, medians): -p "
+          f"{figures['print_first_request']['run_cpu_ms']['median']:.0f} ms, floor client "
+          f"{figures['floor_first_request']['run_cpu_ms']['median']:.0f} ms")
+    return {**figures, "over_floor_ms": round(over, 1)}
+
+
+def install_kind() -> str:
+    """How agentica is installed in this interpreter: an editable install's module finder is
+    imported by every interpreter start (the floor client's too, under the same interpreter)."""
+    import site
+    import sysconfig
+
+    folders = {sysconfig.get_paths()["purelib"], *site.getsitepackages()}
+    names = [entry.name for folder in folders if os.path.isdir(folder) for entry in os.scandir(folder)]
+    if any(n.startswith("__editable___agentica_cli") and n.endswith("_finder.py") for n in names):
+        return "editable, with setuptools' module finder (+10-25 ms a start)"
+    if any(n.startswith("__editable__.agentica_cli") and n.endswith(".pth") for n in names):
+        return "editable, a path .pth"
+    return "regular"
+
+
+def load_average() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
 
 
 IMPORT_WHOLE = "import time; t = time.perf_counter(); import openai; print(time.perf_counter() - t)"
@@ -180,6 +267,8 @@ def summarize(values: list[float]) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=7, help="measured runs per figure (default 7)")
+    parser.add_argument("--first-request-only", action="store_true",
+                        help="only -p start to first request against the floor client")
     opts = parser.parse_args()
     cmd = agentica_command()
     home = Path(tempfile.mkdtemp(prefix="agentica-bench-home-"))
@@ -192,6 +281,8 @@ def main() -> int:
     print("== startup of the agentica command")
     print(f"machine: {machine()}")
     print(f"command: {' '.join(cmd)}   runs: {opts.runs} (+1 warm-up)")
+    print(f"load average (1, 5, 15 min) before: {load_average()}")
+    print(f"install: {install_kind()}")
     figures: dict[str, Any] = {}
     failures: list[str] = []
 
@@ -199,9 +290,8 @@ def main() -> int:
         ("version", lambda: timed_run([*cmd, "--version"], env, work)),
         ("help", lambda: timed_run([*cmd, "--help"], env, work)),
         ("repl_ready", lambda: repl_ready(cmd, env, work)),
-        ("print_first_request", lambda: first_request(cmd, env, work)),
     ]
-    for name, run in measures:
+    for name, run in [] if opts.first_request_only else measures:
         try:
             run()  # warm-up: page cache, bytecode cache
             walls, rsss = [], []
@@ -213,27 +303,37 @@ def main() -> int:
         except Failure as err:
             failures.append(f"{name}: {err}")
             print(f"FAILED {name}: {err}")
+    over_floor = None
     try:
-        runs = [first_request(cmd, env, work, steps=30) for _ in range(max(1, opts.runs // 2))]
-        figures["print_30_steps"] = {
-            "wall_ms": summarize([r[1] for r in runs]),
-            "peak_rss_mb": summarize([r[2] for r in runs]),
-        }
+        against_floor = first_request_against_floor(cmd, env, work, opts.runs)
+        over_floor = against_floor.pop("over_floor_ms")
+        figures.update(against_floor)
     except Failure as err:
-        failures.append(f"print_30_steps: {err}")
-        print(f"FAILED print_30_steps: {err}")
-
+        failures.append(f"print_first_request: {err}")
+        print(f"FAILED print_first_request: {err}")
     imports: dict[str, float] = {}
-    try:
-        imports = openai_imports(opts.runs)
-    except Failure as err:
-        failures.append(f"openai imports: {err}")
-        print(f"FAILED openai imports: {err}")
+    if not opts.first_request_only:
+        try:
+            runs = [first_request(cmd, env, work, steps=30) for _ in range(max(1, opts.runs // 2))]
+            figures["print_30_steps"] = {
+                "wall_ms": summarize([r[1] for r in runs]),
+                "peak_rss_mb": summarize([r[2] for r in runs]),
+            }
+        except Failure as err:
+            failures.append(f"print_30_steps: {err}")
+            print(f"FAILED print_30_steps: {err}")
+        try:
+            imports = openai_imports(opts.runs)
+        except Failure as err:
+            failures.append(f"openai imports: {err}")
+            print(f"FAILED openai imports: {err}")
 
     print(f"{'measure':<24}{'median ms':>11}{'max ms':>9}{'peak RSS MB':>13}   target")
     for name, data in figures.items():
         wall, rss = data["wall_ms"], data["peak_rss_mb"]
-        if name in TARGETS_MS:
+        if name == "floor_first_request":
+            target = "(the floor)"
+        elif name in TARGETS_MS:
             target = f"< {TARGETS_MS[name]} ms " + ("ok" if wall["median"] < TARGETS_MS[name] else "MISSED")
         else:
             limit = TARGET_RSS_MB[name]
@@ -244,10 +344,16 @@ def main() -> int:
         "help_ms": figures.get("help", {}).get("wall_ms", {}).get("median"),
         "repl_ready_ms": figures.get("repl_ready", {}).get("wall_ms", {}).get("median"),
         "first_request_ms": figures.get("print_first_request", {}).get("wall_ms", {}).get("median"),
+        "floor_first_request_ms": figures.get("floor_first_request", {}).get("wall_ms", {}).get("median"),
+        "first_request_over_floor_ms": over_floor,
+        "print_run_cpu_ms": figures.get("print_first_request", {}).get("run_cpu_ms", {}).get("median"),
+        "floor_run_cpu_ms": figures.get("floor_first_request", {}).get("run_cpu_ms", {}).get("median"),
         "rss_30_steps_mb": figures.get("print_30_steps", {}).get("peak_rss_mb", {}).get("max"),
         **imports,
     }
-    result = {"bench": "startup", "machine": machine(), **flat, **figures, "failures": failures}
+    print(f"load average (1, 5, 15 min) after: {load_average()}")
+    result = {"bench": "startup", "machine": machine(), **flat, **figures, "failures": failures,
+              "load_average": load_average(), "install": install_kind()}
     print("RESULT " + json.dumps(result))
     return 1 if failures else 0
 

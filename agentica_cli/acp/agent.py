@@ -317,14 +317,16 @@ class AgenticaAcpAgent:
 
 
 def _warm_imports() -> None:
-    """The agent loop, the builtin tools and openai: imported in a thread while the editor sets up."""
+    """The agent loop, the builtin tools and the model transport: imported in a thread while the editor sets up."""
     try:
-        # What the first request would import: httpx's first connection pulls in anyio's
-        # streams (~50 ms on a busy machine), the first post openai's chat resources.
+        # What the first request would import: httpx2's first connection pulls in anyio's
+        # streams (~50 ms on a busy machine); the transport loads the CA certificates.
         import anyio._core._sockets
         import anyio._core._streams  # noqa: F401
-        import openai
-        import openai.resources.chat  # noqa: F401
+
+        from agentica_cli.models import chat_http
+
+        chat_http.tls_context()
 
         import agentica_cli.agent  # noqa: F401
         import builtin_tools  # noqa: F401

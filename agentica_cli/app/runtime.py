@@ -1,6 +1,6 @@
 """Building the model and the DeepAgent from settings; shared by -p and the REPL.
 
-This is where the heavy imports (the model client, openai, the builtin tools) happen, so
+This is where the heavy imports (the model client and its httpx2 transport, the builtin tools) happen, so
 callers import this module only once they know they need a model.
 """
 

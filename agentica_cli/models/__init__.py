@@ -1,4 +1,5 @@
-"""LLM clients: OpenAIChat and OpenAI-compatible presets. `openai` is imported on first request.
+"""LLM clients: OpenAIChat and OpenAI-compatible presets. Requests go over httpx2 (chat_http);
+the `openai` SDK is imported only for `transport="openai"` and `OpenAIChat.client()`.
 
 What each provider sends back and wants back (reasoning, thought signatures, finish
 reasons) is its dialect: agentica_cli/models/dialects.py, chosen per class, base URL and id.

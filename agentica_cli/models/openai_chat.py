@@ -1,4 +1,11 @@
-"""OpenAIChat: chat completions on the official `openai` SDK (imported on first request)."""
+"""OpenAIChat: chat completions over httpx2 (models/chat_http.py), or the `openai` SDK on request.
+
+Both transports send the same JSON body and hand back the raw streamed response, which this
+module reads itself (models/sse.py); their errors carry the same attributes, so retries,
+time limits and the provider's error text are the same whichever sent the request. The SDK is
+imported only by `transport="openai"` and by `client()` (the SDK's AsyncOpenAI, for the other
+endpoints), never by a request of the default transport.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +16,7 @@ import os
 import sys
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Protocol
 
 from agentica_cli import shared_backoff
 from agentica_cli.models.base import (
@@ -35,6 +42,35 @@ from agentica_cli.models.deadlines import (
 )
 from agentica_cli.models.retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
 from agentica_cli.models.sse import SseDecoder
+
+TRANSPORTS = ("httpx", "openai")
+TRANSPORT_ENV = "AGENTICA_MODEL_TRANSPORT"  # the default transport of every model in the process
+
+
+class StreamedResponse(Protocol):
+    """What the stream reader needs of a response (httpx2's, or httpx's under an older SDK)."""
+
+    @property
+    def headers(self) -> Any: ...
+
+    async def aread(self) -> bytes: ...
+
+    def aiter_bytes(self) -> AsyncIterator[bytes]: ...
+
+    async def aclose(self) -> None: ...
+
+
+class Endpoint(Protocol):
+    """A transport: POST the ready body to the chat completions endpoint. Errors are raised with
+    the attributes of the SDK's (chat_http.HttpStatusError and friends, or the SDK's own)."""
+
+    api_key: str
+
+    async def complete(self, params: dict[str, Any]) -> Any: ...
+
+    async def open_stream(self, params: dict[str, Any]) -> StreamedResponse: ...
+
+    async def aclose(self) -> None: ...
 
 
 class _Retryable(Exception):
@@ -238,8 +274,10 @@ class OpenAIChat(Model):
     """A chat completions model. Key and base URL default to `OPENAI_API_KEY` / `OPENAI_BASE_URL`.
 
     Retries (429 honouring Retry-After, 5xx, connection errors, streams cut before they
-    finished or stalled) are done here with bounded backoff; the SDK's own retries are
-    disabled. Time limits (seconds, 0 or None: none; see `agentica_cli.models.deadlines`):
+    finished or stalled) are done here with bounded backoff (the SDK's are disabled when it
+    sends). `transport`: "httpx" (the default: httpx2 directly, models/chat_http.py, no `openai`
+    import) or "openai" (the SDK's AsyncOpenAI); `AGENTICA_MODEL_TRANSPORT` sets the default.
+    Time limits (seconds, 0 or None: none; see `agentica_cli.models.deadlines`):
     `request_timeout` for the whole request with its retries, `attempt_timeout` for one
     attempt, `stall_timeout` for an attempt without content progress (keep-alive comments
     and empty chunks are not progress), `connect_timeout` to open a connection, and
@@ -281,6 +319,7 @@ class OpenAIChat(Model):
         reasoning_effort: str | None = None,
         tool_call_format: str | None = None,
         dialect: str | None = None,
+        transport: str | None = None,
     ):
         self.id = id or self.default_id
         self.api_key = api_key
@@ -303,6 +342,11 @@ class OpenAIChat(Model):
         self.tool_call_format = tool_call_format
         self._client: Any = None
         self._client_loop: Any = None
+        self._endpoint: Endpoint | None = None
+        self._endpoint_loop: Any = None
+        self.transport = transport or os.environ.get(TRANSPORT_ENV) or "httpx"
+        if self.transport not in TRANSPORTS:
+            raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, not {self.transport!r}")
         if dialect:
             from agentica_cli.models.dialects import dialect_named
 
@@ -332,7 +376,9 @@ class OpenAIChat(Model):
         return "not-needed"  # local servers (Ollama, vLLM) ignore it but the SDK wants one
 
     def client(self) -> Any:
-        """The AsyncOpenAI client for the running event loop (connections are per-loop)."""
+        """The SDK's AsyncOpenAI client for the running event loop (connections are per-loop),
+        with this model's key, base URL, timeouts and headers: for the endpoints agentica does
+        not call itself (models, embeddings, ...). Requests go through `endpoint()`."""
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop:
             from agentica_cli.models.openai_import import import_openai
@@ -355,6 +401,26 @@ class OpenAIChat(Model):
             )
             self._client_loop = loop
         return self._client
+
+    def endpoint(self) -> Endpoint:
+        """The transport for the running event loop; the previous loop's is closed."""
+        loop = asyncio.get_running_loop()
+        if self._endpoint is None or self._endpoint_loop is not loop:
+            stale = self._endpoint
+            if self.transport == "openai":
+                self._endpoint = SdkChatEndpoint(self.client())
+            else:
+                from agentica_cli.models.chat_http import ChatEndpoint
+
+                self._endpoint = ChatEndpoint(api_key=self.resolve_api_key(), base_url=self.base_url,
+                                              timeout=self.timeout, connect_timeout=self.connect_timeout,
+                                              default_headers=self.default_headers)
+            if stale is not None and not isinstance(stale, SdkChatEndpoint):  # client() closed the SDK's
+                # Its connections belong to a finished loop: the close fails there, which we ignore.
+                task = loop.create_task(stale.aclose())
+                task.add_done_callback(lambda t: t.cancelled() or t.exception())
+            self._endpoint_loop = loop
+        return self._endpoint
 
     def request_params(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         # The stored history keeps what any provider may want back (reasoning, signatures);
@@ -392,7 +458,7 @@ class OpenAIChat(Model):
     async def _provider_stream(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
     ) -> AsyncIterator[ModelStreamEvent]:
-        client = self.client()  # raises MissingApiKeyError before any request
+        client = self.endpoint()  # raises MissingApiKeyError before any request
         params = self.request_params(messages, tools)
         loop = asyncio.get_running_loop()
         limit = self.deadlines.request
@@ -437,12 +503,12 @@ class OpenAIChat(Model):
                 await asyncio.sleep(delay)
 
     async def _streamed_attempt(
-        self, client: Any, params: dict[str, Any], clock: AttemptClock
+        self, client: Endpoint, params: dict[str, Any], clock: AttemptClock
     ) -> AsyncIterator[ModelStreamEvent]:
         acc = ResponseAccumulator()
         response = None
         try:
-            response = await clock.wait(_post_stream(client, params))
+            response = await clock.wait(client.open_stream(params))
             clock.responded()
             content_type = response.headers.get("content-type", "")
             if "json" in content_type:  # the server ignored stream=true and sent one completion (or an error)
@@ -487,9 +553,9 @@ class OpenAIChat(Model):
             raise _Retryable("the response stream ended before the answer was complete")
         yield _checked(acc.response())
 
-    async def _plain_attempt(self, client: Any, params: dict[str, Any], clock: AttemptClock) -> ModelResponse:
+    async def _plain_attempt(self, client: Endpoint, params: dict[str, Any], clock: AttemptClock) -> ModelResponse:
         try:
-            completion = await clock.wait(_post(client, params))
+            completion = await clock.wait(client.complete(params))
         except Exception as exc:
             raise _classify(exc, getattr(client, "api_key", None)) from exc
         try:
@@ -498,8 +564,12 @@ class OpenAIChat(Model):
             raise _classify(exc, getattr(client, "api_key", None)) from exc
 
     async def aclose(self) -> None:
-        """Close the HTTP client of the running loop (run_sync does it before its loop ends)."""
-        if self._client is not None and self._client_loop is asyncio.get_running_loop():
+        """Close the HTTP clients of the running loop (run_sync does it before its loop ends)."""
+        loop = asyncio.get_running_loop()
+        if self._endpoint is not None and self._endpoint_loop is loop:
+            endpoint, self._endpoint = self._endpoint, None
+            await endpoint.aclose()
+        if self._client is not None and self._client_loop is loop:
             client, self._client = self._client, None
             await client.close()
 
@@ -670,26 +740,33 @@ def _error_body(body: Any) -> Exception | None:
     return ModelError(f"the server answered with an error: {message or error}", status_code=status)
 
 
-async def _post(client: Any, params: dict[str, Any]) -> Any:
-    """POST the ready JSON body and get the whole completion back as a plain dict.
+class SdkChatEndpoint:
+    """The transport through the SDK's AsyncOpenAI (`transport="openai"`).
 
-    `chat.completions.create()` would first walk every message through the SDK's TypedDict
-    transform (45 ms a request at 130 messages on a 2-core box) and build pydantic objects
-    for JSON we read field by field. The SDK still does the HTTP, auth headers and error mapping.
+    It posts the ready JSON body: `chat.completions.create()` would first walk every message
+    through the SDK's TypedDict transform (45 ms a request at 130 messages on a 2-core box) and
+    build pydantic objects for JSON we read field by field. The SDK does the HTTP, auth headers
+    and error mapping; the client is the model's `client()`, which closes it.
     """
-    return await client.post("/chat/completions", body=params, cast_to=object)
 
+    def __init__(self, client: Any):
+        self._client = client
+        self.api_key: str = client.api_key
 
-async def _post_stream(client: Any, params: dict[str, Any]) -> Any:
-    """POST a streamed request; the HTTP response, its body unread (read by SseDecoder).
+    async def complete(self, params: dict[str, Any]) -> Any:
+        return await self._client.post("/chat/completions", body=params, cast_to=object)
 
-    This is the SDK's `with_streaming_response` mode (its raw-response header): the SDK sends
-    the request and maps an error status to its exceptions as usual, but leaves the body to
-    us instead of decoding it through its `AsyncStream` (see agentica_cli/models/sse.py).
-    """
-    raw = await client.post("/chat/completions", body=params, cast_to=object, stream=True,
-                            options={"headers": {"X-Stainless-Raw-Response": "stream"}})
-    return raw.http_response
+    async def open_stream(self, params: dict[str, Any]) -> StreamedResponse:
+        """The HTTP response, its body unread (read by SseDecoder): the SDK's
+        `with_streaming_response` mode (its raw-response header), in which it sends the request
+        and maps an error status to its exceptions as usual but leaves the body to us instead of
+        decoding it through its `AsyncStream` (see agentica_cli/models/sse.py)."""
+        raw = await self._client.post("/chat/completions", body=params, cast_to=object, stream=True,
+                                      options={"headers": {"X-Stainless-Raw-Response": "stream"}})
+        return raw.http_response  # type: ignore[no-any-return]
+
+    async def aclose(self) -> None:
+        pass  # the model's client(): OpenAIChat.aclose closes it
 
 
 def _classify(exc: Exception, key: str | None = None) -> Exception:
@@ -710,19 +787,22 @@ def _classify(exc: Exception, key: str | None = None) -> Exception:
 
 
 def _classify_failure(exc: Exception) -> Exception:
-    import openai
+    from agentica_cli.models import chat_http
 
+    # The SDK's exceptions only where the SDK is loaded: the httpx transport never imports it.
+    openai: Any = sys.modules.get("openai")
     if isinstance(exc, DeadlineExceeded) and not exc.final:
         return _Retryable(exc.reason, setting=exc.setting)  # a stalled or slow attempt may be a passing fault
     if isinstance(exc, (_Retryable, ModelError, DeadlineExceeded)):
         return exc
-    if isinstance(exc, openai.APIStatusError):
+    if isinstance(exc, chat_http.HttpStatusError) or (openai and isinstance(exc, openai.APIStatusError)):
         return _status_failure(exc)
-    if isinstance(exc, (openai.APIConnectionError, openai.APITimeoutError)):
+    if isinstance(exc, chat_http.HttpConnectionError) or (
+            openai and isinstance(exc, (openai.APIConnectionError, openai.APITimeoutError))):
         return _connection_failure(exc)
     if type(exc).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "h11"):
         return _Retryable(f"connection failed: {type(exc).__name__}: {exc}")
-    if isinstance(exc, openai.OpenAIError):
+    if openai and isinstance(exc, openai.OpenAIError):
         return ModelError(f"{type(exc).__name__}: {exc}")
     # Anything else came from reading the answer: JSON that does not parse, or a chunk that is
     # not shaped like a chat completion. Retrying a server that speaks another protocol would

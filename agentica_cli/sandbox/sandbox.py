@@ -13,6 +13,7 @@ import re
 import shutil
 import sys
 import tempfile
+import threading
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,6 +51,11 @@ class Launch:
 
 
 def backend_available(name: str) -> bool:
+    _wait_for_probe()
+    return _available(name)
+
+
+def _available(name: str) -> bool:
     if name == "bubblewrap":
         from agentica_cli.sandbox.bwrap import bwrap_works
 
@@ -67,7 +73,36 @@ def backend_available(name: str) -> bool:
 
 def best_backend() -> str | None:
     """The strongest backend this machine has, or None."""
-    return next((name for name in BACKENDS if backend_available(name)), None)
+    _wait_for_probe()
+    return next((name for name in BACKENDS if _available(name)), None)
+
+
+_probe: threading.Thread | None = None
+
+
+def probe_backends() -> None:
+    """Start finding the best backend on a thread, once a process: bubblewrap's check starts a
+    sandboxed process (~10 ms idle, 50-100 ms on a busy machine), which can run while a headless
+    session reads its settings. Nothing is kept beyond this process; `best_backend()` and
+    `backend_available()` wait for the thread's answer (bwrap_works caches it) instead of
+    probing a second time beside it."""
+    global _probe
+    if _probe is None:
+        _probe = threading.Thread(target=_probe_all, name="agentica-sandbox-probe", daemon=True)
+        _probe.start()
+
+
+def _probe_all() -> None:
+    try:
+        next((name for name in BACKENDS if _available(name)), None)
+    except Exception:
+        pass  # asked again, and reported, where the sandbox is built
+
+
+def _wait_for_probe() -> None:
+    probe = _probe
+    if probe is not None and probe is not threading.current_thread():
+        probe.join()
 
 
 class Sandbox:

@@ -41,9 +41,9 @@ def _preload(with_mcp: bool) -> None:
     import agentica_cli.tui.render
 
     try:
-        from agentica_cli.models.openai_import import import_openai
+        from agentica_cli.models import chat_http
 
-        import_openai()
+        chat_http.tls_context()  # the model transport, with its CA certificates loaded
         import agentica_cli.agent  # noqa: F401
     except Exception:
         pass  # reported properly when the agent is built

@@ -330,12 +330,11 @@ class ClaudeRun(SdkControlRequests, PrintRun):
 def _warm_imports() -> None:
     try:
         import anyio._core._sockets
-        import anyio._core._streams  # noqa: F401  (httpx's first connection)
+        import anyio._core._streams  # noqa: F401  (httpx2's first connection)
 
-        from agentica_cli.models.openai_import import import_openai
+        from agentica_cli.models import chat_http
 
-        import_openai()  # the lean way, as the model client does it
-        import openai.resources.chat  # noqa: F401
+        chat_http.tls_context()  # the model transport, its CA certificates loaded
     except Exception:  # only a head start: the turn imports what it needs anyway
         pass
 
