@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
+from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeGuard, cast
 
 import agentica_cli.tools.mcp.process as mcp_process
 from agentica_cli.tools.mcp.call_clock import CallClock
@@ -118,15 +118,14 @@ def _consume_outcome(future: asyncio.Future[Any]) -> None:
 
 
 if TYPE_CHECKING:
-    import sys
+    class _ExceptionGroup(BaseException):
+        """What _is_group checks and _leaf_exception reads of an exception group (builtin from
+        3.11, the `exceptiongroup` backport's on 3.10): for the type checker only."""
 
-    from typing_extensions import TypeIs  # typing's own from 3.13
-
-    if sys.version_info < (3, 11):
-        from exceptiongroup import BaseExceptionGroup
+        exceptions: tuple[BaseException, ...]
 
 
-def _is_group(exc: BaseException) -> TypeIs[BaseExceptionGroup[BaseException]]:
+def _is_group(exc: BaseException) -> TypeGuard[_ExceptionGroup]:
     # BaseExceptionGroup is builtin from 3.11; on 3.10 anyio uses the `exceptiongroup` backport.
     return isinstance(getattr(exc, "exceptions", None), tuple) and type(exc).__name__.endswith("ExceptionGroup")
 
