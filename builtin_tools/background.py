@@ -14,6 +14,7 @@ ends (`stop_all`, also at interpreter exit).
 from __future__ import annotations
 
 import atexit
+import builtins
 import contextlib
 import itertools
 import os
@@ -334,7 +335,7 @@ class BackgroundProcesses:
         self.stop_many([entry], grace)
         return entry
 
-    def stop_all(self, grace: float = STOP_GRACE_S) -> list[BackgroundProcess]:
+    def stop_all(self, grace: float = STOP_GRACE_S) -> builtins.list[BackgroundProcess]:  # `list`: the method above
         """Stop every process still running (their groups too); the ones stopped."""
         alive = [p for p in self.list() if p.running or _group_alive(p.pid)]
         self.stop_many(alive, grace)

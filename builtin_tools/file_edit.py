@@ -31,7 +31,8 @@ def _line_of(text: str, index: int) -> int:
 
 
 def _occurrence_lines(text: str, needle: str) -> list[int]:
-    lines, start = [], 0
+    lines: list[int] = []
+    start = 0
     while len(lines) < MAX_OCCURRENCES_LISTED:
         index = text.find(needle, start)
         if index == -1:

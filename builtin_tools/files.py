@@ -77,14 +77,13 @@ class BuiltinFileTool(Tool):
         self.temp_cleaner = StaleTempCleaner()
         # rg_path=None forces the pure-Python search (also used when no rg binary is found).
         self.rg_path: str | None = search.find_rg() if rg_path is _AUTO else rg_path  # type: ignore[assignment]
-        read_only = {"is_read_only": True, "concurrency_safe": True}
-        self.register(self.ls, **read_only)
-        self.register(self.read_file, **read_only)
+        self.register(self.ls, is_read_only=True, concurrency_safe=True)
+        self.register(self.read_file, is_read_only=True, concurrency_safe=True)
         self.register(self.write_file, is_destructive=True)
         self.register(self.edit_file, is_destructive=True)
         self.register(self.multi_edit_file, is_destructive=True)
-        self.register(self.glob, **read_only)
-        self.register(self.grep, **read_only)
+        self.register(self.glob, is_read_only=True, concurrency_safe=True)
+        self.register(self.grep, is_read_only=True, concurrency_safe=True)
 
     @property
     def work_dir(self) -> Path:

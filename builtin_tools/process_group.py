@@ -223,7 +223,12 @@ class _StartedProcess:
             return await asyncio.to_thread(self.popen.wait)
         loop = asyncio.get_running_loop()
         ended: asyncio.Future[None] = loop.create_future()
-        loop.add_reader(pidfd, lambda: ended.done() or ended.set_result(None))
+
+        def on_exit() -> None:
+            if not ended.done():
+                ended.set_result(None)
+
+        loop.add_reader(pidfd, on_exit)
         try:
             await ended
         finally:
@@ -262,7 +267,7 @@ async def run_in_group(argv: list[str], *, cwd: str, env: dict[str, str], timeou
     outcome = CommandOutcome(None, OutputCapture(), OutputCapture())
     out_closed: asyncio.Future[None] = loop.create_future()
     err_closed: asyncio.Future[None] = loop.create_future()
-    transports: list[asyncio.BaseTransport] = []
+    transports: list[asyncio.ReadTransport] = []
     pipes = [os.fdopen(out_r, "rb", buffering=0), os.fdopen(err_r, "rb", buffering=0)]
     try:
         # Everything after the start is inside this try: a cancellation at any await (also
@@ -272,9 +277,7 @@ async def run_in_group(argv: list[str], *, cwd: str, env: dict[str, str], timeou
         ):
             on_data = None if on_output is None else functools.partial(on_output, stream)
             transport, _ = await loop.connect_read_pipe(
-                lambda capture=capture, closed=closed, on_data=on_data: _CaptureProtocol(capture, closed, on_data),
-                pipe,
-            )
+                functools.partial(_CaptureProtocol, capture, closed, on_data), pipe)
             transports.append(transport)
         try:
             await asyncio.wait_for(proc.wait(), timeout)

@@ -12,7 +12,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import IO, Literal
 
 from builtin_tools.glob_pattern import compile_glob
 from builtin_tools.ignore_rules import IgnoreRules
@@ -137,10 +137,17 @@ def grep_with_rg(rg: str, request: GrepRequest, cwd: Path) -> GrepOutcome:
         start_new_session=True,
     )
     outcome = GrepOutcome()
-    timer = threading.Timer(GREP_TIMEOUT_S, lambda: (setattr(outcome, "timed_out", True), _kill(proc)))
+
+    def time_out() -> None:
+        outcome.timed_out = True
+        _kill(proc)
+
+    timer = threading.Timer(GREP_TIMEOUT_S, time_out)
     timer.start()
     stderr_tail: deque[bytes] = deque(maxlen=20)
-    drain = threading.Thread(target=lambda: stderr_tail.extend(iter(proc.stderr.readline, b"")), daemon=True)
+    stderr = proc.stderr
+    assert stderr is not None  # stderr=subprocess.PIPE above
+    drain = threading.Thread(target=lambda: stderr_tail.extend(iter(stderr.readline, b"")), daemon=True)
     drain.start()
     try:
         assert proc.stdout is not None
@@ -202,18 +209,19 @@ def _collect_rg_content(stream, request: GrepRequest, outcome: GrepOutcome) -> N
         chars += len(path) + len(text) + 8
 
 
-def _collect_rg_files(stream, request: GrepRequest, outcome: GrepOutcome) -> None:  # type: ignore[no-untyped-def]
+def _collect_rg_files(stream: IO[bytes], request: GrepRequest, outcome: GrepOutcome) -> None:
     while True:
         raw = _read_line(stream)
         if not raw:
             return
         raw = raw.rstrip(b"\n")
+        counts: list[tuple[bytes, int]]
         if request.output_mode == "files_with_matches":
             paths = [p for p in raw.split(b"\0") if p]
             counts = [(p, 1) for p in paths]
         else:
-            path, _, count = raw.partition(b"\0")
-            counts = [(path, int(count or b"0"))]
+            name, _, number = raw.partition(b"\0")
+            counts = [(name, int(number or b"0"))]
         for path, count in counts:
             if len(outcome.counts) >= request.max_results:
                 outcome.truncated = True

@@ -20,6 +20,7 @@ from typing import Any
 
 from agentica_cli.tools.base import Tool
 from agentica_cli.tools.context import ToolContext
+from builtin_tools.files import BuiltinFileTool
 from builtin_tools.toolset import core_tools
 
 MAX_RESULT_CHARS = 20_000
@@ -115,7 +116,9 @@ class BuiltinTaskTool(Tool):
         tools = core_tools(self.work_dir, allowed_dirs=self.allowed_dirs, **self.tool_options)
         for tool in tools:  # the parent's file content source (an editor's buffers, `agentica acp`)
             twin = next((t for t in getattr(parent, "tools", ()) if type(t) is type(tool)), None)
-            if getattr(twin, "file_access", None) is not None:
+            # BuiltinFileTool is the one tool with a file_access (the twin is of the same type)
+            if isinstance(tool, BuiltinFileTool) and isinstance(twin, BuiltinFileTool) \
+                    and twin.file_access is not None:
                 tool.file_access = twin.file_access
         allowed = _parent_function_names(parent)
         wanted = None if only is None else set(only) - {"task"}

@@ -63,7 +63,8 @@ class DdgsProvider:
         except ImportError as err:
             raise WebSearchError("the 'ddgs' package is not installed (pip install ddgs).") from err
         try:
-            return DDGS(timeout=self.timeout, proxy=self.proxy).text(
+            # ddgs annotates timeout as int, but hands it to primp's Client, which takes float seconds
+            return DDGS(timeout=self.timeout, proxy=self.proxy).text(  # type: ignore[arg-type]
                 query, max_results=max_results, backend=self.backend
             )
         except Exception as err:

@@ -12,7 +12,7 @@ import inspect
 import re
 import threading
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -164,7 +164,7 @@ class Agent(LifecycleEvents):
 
     # -- running ------------------------------------------------------------------------
 
-    async def run_stream(self, prompt: str, images: Sequence[Any] = ()) -> AsyncIterator[Event]:
+    async def run_stream(self, prompt: str, images: Sequence[Any] = ()) -> AsyncGenerator[Event, None]:
         """Yield the run's events as they happen; TurnFinished ends every run not cancelled.
 
         `images` (agentica_cli.images.Image, or paths) go with the prompt as image parts.

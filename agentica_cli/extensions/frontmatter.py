@@ -182,7 +182,9 @@ def _value(raw: str) -> Any:
 
 def _split_commas(text: str) -> list[str]:
     """Split on commas outside quotes and parentheses (`Bash(git add:*), Read`)."""
-    parts, depth, quote, current = [], 0, "", []
+    parts: list[str] = []
+    current: list[str] = []
+    depth, quote = 0, ""
     for ch in text:
         if quote:
             quote = "" if ch == quote else quote

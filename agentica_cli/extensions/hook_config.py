@@ -173,11 +173,11 @@ def load_hook_specs(places: Places, problems: list[str]) -> list[HookSpec]:
         root = Path(os.path.realpath(places.project))
         files += [(root / name, root) for name in SETTINGS_FILES]
     specs: list[HookSpec] = []
-    for path, root in files:
+    for path, within in files:
         if not path.is_file():
             continue
         try:
-            specs += specs_from_claude_json(json.loads(read_text(path, root)), str(path), problems)
+            specs += specs_from_claude_json(json.loads(read_text(path, within)), str(path), problems)
         except (UnreadableFile, ValueError) as why:  # HookConfigError and JSON errors are ValueErrors
             problems.append(f"{path}: hooks skipped: {why}")
     return specs

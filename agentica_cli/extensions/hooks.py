@@ -141,5 +141,6 @@ class CommandHooks:
             if isinstance(exc, asyncio.CancelledError):
                 raise
             return None, "", ""
+        assert out is not None and err is not None  # stdout and stderr are pipes (start_watched_process's default)
         return (proc.returncode or 0, out.decode("utf-8", "replace")[:MAX_OUTPUT],
                 err.decode("utf-8", "replace")[:MAX_OUTPUT])

@@ -127,18 +127,20 @@ class Dialect:
                 target = reasoning
             elif self.reasoning_required or self.reasoning_on == "tool_turns":
                 target = placeholder_reasoning(message)
+        # (field, reasoning) to send; target is only ever set when reasoning_field is not None
+        send = (self.reasoning_field, target) if self.reasoning_field is not None and target is not None else None
         keep_details = self.reasoning_details and isinstance(message.get("reasoning_details"), list)
         stored = [key for key in REASONING_KEYS if key in message]
-        wanted_keys = ([self.reasoning_field] if target is not None else []) + (
+        wanted_keys = ([send[0]] if send is not None else []) + (
             ["reasoning_details"] if keep_details else [])
         sent_calls = self._calls(calls) if calls else calls
         empty_answer = self.no_empty_answers and not calls and not message.get("content")
         if (stored == wanted_keys or sorted(stored) == sorted(wanted_keys)) and sent_calls is calls \
-                and not empty_answer and (target is None or message.get(self.reasoning_field) == target):
+                and not empty_answer and (send is None or message.get(send[0]) == send[1]):
             return message
         wanted: dict[str, Any] = {k: v for k, v in message.items() if k not in REASONING_KEYS}
-        if target is not None:
-            wanted[self.reasoning_field] = target  # type: ignore[index]
+        if send is not None:
+            wanted[send[0]] = send[1]
         if keep_details:
             wanted["reasoning_details"] = message["reasoning_details"]
         if calls:

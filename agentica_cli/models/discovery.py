@@ -64,9 +64,9 @@ def _request(url: str, key: str | None, *, body: dict[str, Any] | None = None, t
     except (urllib.error.URLError, OSError) as err:
         from agentica_cli.models.provider_errors import refused_hint
 
-        reason = getattr(err, "reason", err)
-        text = f"could not connect to {url}: {reason}"
-        if "refused" in str(reason).lower():
+        cause = getattr(err, "reason", err)
+        text = f"could not connect to {url}: {cause}"
+        if "refused" in str(cause).lower():
             text += f"; {refused_hint(url)}"
         raise DiscoveryError(text) from None
     try:

@@ -713,7 +713,8 @@ def _completion_of(completion: Any) -> ModelResponse:
     content, thought = _text_parts(message.get("content") or "")
     details = message.get("reasoning_details") if isinstance(message.get("reasoning_details"), list) else None
     reasoning = _reasoning_of(message) or thought or _details_text(details)
-    refusal = message.get("refusal") if isinstance(message.get("refusal"), str) else ""
+    said = message.get("refusal")
+    refusal = said if isinstance(said, str) else ""
     if choice.get("finish_reason") == "error":
         raise _stream_error(choice.get("error") or "the provider ended the answer with an error")
     return _finished(ModelResponse(

@@ -77,7 +77,7 @@ def parse_text_calls(content: str, fmt: str, tools: list[dict[str, Any]] | None 
     return rest.strip(), calls
 
 
-def _tool_call_blocks(text: str, fmt: str, types: dict[str, dict[str, str]]
+def _tool_call_blocks(text: str, fmt: str, types: dict[str, dict[str, str | None]]
                       ) -> tuple[list[ToolCallRequest], str] | None:
     calls: list[ToolCallRequest] = []
     for body in _TOOL_CALL.findall(text):
@@ -113,7 +113,7 @@ def _json_calls(text: str) -> list[ToolCallRequest]:
     return calls
 
 
-def _function_call(name: str, body: str, types: dict[str, dict[str, str]]) -> ToolCallRequest | None:
+def _function_call(name: str, body: str, types: dict[str, dict[str, str | None]]) -> ToolCallRequest | None:
     body = body.strip()
     if body.startswith("{"):  # Llama 3.1: <function=name>{json}</function>
         try:
@@ -140,8 +140,8 @@ def _parameter_value(text: str, kind: str | None) -> Any:
         return text
 
 
-def _parameter_types(tools: list[dict[str, Any]] | None) -> dict[str, dict[str, str]]:
-    out: dict[str, dict[str, str]] = {}
+def _parameter_types(tools: list[dict[str, Any]] | None) -> dict[str, dict[str, str | None]]:
+    out: dict[str, dict[str, str | None]] = {}  # None: the schema gives no type
     for tool in tools or ():
         fn = tool.get("function") or {}
         props = ((fn.get("parameters") or {}).get("properties") or {})

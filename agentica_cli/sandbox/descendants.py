@@ -83,7 +83,8 @@ def _prctl(option: int, value: int) -> bool:
     try:
         import _ctypes
 
-        prctl = _ctypes.dlsym(_ctypes.dlopen(None, os.RTLD_NOW), "prctl")
+        # typeshed's dlopen omits None (NULL: this process, as dlopen(3) allows)
+        prctl = _ctypes.dlsym(_ctypes.dlopen(None, os.RTLD_NOW), "prctl")  # type: ignore[arg-type]
         return _ctypes.call_function(prctl, (option, value, 0, 0, 0)) == 0
     except (ImportError, AttributeError, OSError):
         pass

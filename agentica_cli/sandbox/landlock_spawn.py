@@ -86,7 +86,7 @@ class PreparedRuleset:
 def fingerprint(paths: Iterable[str]) -> tuple[Any, ...]:
     """(path, inode, mtime) of each path, None for a missing one: an entry added to or
     removed from a folder changes its mtime, a folder replaced changes its inode."""
-    found = []
+    found: list[tuple[str, int, int] | tuple[str, None]] = []
     for path in sorted(set(paths)):
         try:
             st = os.stat(path)

@@ -23,7 +23,7 @@ def tool_call_problems(messages: list[dict[str, Any]]) -> list[str]:
         if not calls:
             continue
         expected = [c.get("id") for c in calls]
-        seen: list[str] = []
+        seen: list[str | None] = []  # a tool message without tool_call_id is a mismatch too
         while i < len(messages) and messages[i].get("role") == "tool":
             seen.append(messages[i].get("tool_call_id"))
             i += 1

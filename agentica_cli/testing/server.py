@@ -145,7 +145,8 @@ class ScriptedModelServer:
                     raise TypeError("a callable turn must return a turn dict")
                 return turn
             if head["type"] != "repeat_tool":
-                return self._turns.pop(0)
+                self._turns.pop(0)
+                return head
             if self._repeat_served < head["count"]:
                 self._repeat_served += 1
                 name, args = head["name"], head["arguments"]

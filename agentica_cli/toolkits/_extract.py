@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urldefrag, urljoin
 
 NEVER_CONTENT = ("script", "style", "noscript", "template", "iframe", "svg", "canvas", "form", "button", "input",
@@ -54,7 +54,8 @@ def extract(html: str, url: str) -> Extracted:
     title = " ".join((soup.title.get_text() if soup.title else "").split())
     links: list[str] = []
     for anchor in soup.find_all("a", href=True):
-        target = urldefrag(urljoin(url, anchor["href"]))[0]
+        # bs4 types attribute values as str | list: only multi-valued ones (class, rel...) are lists, never href
+        target = urldefrag(urljoin(url, cast(str, anchor["href"])))[0]
         anchor["href"] = target  # absolute in the Markdown too
         if target.startswith(("http://", "https://")) and target not in links:
             links.append(target)

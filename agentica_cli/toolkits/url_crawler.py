@@ -125,7 +125,7 @@ class UrlCrawlerTool(Tool):
             return None  # no robots.txt to be had: the page request itself will say what is wrong
         rules = RobotFileParser(site + "/robots.txt")
         if response.status in (401, 403):
-            rules.disallow_all = True
+            rules.disallow_all = True  # type: ignore[attr-defined]  # typeshed omits it; RobotFileParser.__init__ sets it
         elif response.status < 300:
             rules.parse(response.text.splitlines())
         else:

@@ -16,7 +16,7 @@ import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, cast, get_args, get_origin
 
 from agentica_cli.tools.context import ToolContext
 
@@ -196,13 +196,13 @@ def type_to_schema(tp: Any) -> JsonSchema:
         return _literal_schema([m.value for m in tp])
 
     if tp in (list, tuple, set, frozenset) or origin in (list, tuple, set, frozenset, Sequence):
-        args = [a for a in get_args(tp) if a is not Ellipsis]
-        schema: JsonSchema = {"type": "array"}
-        if origin is tuple and len(args) > 1 and Ellipsis not in get_args(tp):
-            schema["prefixItems"] = [type_to_schema(a) for a in args]
-            schema["minItems"] = schema["maxItems"] = len(args)
-        elif args:
-            schema["items"] = type_to_schema(args[0])
+        items = [a for a in get_args(tp) if a is not Ellipsis]
+        schema = {"type": "array"}
+        if origin is tuple and len(items) > 1 and Ellipsis not in get_args(tp):
+            schema["prefixItems"] = [type_to_schema(a) for a in items]
+            schema["minItems"] = schema["maxItems"] = len(items)
+        elif items:
+            schema["items"] = type_to_schema(items[0])
         if tp is set or origin in (set, frozenset):
             schema["uniqueItems"] = True
         return schema
@@ -267,9 +267,16 @@ class SignatureSpec:
         from pydantic import BaseModel, ConfigDict, create_model
 
         config = ConfigDict(extra="allow" if self.accepts_extra else "forbid", arbitrary_types_allowed=True)
-        base = type("_Arguments", (BaseModel,), {"model_config": config})
+
+        class _Arguments(BaseModel):  # a class statement, not type(...): mypy sees a BaseModel subclass
+            model_config = config
+
+        base = _Arguments
+        # cast: mypy checks a **dict's values against each of create_model's own keyword parameters
+        # (__config__, __doc__...) too; here the keys are the function's parameter names, fields all
+        make_model = cast("Callable[..., type[BaseModel]]", create_model)
         try:
-            return create_model(f"{self._name}_arguments", __base__=base, **self._fields)
+            return make_model(f"{self._name}_arguments", __base__=base, **self._fields)
         except Exception:
             # Some annotation pydantic cannot validate (e.g. typing.TypedDict before 3.12):
             # validate the others and pass that one through as given.
@@ -280,7 +287,7 @@ class SignatureSpec:
                     fields[name] = (annotation, default)
                 except Exception:
                     fields[name] = (Any, default)
-            return create_model(f"{self._name}_arguments", __base__=base, **fields)
+            return make_model(f"{self._name}_arguments", __base__=base, **fields)
 
 
 def _is_context_type(hint: Any) -> bool:

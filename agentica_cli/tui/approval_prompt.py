@@ -178,7 +178,9 @@ async def read_yes_no(question: str, *, default: bool) -> bool:
 
     def answer_with(value: bool | None) -> Any:
         def handler(event: KeyPressEvent) -> None:
-            if not event.app.future.done():  # "y\r" arrives as one read: the Enter after it is not a second answer
+            future = event.app.future
+            assert future is not None  # a key is only handled while the app runs: run_async set its future
+            if not future.done():  # "y\r" arrives as one read: the Enter after it is not a second answer
                 event.app.exit(result=value)
 
         return handler

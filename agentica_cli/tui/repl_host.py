@@ -8,13 +8,19 @@ test counts TYPE_CHECKING imports in its circle check).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentica_cli.app.settings.config import Settings
 from agentica_cli.app.usage import UsageCounter
 
+if TYPE_CHECKING:
+    import argparse
+
+    from agentica_cli.app.instructions import Instructions
+
 
 class ReplHost(Protocol):
+    args: argparse.Namespace  # the command line the REPL was started with
     settings: Settings
     work_dir: Path
     allowed_dirs: list[Path]
@@ -36,6 +42,7 @@ class ReplHost(Protocol):
     checkpoint_commands: Any  # checkpoint_commands.CheckpointCommands
     extensions: Any  # extensions.Extensions
     on_interrupt: Any  # what Esc/Ctrl-C does now (a task's cancel), or None
+    instructions: Instructions | None  # AGENTS.md, CLAUDE.md...; None until read (after the trust question)
 
     async def ask_line(self, message: str, *, password: bool = False) -> str: ...
 
@@ -52,6 +59,10 @@ class ReplHost(Protocol):
     def show_transcript(self, messages: list[dict[str, Any]]) -> None: ...
 
     def start_mcp(self) -> None: ...
+
+    def enabled_mcp_servers(self) -> dict[str, Any]: ...
+
+    def sync_mcp_tools(self) -> None: ...
 
     def active_checkpoints(self) -> Any: ...
 

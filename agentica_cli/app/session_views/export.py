@@ -94,7 +94,8 @@ def edit_diff(name: str, args: dict[str, Any]) -> str | None:
     if isinstance(content, str):
         pairs.append(("", content))
     else:
-        edits = args.get("edits") if isinstance(args.get("edits"), list) else [args]
+        listed = args.get("edits")
+        edits = listed if isinstance(listed, list) else [args]
         for edit in edits:
             if isinstance(edit, dict):
                 old = _first(edit, "old_string", "old_str", "old_text", "old")

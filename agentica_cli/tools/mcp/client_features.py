@@ -86,12 +86,14 @@ def client_callbacks(server: str, handlers: McpClientHandlers | None,
     `waiting_on_user` is entered while a handler runs: the server's calls must not time out
     while the user fills its form or approves its sampling request (call_clock.py)."""
     import mcp_types as types
+    from pydantic import FileUrl
 
     handlers = handlers or McpClientHandlers()
     callbacks: dict[str, Any] = {}
 
     async def list_roots(context: Any) -> Any:
-        roots = [types.Root(uri=Path(p).resolve().as_uri(), name=Path(p).name or str(p)) for p in handlers.roots]
+        roots = [types.Root(uri=FileUrl(Path(p).resolve().as_uri()), name=Path(p).name or str(p))
+                 for p in handlers.roots]
         return types.ListRootsResult(roots=roots)
 
     callbacks["list_roots_callback"] = list_roots
@@ -160,7 +162,8 @@ def coerce_form_value(schema: dict[str, Any], raw: str) -> Any:
     kind = schema.get("type", "string")
     text = raw.strip()
     if kind == "array":
-        item = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+        items = schema.get("items")
+        item = items if isinstance(items, dict) else {}
         return [coerce_form_value(item, part) for part in text.split(",") if part.strip()]
     options = field_options(schema)
     if options is not None:

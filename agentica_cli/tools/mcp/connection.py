@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeGuard, cast
 
 import agentica_cli.tools.mcp.process as mcp_process
 from agentica_cli.tools.mcp.call_clock import CallClock
@@ -117,7 +117,15 @@ def _consume_outcome(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
-def _is_group(exc: BaseException) -> bool:
+if TYPE_CHECKING:
+    class _ExceptionGroup(BaseException):
+        """What _is_group checks and _leaf_exception reads of an exception group (builtin from
+        3.11, the `exceptiongroup` backport's on 3.10): for the type checker only."""
+
+        exceptions: tuple[BaseException, ...]
+
+
+def _is_group(exc: BaseException) -> TypeGuard[_ExceptionGroup]:
     # BaseExceptionGroup is builtin from 3.11; on 3.10 anyio uses the `exceptiongroup` backport.
     return isinstance(getattr(exc, "exceptions", None), tuple) and type(exc).__name__.endswith("ExceptionGroup")
 
@@ -223,7 +231,7 @@ class McpConnection:
         self._serving: set[_CallRequest] = set()  # requests the owner task is serving now
         self._owner: asyncio.Task[None] | None = None
         self._scope: Any = None
-        self._log: IO[str] | None = None
+        self._log: TextIO | None = None
         self._log_offset = 0
         self._connect_timed_out = False
         self._opened = False
@@ -749,7 +757,9 @@ class McpConnection:
 
             install()  # the server's output read in whole lines: linear in a long message's size
 
-            self._log = open_private(self.log_path, "a", encoding="utf-8", errors="replace")  # 0600 in a 0700 folder
+            # 0600 in a 0700 folder; cast: open_private's mode is a run-time str, so it returns IO[Any],
+            # and "a" with an encoding is a text stream (the SDK's errlog wants a TextIO)
+            self._log = cast(TextIO, open_private(self.log_path, "a", encoding="utf-8", errors="replace"))
             stamp = time.strftime("%Y-%m-%d %H:%M:%S")
             self._log.write(f"\n--- {stamp} starting MCP server '{self.server_name}': {target.describe()}\n")
             self._log.flush()

@@ -72,15 +72,16 @@ def server_command(
     be found (the spawn then fails with the usual clear error), unchanged."""
     if not sys.platform.startswith("linux") or not sys.executable:
         return command, list(args)
-    program: str | None = command  # a path is exec'd after the spawn's chdir, as it would be unwrapped
+    program = command  # a path is exec'd after the spawn's chdir, as it would be unwrapped
     if os.sep in command:
         where = os.path.join(cwd or os.getcwd(), command)
         if not (os.path.isfile(where) and os.access(where, os.X_OK)):
             return command, list(args)
     else:
-        program = shutil.which(command, path=env.get("PATH", os.defpath))
-        if program is None:
+        found = shutil.which(command, path=env.get("PATH", os.defpath))
+        if found is None:
             return command, list(args)
+        program = found
     return sys.executable, ["-I", "-S", str(GUARDIAN), str(os.getpid()), program, *args]
 
 

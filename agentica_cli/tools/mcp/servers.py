@@ -308,7 +308,11 @@ class McpServerSet:
             if tool is not None:
                 tool.handlers = handlers
                 tool.managed = True  # started, restarted and closed here, never by the Agent
-                tool.listeners.append(lambda _tool, name=config.name: self._changed(name))
+
+                def listener(_tool: McpTool, name: str = config.name) -> None:  # bound now, not at the loop's end
+                    self._changed(name)
+
+                tool.listeners.append(listener)
             self._entries[config.name] = entry
 
     @classmethod

@@ -50,8 +50,8 @@ class WholeLines:
 
         cut = self._rest.rfind(b"\n")
         if cut >= 0:  # whole lines left over from the end of a cut line
-            line, self._rest = self._rest[:cut + 1], self._rest[cut + 1:]
-            return line
+            whole, self._rest = self._rest[:cut + 1], self._rest[cut + 1:]
+            return whole
         line = bytearray(self._rest)
         self._rest = b""
         while True:

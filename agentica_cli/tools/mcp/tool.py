@@ -19,7 +19,7 @@ import re
 import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlparse
 
 from agentica_cli.tools.base import Function, Tool
@@ -35,6 +35,9 @@ from agentica_cli.tools.mcp.connection import (
     is_connection_error,
     is_timeout_error,
 )
+
+if TYPE_CHECKING:
+    from agentica_cli.sandbox import Sandbox
 
 __all__ = ["McpServerError", "McpTool", "McpToolError"]
 
@@ -220,6 +223,7 @@ class McpTool(Tool):
         self.mcp_tools: list[Any] = []  # the server's tool list (mcp_types.Tool), filtered
         self.mcp_tools_unfiltered: list[Any] = []
         self.instructions: str | None = None
+        self.sandbox: Sandbox | None = None  # a sandboxed server's (servers.py): keeps its temp folder alive
         self.handlers = handlers  # client_features.McpClientHandlers (the host may set it later)
         self.resource_tools = resource_tools
         # Server tools not offered, with why (e.g. they need task-augmented calls): /mcp shows them.
