@@ -125,7 +125,7 @@ def test_drift1_an_always_the_question_did_not_offer_grants_nothing(tmp_path: Pa
     assert policy.grants == []
     plain = Verdict("ask", why=Reason.PLAIN)
     assert policy.question(call, plain).always == "`pytest` commands"
-    assert policy.apply_answer(call, plain, Answer("always")).granted == "execute: `pytest` commands"
+    assert policy.apply_answer(call, plain, Answer("always")).granted == "execute: `pytest` commands (this session)"
     assert policy.evaluate(call).kind == "allow"
     assert {str(r) for r in Reason} >= {"network", "escalation", "sensitive", "rule", "egress", "plan", "outside"}
 

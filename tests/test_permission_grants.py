@@ -126,15 +126,15 @@ def test_a_pytest_grant_never_approves_more_than_pytest(tmp_path: Path) -> None:
                                "pytest | sh", "pytest-watch", "pytest && rm x", "pytest .git/hooks/x"]
 
 
-def test_a_compound_command_cannot_be_granted_and_revoking_asks_again(tmp_path: Path) -> None:
+def test_a_compound_command_grants_each_part_and_revoking_asks_again(tmp_path: Path) -> None:
     asker = Asker("always", "always", "no")
     policy = PermissionPolicy("default", tmp_path, ask=asker)
-    assert decide(policy, call(execute, command="make build; make test"))  # "always" ran it once ...
-    assert policy.grants == []  # ... but granted nothing
+    assert decide(policy, call(execute, command="make build; make test"))  # "always" grants each part (issue 28)
+    assert [(g.tool, g.words) for g in policy.grants] == [("execute", ("make", "build")), ("execute", ("make", "test"))]
     assert decide(policy, call(execute, command="git status"))
-    assert [g.describe() for g in policy.grants] == ["execute: `git status` commands"]
+    assert [g.words for g in policy.grants][-1] == ("git", "status")
     assert not decide(policy, call(execute, command="git push"))  # another subcommand asks
-    revoked = policy.revoke(0)
+    revoked = policy.revoke(2)
     assert revoked.words == ("git", "status")
     asker.answers = ["no"]
     assert not decide(policy, call(execute, command="git status"))
