@@ -173,7 +173,7 @@ def test_untrusted_project_config_asks_before_use(home: Path, project: Path) -> 
     with ScriptedModelServer([]) as server:
         child = spawn_agentica(home, project, model_args(server))
         try:
-            child.expect(r"sets permissions\.mode\.")
+            child.expect(r"sets\s+permissions\.mode\.")  # the line wraps between words where the path ends
             child.expect(r"Trust this project\? \[y/N\] ")
             child.send("n\r")
             child.expect("Not trusted")

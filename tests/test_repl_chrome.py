@@ -127,7 +127,7 @@ def test_a_project_statusline_command_waits_for_trust(home: Path, project: Path)
     with ScriptedModelServer([]) as server:
         child = spawn_agentica(home, project, model_args(server))
         try:
-            child.expect(r"sets ui\.statusline\.")
+            child.expect(r"sets\s+ui\.statusline\.")  # the line wraps between words where the path ends
             child.expect(r"Trust this project\? \[y/N\] ")
             child.send("n\r")
             child.expect("mode: default \\(shift\\+tab\\)")  # the built-in line

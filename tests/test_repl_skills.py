@@ -39,7 +39,8 @@ def test_trusting_at_start_names_the_instructions_and_skipped_files_and_skills_l
         assert "\x1b[31m" not in skipped
         assert server.requests == []
         repl.send_line("/skills")
-        shown = repl.expect(r"standup\s+Summarise yesterday .*?\n(.*\n)*?.*user: .*SKILL\.md")
+        # a path too long for what is left of its row starts the next one
+        shown = repl.expect(r"standup\s+Summarise yesterday .*?\n(.*\n)*?.*user:\s+\S*SKILL\.md")
         assert "\x1b[31min red" not in shown  # the escape from the file is shown, not obeyed
         assert "pdf" in shown and "Fill in PDF forms" in shown and "project:" in shown  # a long path wraps to its row
         assert "release-notes" in shown and "Write release notes from the git log" in shown
