@@ -150,3 +150,46 @@ def test_at_folder_attaches_a_listing(home: Path, project: Path, screens: list[S
         screen.wait_text("Listed.")
         sent = last_user_message(server.requests[0])
         assert "module_util.py" in sent.split("?", 1)[1]  # a listing after the message
+
+
+def _typed_at_once(keys: str, project: Path, dynamic: dict[str, tuple[str, list[str]]] | None = None) -> str:
+    """What the input line sends for `keys` arriving in one read (a paste, a fast typist, pexpect),
+    through the REPL's own session: its key bindings, its completer, its as-you-type menus."""
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from agentica_cli.tui.prompt_input import make_session
+
+    with create_pipe_input() as pipe:
+        session = make_session(None, {"review": "Review one file (project)", "rewind": "Rewind"}, project)
+        session.app.input = pipe
+        session.app.output = DummyOutput()
+        if dynamic is not None:
+            session.completer.dynamic = lambda: dynamic  # type: ignore[union-attr]
+        pipe.send_text(keys)
+        return session.prompt()
+
+
+def test_tab_typed_with_the_word_completes_it(project: Path) -> None:
+    """Tab in the same read as `/revi`: the menu opening as you type is still pending, and
+    prompt_toolkit's own Tab completion would be dropped (the word stayed `/revi`)."""
+    (project / "calculator.py").write_text("x = 1\n")
+    assert _typed_at_once("/revi\t\r", project) == "/review"
+    assert _typed_at_once("see @calcul\t\r", project) == "see @calculator.py"
+    assert _typed_at_once("/re\t\r", project) == "/re"  # two match: nothing taken, the menu opens
+
+
+def test_a_name_from_two_sources_is_one_completion(project: Path) -> None:
+    """An MCP prompt named like a command: one entry (the command's), so Tab takes it at once."""
+    from prompt_toolkit.completion import CompleteEvent
+    from prompt_toolkit.document import Document
+
+    from agentica_cli.tui.prompt_input import ReplCompleter
+
+    entries = {"review": ("An MCP prompt", ["path"]), "summarise": ("MCP", [])}
+    completer = ReplCompleter({"review": "Review one file (project)"}, project)
+    completer.dynamic = lambda: entries
+    found = completer.get_completions(Document("/revi"), CompleteEvent(completion_requested=True))
+    assert [(c.text, c.display_meta_text) for c in found] == [("/review", "Review one file (project)")]
+    assert _typed_at_once("/revi\t\r", project, entries) == "/review"
+    assert _typed_at_once("/summ\t\r", project, entries) == "/summarise"

@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from prompt_toolkit import PromptSession
-from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.buffer import Buffer, CompletionState
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion, get_common_complete_suffix
 from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory, InMemoryHistory
@@ -109,10 +110,12 @@ class ReplCompleter(Completer):
         before = document.text_before_cursor
         dynamic = self.dynamic() if self.dynamic is not None else {}
         if before.startswith("/") and " " not in before:
-            for name, help_text in self.commands.items():
-                if name.startswith(before[1:]):
-                    yield Completion("/" + name, start_position=-len(before), display_meta=help_text)
+            # One entry per name: `commands` (built-in, then custom: the project's over the
+            # user's) before an MCP prompt of the same name, which that name does not reach.
+            entries = dict(self.commands)
             for name, (help_text, _) in dynamic.items():
+                entries.setdefault(name, help_text)
+            for name, help_text in entries.items():
                 if name.startswith(before[1:]):
                     yield Completion("/" + name, start_position=-len(before), display_meta=help_text)
             return
@@ -168,6 +171,31 @@ class ReplCompleter(Completer):
             yield Completion(text, start_position=-len(partial), display=entry.name + suffix)
 
 
+def complete_now(buffer: Buffer) -> None:
+    """Complete the word at the cursor from the completer itself, not from the menu.
+
+    The menu that opens as you type is filled by a background task that runs after the keys
+    typed at once have been handled (`/revi` and Tab in one read, as a paste or a fast typist
+    sends them), and prompt_toolkit drops a Tab's own completion while that menu is pending or
+    open. So Tab asks the completer here: one completion is applied, several insert what they
+    share and open the menu on them.
+    """
+    if buffer.completer is None:
+        return
+    document = buffer.document
+    completions = list(buffer.completer.get_completions(document, CompleteEvent(completion_requested=True)))
+    if len(completions) == 1:
+        buffer.apply_completion(completions[0])
+        return
+    if not completions:
+        return
+    common = get_common_complete_suffix(document, completions)
+    if common:
+        buffer.insert_text(common)  # the menu reopens as typed, on what now matches
+    else:
+        buffer.complete_state = CompletionState(original_document=document, completions=completions)
+
+
 def make_key_bindings(
     pastes: PastedTexts | None = None,
     on_shift_tab: Callable[[], object] | None = None,
@@ -192,12 +220,10 @@ def make_key_bindings(
         several, the next one is selected (and the menu opened if it is not)."""
         buffer = event.current_buffer
         state = buffer.complete_state
-        if state is not None and len(state.completions) == 1 and state.current_completion is None:
-            buffer.apply_completion(state.completions[0])
-        elif state is not None:
+        if state is not None and (state.current_completion is not None or len(state.completions) > 1):
             buffer.complete_next()
         else:
-            buffer.start_completion(insert_common_part=True)
+            complete_now(buffer)
 
     @kb.add("c-g")
     def _edit_in_editor(event: KeyPressEvent) -> None:
