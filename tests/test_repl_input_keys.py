@@ -193,3 +193,18 @@ def test_a_name_from_two_sources_is_one_completion(project: Path) -> None:
     assert [(c.text, c.display_meta_text) for c in found] == [("/review", "Review one file (project)")]
     assert _typed_at_once("/revi\t\r", project, entries) == "/review"
     assert _typed_at_once("/summ\t\r", project, entries) == "/summarise"
+
+
+def test_a_message_typed_while_a_command_runs_is_sent_at_the_next_prompt(home: Path, project: Path,
+                                                                         screens: list[Screen]) -> None:
+    """Typed (with Enter) before `!cmd` or a slash command is done: the terminal between prompts
+    turned that Enter into a newline, and the message stayed an unsent two-line draft."""
+    with ScriptedModelServer([turns.text("Yes, done.")]) as server:
+        screen = spawn_screen(home, project, server, columns=80, lines=24)
+        screens.append(screen)
+        screen.send("!echo started; sleep 1.5; echo finished\r")
+        screen.wait_text("started")
+        screen.send("is it done?\r")  # while the command still runs
+        text = screen.wait_text("Yes, done.")
+        assert "is it done?" not in text.split("finished")[0]  # not echoed into the command's output
+        assert last_user_message(server.requests[0]).endswith("is it done?")

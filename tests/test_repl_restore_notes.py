@@ -57,8 +57,11 @@ def test_the_next_request_says_what_was_restored(home: Path, project: Path, scre
         screens.append(screen)
         _fixed_in_a_turn(screen, project)
         screen.send(command + "\r")
-        screen.wait_for(lambda _: "a - b" in (project / "calc.py").read_text(), what="calc.py put back")
-        screen.wait_text(PROMPT)
+        # The command's report, then the prompt under it: the restore is over (git checkout
+        # rewrites a file by removing it first, so the file is not read while it runs).
+        screen.wait_for(lambda text: PROMPT in text.partition("turn 1 (fix add): 1 file(s)")[2],
+                        what="the restore's report and the next prompt")
+        assert "a - b" in (project / "calc.py").read_text()  # calc.py put back
         screen.send("is add fixed?\r")
         screen.wait_text("broken again")
         sent = last_user_message(server.requests[3])

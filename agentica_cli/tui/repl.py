@@ -32,7 +32,7 @@ from agentica_cli.tui.prompt_input import PastedTexts, attach_mentions, make_ses
 from agentica_cli.tui.sigint_wakeup import SigintWakeup
 from agentica_cli.tui.slash import COMMANDS, SlashCommands
 from agentica_cli.tui.status_line import StatusLine
-from agentica_cli.tui.terminal import home_relative, plain
+from agentica_cli.tui.terminal import home_relative, plain, typeahead_kept
 
 
 def _preload(with_mcp: bool) -> None:
@@ -806,12 +806,15 @@ class Repl:
                 from agentica_cli.app.safe_text import safe_text
 
                 plain(f"❯ {safe_text(first_prompt)}", hang=2)  # in the transcript, as if typed at the prompt
-                await self.handle(first_prompt)
+                with typeahead_kept():
+                    await self.handle(first_prompt)
             while True:
                 line = await self.read_message()
                 if line is None:
                     break
-                if not await self.handle(line):
+                with typeahead_kept():  # keys typed meanwhile go to the next prompt, Enter included
+                    going_on = await self.handle(line)
+                if not going_on:
                     break
         finally:
             await self.shutdown()

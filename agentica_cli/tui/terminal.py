@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from agentica_cli.app.safe_text import safe_text
@@ -29,3 +31,45 @@ def home_relative(path: Path) -> str:
     home = str(Path.home())
     text = str(path)
     return "~" + text[len(home) :] if text.startswith(home + os.sep) else text
+
+
+@contextmanager
+def typeahead_kept() -> Iterator[None]:
+    """Keys typed while a command runs between two prompts wait for the next prompt as typed.
+
+    Between prompts the terminal is in its ordinary (cooked) mode: it would echo the keys into
+    the command's output, and its ICRNL turns Enter into a newline (Ctrl-J), which the input line
+    takes as "new line", not "send" (`/undo`, then `is add fixed?` and Enter typed before it is
+    done, left a two-line draft). So meanwhile: no echo, no line editing by the terminal, Enter
+    kept as Enter; the next prompt reads the keys as if typed there. A turn's own reader
+    (turn_input.TurnInput) starts from these settings and puts them back.
+    """
+    try:
+        import termios
+    except ImportError:  # Windows
+        yield
+        return
+    try:
+        fd = sys.stdin.fileno()
+        saved = termios.tcgetattr(fd)
+    except (OSError, ValueError, termios.error):  # not a terminal
+        yield
+        return
+    held = list(saved)
+    held[0] &= ~termios.ICRNL
+    held[3] &= ~(termios.ECHO | termios.ECHOCTL | termios.ICANON)
+    held[6] = list(held[6])
+    held[6][termios.VMIN] = 1
+    held[6][termios.VTIME] = 0
+    try:
+        termios.tcsetattr(fd, termios.TCSANOW, held)
+    except termios.error:
+        yield
+        return
+    try:
+        yield
+    finally:
+        try:
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
+        except termios.error:
+            pass
