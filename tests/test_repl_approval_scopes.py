@@ -36,10 +36,13 @@ def _questions(screen: Screen) -> int:
     return "".join(screen.raw).count("Allow?")
 
 
-def test_always_on_a_compound_command_grants_each_part(home: Path, project: Path, screens: list[Screen]) -> None:
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+def test_always_on_a_compound_command_grants_each_part(
+    home: Path, project: Path, screens: list[Screen], size: tuple[int, int],
+) -> None:
     script = [_run("echo one && printf two", "c1"), _run("printf three; echo four", "c2"), turns.text("Both ran.")]
     with ScriptedModelServer(script) as server:
-        screen = spawn_screen(home, project, server, columns=80, lines=24)
+        screen = spawn_screen(home, project, server, columns=size[0], lines=size[1])
         screens.append(screen)
         screen.send("run them\r")
         screen.wait_text("Allow?")
@@ -97,15 +100,16 @@ def test_always_in_this_project_is_saved_applied_next_time_and_revocable(
     assert json.loads(saved.read_text()) == {}
 
 
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
 def test_plan_mode_asks_to_proceed_once_the_plan_is_presented(home: Path, project: Path,
-                                                               screens: list[Screen]) -> None:
+                                                               screens: list[Screen], size: tuple[int, int]) -> None:
     (project / "notes.txt").write_text("hello\n")
     edit = {"file_path": "notes.txt", "old_string": "hello", "new_string": "goodbye"}
     script = [turns.tool_calls(turns.call("read_file", {"file_path": "notes.txt"}, id="r1")),
               turns.text("Plan: in notes.txt replace hello with goodbye."),
               turns.tool_calls(turns.call("edit_file", edit, id="e1")), turns.text("Edited.")]
     with ScriptedModelServer(script) as server:
-        screen = spawn_screen(home, project, server, "--permission-mode", "plan", columns=80, lines=24)
+        screen = spawn_screen(home, project, server, "--permission-mode", "plan", columns=size[0], lines=size[1])
         screens.append(screen)
         screen.send("plan the change\r")
         screen.wait_text("Proceed?")

@@ -43,9 +43,12 @@ def _wait_requests(screen: Screen, server: ScriptedModelServer, count: int) -> N
     screen.wait_for(lambda _: len(server.requests) >= count, what=f"{count} requests")
 
 
-def test_compact_passes_its_instructions_to_the_summariser(home: Path, project: Path, screens: list[Screen]) -> None:
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+def test_compact_passes_its_instructions_to_the_summariser(
+    home: Path, project: Path, screens: list[Screen], size: tuple[int, int],
+) -> None:
     with ScriptedModelServer(two_turns()) as server:
-        screen = spawn_screen(home, project, server, columns=80, lines=24)
+        screen = spawn_screen(home, project, server, columns=size[0], lines=size[1])
         screens.append(screen)
         _two_turns_then(screen, "/compact focus on the tests")
         _wait_requests(screen, server, 5)

@@ -61,10 +61,11 @@ def test_cost_from_the_price_table_in_cost_and_the_status_line_summed_after_cont
         assert "$0.0900" in shown  # the whole session: both processes' requests
 
 
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
 def test_the_providers_reported_cost_is_used_without_a_price(home: Path, project: Path,
-                                                              screens: list[Screen]) -> None:
+                                                              screens: list[Screen], size: tuple[int, int]) -> None:
     with ScriptedModelServer([_answer("Priced by the provider.", 500, 50, cost=0.0042)]) as server:
-        screen = spawn_screen(home, project, server, columns=80, lines=24)
+        screen = spawn_screen(home, project, server, columns=size[0], lines=size[1])
         screens.append(screen)
         screen.send("hi\r")
         screen.wait_text("Priced by the provider.")

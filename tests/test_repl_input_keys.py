@@ -40,10 +40,13 @@ def _history(home: Path, *prompts: str) -> None:
     (home / "history").write_text("".join(f"\n# 2026-12-01 10:00:00.000000\n+{p}\n" for p in prompts))
 
 
-def test_ctrl_r_then_enter_sends_the_prompt_found(home: Path, project: Path, screens: list[Screen]) -> None:
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+def test_ctrl_r_then_enter_sends_the_prompt_found(
+    home: Path, project: Path, screens: list[Screen], size: tuple[int, int],
+) -> None:
     _history(home, "explain the parser module", "run the linter")
     with ScriptedModelServer([turns.text("Explained.")]) as server:
-        screen = spawn_screen(home, project, server, columns=80, lines=24)
+        screen = spawn_screen(home, project, server, columns=size[0], lines=size[1])
         screens.append(screen)
         screen.send("\x12")  # Ctrl-R
         screen.send("parser")
@@ -55,13 +58,14 @@ def test_ctrl_r_then_enter_sends_the_prompt_found(home: Path, project: Path, scr
         assert "i-search" not in screen.text().lower()  # the search line went with the search
 
 
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
 def test_ctrl_g_edits_the_input_in_the_editor(home: Path, project: Path, tmp_path: Path,
-                                              screens: list[Screen]) -> None:
+                                              screens: list[Screen], size: tuple[int, int]) -> None:
     editor = tmp_path / "editor.sh"
     editor.write_text('#!/bin/sh\nprintf "%s" "$(cat "$1") and the tests too" > "$1"\n')
     editor.chmod(0o755)
     with ScriptedModelServer([turns.text("Fixed.")]) as server:
-        screen = open_screen(home, project, model_args(server), columns=80, lines=24, VISUAL=str(editor),
+        screen = open_screen(home, project, model_args(server), columns=size[0], lines=size[1], VISUAL=str(editor),
                              EDITOR=None)
         screens.append(screen)
         screen.wait_text(PROMPT)
@@ -81,9 +85,12 @@ def vi_home(home: Path) -> Path:
     return home
 
 
-def test_vi_editing_mode_from_config(vi_home: Path, project: Path, screens: list[Screen]) -> None:
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+def test_vi_editing_mode_from_config(
+    vi_home: Path, project: Path, screens: list[Screen], size: tuple[int, int],
+) -> None:
     with ScriptedModelServer([turns.text("Done.")]) as server:
-        screen = spawn_screen(vi_home, project, server, columns=80, lines=24)
+        screen = spawn_screen(vi_home, project, server, columns=size[0], lines=size[1])
         screens.append(screen)
         screen.send("hello brave world")
         screen.wait_text("hello brave world")
