@@ -106,12 +106,16 @@ def main() -> int:
         keys: list[float] = []
         echoes: list[float] = []
         floor_paints: list[float] = []
+        # The machine may be shared: the 1-minute load average beside each figure says how busy it was.
+        paint_loads: list[float] = []
+        key_loads: list[float] = []
         for _ in range(args.rounds):
             started = time.perf_counter()
             term = ScreenTerminal(cmd, env, work)
             try:
                 painted = term.wait_screen(lambda rows: any(r.startswith("❯") for r in rows))
                 paints.append((painted - started) * 1000)
+                paint_loads.append(os.getloadavg()[0])
                 time.sleep(0.3)  # the listing is made in the background after the first paint
                 plain = ""
                 for letter in "hello":  # the floor: a key echoed with no menu open, same process and machine
@@ -132,6 +136,7 @@ def main() -> int:
                     sent = time.perf_counter()
                     os.write(term.master, digit.encode())
                     keys.append((term.wait_screen(first_menu_row_is(typed, expected)) - sent) * 1000)
+                key_loads.append(os.getloadavg()[0])
             finally:
                 term.close()
             empty = Path(tmp, "empty")  # the floor: the same start in an empty folder, same machine, same moment
@@ -146,16 +151,19 @@ def main() -> int:
     paint_ms, key_ms, echo_ms = median(paints), median(keys), median(echoes)
     p95 = sorted(keys)[max(0, int(len(keys) * 0.95) - 1)]
     floor_ms = median(floor_paints)
+    paint_load, key_load = median(paint_loads), median(key_loads)
     print(f"first paint:                  median {paint_ms:.0f} ms, max {max(paints):.0f} ms ({len(paints)} starts); "
-          f"in an empty folder {floor_ms:.0f} ms ({paint_ms / floor_ms:.2f}x)")
+          f"in an empty folder {floor_ms:.0f} ms ({paint_ms / floor_ms:.2f}x); load average {paint_load:.1f}")
     print(f"key to menu redrawn (@ fuzzy): median {key_ms:.1f} ms, p95 {p95:.1f} ms, max {max(keys):.1f} ms "
-          f"({len(keys)} keys)")
+          f"({len(keys)} keys); load average {key_load:.1f}")
     print(f"key echoed, no menu (floor):   median {echo_ms:.1f} ms ({len(echoes)} keys); "
           f"menu / floor {key_ms / echo_ms:.2f}x")
     emit_result("menus", {"files": args.files, "first_paint_ms": round(paint_ms, 1),
                           "first_paint_empty_ms": round(floor_ms, 1), "key_menu_ms": round(key_ms, 2),
                           "key_menu_p95_ms": round(p95, 2), "echo_ms": round(echo_ms, 2),
-                          "ratio": round(key_ms / echo_ms, 2)})
+                          "ratio": round(key_ms / echo_ms, 2),
+                          "load_first_paint": round(paint_load, 2), "load_keys": round(key_load, 2),
+                          "cpus": os.cpu_count()})
     return 0
 
 
