@@ -351,7 +351,22 @@ def make_session(
     )
     if status is not None:
         add_status_line(session, status)
+    edit_in_ordinary_terminal(session.default_buffer)
     return session
+
+
+def edit_in_ordinary_terminal(buffer: Buffer) -> None:
+    """Ctrl-G's editor runs with the terminal's own settings (echo, line editing), not those
+    the session holds it in between prompts (terminal.typeahead_kept)."""
+    from agentica_cli.tui.terminal import ordinary_terminal
+
+    run_editor = buffer._open_file_in_editor
+
+    def in_ordinary_terminal(filename: str) -> bool:
+        with ordinary_terminal():
+            return run_editor(filename)
+
+    buffer._open_file_in_editor = in_ordinary_terminal  # type: ignore[method-assign]
 
 
 def add_status_line(session: PromptSession[str], status: Callable[[], FormattedText]) -> None:

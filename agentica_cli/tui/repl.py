@@ -787,6 +787,10 @@ class Repl:
                 return None
 
     async def main(self, first_prompt: str) -> int:
+        with typeahead_kept():  # keys typed while no prompt reads wait for the next one, Enter included
+            return await self.run_session(first_prompt)
+
+    async def run_session(self, first_prompt: str) -> int:
         self.install_sigint()
         problem = await self.open_initial_session()
         if problem:
@@ -806,15 +810,12 @@ class Repl:
                 from agentica_cli.app.safe_text import safe_text
 
                 plain(f"❯ {safe_text(first_prompt)}", hang=2)  # in the transcript, as if typed at the prompt
-                with typeahead_kept():
-                    await self.handle(first_prompt)
+                await self.handle(first_prompt)
             while True:
                 line = await self.read_message()
                 if line is None:
                     break
-                with typeahead_kept():  # keys typed meanwhile go to the next prompt, Enter included
-                    going_on = await self.handle(line)
-                if not going_on:
+                if not await self.handle(line):
                     break
         finally:
             await self.shutdown()

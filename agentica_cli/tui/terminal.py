@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from agentica_cli.app.safe_text import safe_text
 
@@ -35,14 +36,16 @@ def home_relative(path: Path) -> str:
 
 @contextmanager
 def typeahead_kept() -> Iterator[None]:
-    """Keys typed while a command runs between two prompts wait for the next prompt as typed.
+    """Keys typed while the input line is not reading wait for the next prompt as typed.
 
-    Between prompts the terminal is in its ordinary (cooked) mode: it would echo the keys into
-    the command's output, and its ICRNL turns Enter into a newline (Ctrl-J), which the input line
-    takes as "new line", not "send" (`/undo`, then `is add fixed?` and Enter typed before it is
-    done, left a two-line draft). So meanwhile: no echo, no line editing by the terminal, Enter
-    kept as Enter; the next prompt reads the keys as if typed there. A turn's own reader
-    (turn_input.TurnInput) starts from these settings and puts them back.
+    Outside prompt_toolkit's raw mode (a command running between two prompts, start-up, a
+    hook's output printed above the prompt) the terminal is in its ordinary (cooked) mode: it
+    would echo the keys into the output, and its ICRNL turns Enter into a newline (Ctrl-J),
+    which the input line takes as "new line", not "send" (`/undo`, then `is add fixed?` and
+    Enter typed before it is done, left a two-line draft). So, for the whole session: no echo,
+    no line editing by the terminal, Enter kept as Enter; prompt_toolkit returns to these
+    settings between prompts, and the next prompt reads the keys as if typed there. A turn's
+    own reader (turn_input.TurnInput) starts from them and puts them back.
     """
     try:
         import termios
@@ -66,10 +69,40 @@ def typeahead_kept() -> Iterator[None]:
     except termios.error:
         yield
         return
+    _ORDINARY.append(saved)
+    try:
+        yield
+    finally:
+        _ORDINARY.pop()
+        try:
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
+        except termios.error:
+            pass
+
+
+_ORDINARY: list[Any] = []  # the terminal's own settings, while typeahead_kept holds it
+
+
+@contextmanager
+def ordinary_terminal() -> Iterator[None]:
+    """The terminal's own settings back for a program that reads it (the Ctrl-G editor: a
+    line-oriented one needs the terminal's echo and line editing), then held again."""
+    if not _ORDINARY:
+        yield
+        return
+    import termios
+
+    fd = sys.stdin.fileno()
+    try:
+        held = termios.tcgetattr(fd)
+        termios.tcsetattr(fd, termios.TCSANOW, _ORDINARY[-1])
+    except termios.error:
+        yield
+        return
     try:
         yield
     finally:
         try:
-            termios.tcsetattr(fd, termios.TCSANOW, saved)
+            termios.tcsetattr(fd, termios.TCSANOW, held)
         except termios.error:
             pass
