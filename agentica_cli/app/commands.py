@@ -10,7 +10,7 @@ REPL's /help and ACP's available commands say the same thing for every shared co
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 TUI = "tui"
@@ -86,16 +86,12 @@ def switch_model(settings: Any, name: str) -> ModelSwitch:
     (what a reload, /status and a saved session see), on failure they keep the previous name."""
     from agentica_cli.app.runtime import MissingKey, build_model
 
-    section = settings.data.setdefault("model", {})
-    had, previous = "name" in section, section.get("name")
-    section["name"] = name
+    previous = settings.model
+    settings.model = replace(previous, name=name)
     try:
         return ModelSwitch(model=build_model(settings))
     except (MissingKey, ValueError) as err:
-        if had:
-            section["name"] = previous
-        else:
-            section.pop("name", None)
+        settings.model = previous
         return ModelSwitch(problem=f"Could not switch to {name}: {err}")
 
 

@@ -19,12 +19,11 @@ BELL = "\x07"
 
 
 def enabled(settings: Any) -> bool:
-    return bool(settings is None or settings.get("ui.notify", True))
+    return settings is None or settings.ui.notify
 
 
 def notify_after(settings: Any) -> float:
-    value = settings.get("ui.notify_after") if settings is not None else None
-    return DEFAULT_NOTIFY_AFTER if value is None else float(value)
+    return DEFAULT_NOTIFY_AFTER if settings is None else settings.ui.notify_after
 
 
 def notification(message: str) -> str:
