@@ -121,6 +121,8 @@ def build_model(settings: Settings) -> Any:
     from agentica_cli.child_env import withhold
 
     withhold(settings.api_key)  # a key from a flag, a file or the config: not for hooks' environment
+    if settings.model.vision is not None:  # not set: images.supports_vision guesses from the model's name
+        model.vision = settings.model.vision
     size_context_from_server(model, settings)
     return model
 
