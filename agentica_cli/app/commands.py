@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentica_cli.app.settings.config import Settings
 
 TUI = "tui"
 ACP = "acp"
@@ -81,7 +84,7 @@ class ModelSwitch:
         return self.model is not None
 
 
-def switch_model(settings: Any, name: str) -> ModelSwitch:
+def switch_model(settings: Settings, name: str) -> ModelSwitch:
     """Build the client for model `name` with these settings; on success the settings name it
     (what a reload, /status and a saved session see), on failure they keep the previous name."""
     from agentica_cli.app.runtime import MissingKey, build_model

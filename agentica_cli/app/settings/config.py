@@ -2,8 +2,9 @@
 
     ~/.agentica/config.toml  <  <project>/.agentica/config.toml  <  AGENTICA_* env vars  <  flags
 
-Every key is checked against `SCHEMA`; an unknown key or a wrong type is a `ConfigError`
-naming the key and the file (the command exits 2). Project-level keys that start programs
+Every layer is checked against `SCHEMA` (derived from the typed tables of settings/schema.py);
+an unknown key or a wrong type is a `ConfigError` naming the key and the file (the command exits
+2). The merged layers become the typed `Settings` once, at the end of `load_settings`. Project-level keys that start programs
 or loosen safety (`UNTRUSTED_PROJECT_KEYS`) are held back until the project is trusted.
 MCP servers may also come from Claude Code's files (cli/mcp_json.py): a project's
 `.mcp.json` (held back like the project's own `[mcp_servers]`) and `--mcp-config`.
