@@ -4,8 +4,9 @@
 
 Every layer is checked against `SCHEMA` (derived from the typed tables of settings/schema.py);
 an unknown key or a wrong type is a `ConfigError` naming the key and the file (the command exits
-2). The merged layers become the typed `Settings` once, at the end of `load_settings`. Project-level keys that start programs
-or loosen safety (`UNTRUSTED_PROJECT_KEYS`) are held back until the project is trusted.
+2). The merged layers become the typed `Settings` once, at the end of `load_settings`.
+Project-level keys that start programs or loosen safety (`UNTRUSTED_PROJECT_KEYS`) are held
+back until the project is trusted.
 MCP servers may also come from Claude Code's files (cli/mcp_json.py): a project's
 `.mcp.json` (held back like the project's own `[mcp_servers]`) and `--mcp-config`.
 """

@@ -7,7 +7,6 @@ mcp_status, control_cancel_request; the others are answered with an error naming
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import os
 import sys
 from typing import Any
@@ -168,8 +167,10 @@ class SdkControlRequests:
         target = str(name).strip() if isinstance(name, str) and name.strip() not in ("", "default") else None
         if target is not None and is_claude_model(target):
             target = model_names(self.settings).resolve(target)
+        from dataclasses import replace
+
         previous = self.settings.model
-        self.settings.model = dataclasses.replace(previous, name=target or self.configured_model)
+        self.settings.model = replace(previous, name=target or self.configured_model)
         try:
             model = build_model(self.settings)
         except (MissingKey, ValueError) as err:
