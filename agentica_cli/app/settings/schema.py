@@ -13,6 +13,7 @@ Stdlib only (dataclasses, typing): importing this stays cheap.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -271,9 +272,15 @@ def _kind(hint: Any, metadata: Mapping[str, object]) -> Any:
     raise TypeError(f"no config check for {hint!r}")
 
 
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    """The fields' annotations, evaluated (once per class: the schema at import, `build` at load)."""
+    return get_type_hints(cls)
+
+
 def schema_of(cls: type) -> dict[str, Any]:
     """The validator's schema of table class `cls`, one entry per field."""
-    hints = get_type_hints(cls)
+    hints = _hints(cls)
     return {f.name: _kind(hints[f.name], f.metadata) for f in dataclasses.fields(cls)}
 
 
@@ -302,8 +309,9 @@ def _value(hint: Any, value: object) -> object:
 
 def build(cls: type[T], data: Mapping[str, object]) -> T:
     """A `cls` from `data` already checked against `schema_of(cls)`: keys it lacks keep their defaults."""
-    hints = get_type_hints(cls)
-    keys = dataclasses.fields(cls)  # type: ignore[arg-type]  # T is a dataclass (a bound cannot say so)
+    table: type = cls  # (T is a dataclass: a bound cannot say so)
+    hints = _hints(table)
+    keys = dataclasses.fields(table)
     given = {f.name: _value(hints[f.name], data[f.name]) for f in keys if data.get(f.name) is not None}
     return cls(**given)
 
@@ -324,7 +332,7 @@ def default_of(dotted: str) -> object:
     cls: Any = Config
     *tables, last = dotted.split(".")
     for table in tables:
-        cls = get_type_hints(cls)[table]
+        cls = _hints(cls)[table]
     found = {f.name: f for f in dataclasses.fields(cls)}[last]
     if found.default_factory is not dataclasses.MISSING:
         return found.default_factory()
