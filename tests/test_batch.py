@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -30,7 +31,15 @@ def _task(task_id: str, **extra: str) -> dict[str, str]:
             "permission_mode": "accept-edits", **extra}
 
 
-def test_six_tasks_over_two_workers_statuses_and_shared_backoff(tmp_path: Path, home: Path) -> None:
+ZYGOTE_NOTE = "sessions are forked from a zygote"
+
+
+@pytest.mark.parametrize("start", ["zygote", "process"])
+def test_six_tasks_over_two_workers_statuses_and_shared_backoff(tmp_path: Path, home: Path, start: str) -> None:
+    """The same batch, its sessions forked from the zygote (the default on Linux) or each
+    started as `python -m agentica_cli` (AGENTICA_BATCH_ZYGOTE=0): the same results."""
+    if start == "zygote" and not sys.platform.startswith("linux"):
+        pytest.skip("the zygote is Linux only")
     repo = make_repository(tmp_path / "repo")
     roles: dict[str, str] = {}
 
@@ -64,10 +73,12 @@ def test_six_tasks_over_two_workers_statuses_and_shared_backoff(tmp_path: Path, 
     ])
     output = tmp_path / "results.jsonl"
     try:
-        done = run_cli(_batch_args(server, tasks, output), cwd=repo, home=home, timeout=150)
+        env = cli_env(home, **({} if start == "zygote" else {"AGENTICA_BATCH_ZYGOTE": "0"}))
+        done = run_cli(_batch_args(server, tasks, output), cwd=repo, home=home, env=env, timeout=150)
     finally:
         server.stop()
     assert done.returncode == 1, done.stderr  # one task's check failed
+    assert (ZYGOTE_NOTE in done.stderr) == (start == "zygote"), done.stderr
     records = by_id(read_records(output))
     assert {k: r["status"] for k, r in records.items()} == {
         "t1": "done", "t2": "done", "t3": "check-failed", "t4": "done", "t5": "done", "t6": "done"}
@@ -136,6 +147,8 @@ def test_interrupted_batch_resumes_without_running_finished_tasks(tmp_path: Path
         process.send_signal(signal.SIGINT)
         err = process.communicate(timeout=60)[1]
         assert process.returncode == 130, err
+        if sys.platform.startswith("linux"):
+            assert ZYGOTE_NOTE in err  # the cancelled sessions were the zygote's children
         first = by_id(read_records(output))
         assert {k: r["status"] for k, r in first.items()} == {
             "r1": "done", "r2": "done", "r3": "cancelled", "r4": "cancelled"}

@@ -111,15 +111,18 @@ def _local_worker(run: BatchRun, zygote: Zygote | None) -> None:
 def _start_zygote(run: BatchRun) -> Zygote | None:
     """The zygote the local sessions fork from (its imports run while the first worktrees are
     made), or None: not wanted, or it could not start (then sessions are plain processes)."""
-    from agentica_cli.batch.zygote_client import Zygote, ZygoteError, zygote_wanted
+    from agentica_cli.batch.zygote_client import ENV_SWITCH, Zygote, ZygoteError, zygote_wanted
 
     if not zygote_wanted(run.options.agentica):
         return None
     try:
-        return Zygote()
+        zygote = Zygote()
     except (OSError, ZygoteError) as err:
         run.progress.note(f"sessions start as processes of their own: the zygote did not start ({err})")
         return None
+    run.progress.note(f"sessions are forked from a zygote (pid {zygote.process.pid}), which imported agentica "
+                      f"once; {ENV_SWITCH}=0 starts each as a process of its own")
+    return zygote
 
 
 @contextmanager

@@ -127,7 +127,7 @@ def preload(modules: tuple[str, ...] | list[str]) -> int:
     number of modules loaded."""
     import importlib
 
-    for name in modules:
+    for name in filter(None, modules):
         try:
             importlib.import_module(name)
         except ImportError:

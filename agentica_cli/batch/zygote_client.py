@@ -99,7 +99,9 @@ class ZygoteProcess:
 
 
 class Zygote:
-    """One zygote process for the batch and the thread that reads its answers."""
+    """One zygote process for the batch and the thread that reads its answers. `preload`: the
+    modules it imports (None: what `-p` needs, zygote.PRELOAD); `entry`: what each child runs
+    (None: `agentica`'s main); `env`: the zygote's own environment (each child gets its own)."""
 
     def __init__(self, preload: list[str] | None = None, entry: str | None = None,
                  env: dict[str, str] | None = None) -> None:
@@ -114,8 +116,10 @@ class Zygote:
         self.error: str | None = None
         self.pid: int | None = None
         argv = [sys.executable, "-m", "agentica_cli.batch.zygote", "--fd", str(theirs.fileno())]
-        for module in preload or ():
+        for module in preload if preload is not None else ():
             argv += ["--preload", module]
+        if preload is not None and not preload:
+            argv += ["--preload", ""]  # none at all (not the default list)
         if entry:
             argv += ["--entry", entry]
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
