@@ -79,6 +79,7 @@ def test_six_tasks_over_two_workers_statuses_and_shared_backoff(tmp_path: Path, 
         server.stop()
     assert done.returncode == 1, done.stderr  # one task's check failed
     assert (ZYGOTE_NOTE in done.stderr) == (start == "zygote"), done.stderr
+    assert "started as processes of their own" not in done.stderr  # every session was forked, or none
     records = by_id(read_records(output))
     assert {k: r["status"] for k, r in records.items()} == {
         "t1": "done", "t2": "done", "t3": "check-failed", "t4": "done", "t5": "done", "t6": "done"}

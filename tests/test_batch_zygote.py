@@ -168,6 +168,7 @@ def test_the_zygote_refuses_to_fork_when_a_second_thread_runs(tmp_path: Path, fa
                              agentica=(sys.executable, "-c", answer))
         record = run_attempt(Task(id="f1", prompt="hi"), 1, options, Control(), None, z)
     assert record["status"] == "done" and record["session_id"] == "s-1", record
+    assert len(z.fallbacks) == 1 and "2 threads are running" in z.fallbacks[0]  # the batch says so at its end
 
 
 def test_a_zygote_that_cannot_start_is_an_error_not_a_hang(tmp_path: Path, fakes: dict[str, str]) -> None:

@@ -153,6 +153,9 @@ def run_local(run: BatchRun) -> None:
     finally:
         if zygote is not None:
             zygote.close()
+            if zygote.fallbacks:
+                run.progress.note(f"{len(zygote.fallbacks)} session(s) started as processes of their own: the "
+                                  f"zygote could not fork them ({zygote.fallbacks[0]})")
 
 
 def run_batch(tasks: list[Task], settings: BatchSettings, options: RunOptions, progress: Progress,

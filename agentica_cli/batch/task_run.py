@@ -209,6 +209,7 @@ def _start_session(task: Task, work_dir: Path, options: RunOptions, env: dict[st
             return zygote.spawn(_session_argv(task, work_dir, options, ("agentica",)), str(work_dir), env,
                                 stderr.fileno())
         except ZygoteError as err:  # the plain process below: slower, the same session
+            zygote.fallbacks.append(str(err))
             stderr.write(f"agentica batch: the zygote could not start this session ({err}); "
                          "started it as a process of its own\n")
             stderr.flush()

@@ -115,6 +115,7 @@ class Zygote:
         self._closed = False
         self.error: str | None = None
         self.pid: int | None = None
+        self.fallbacks: list[str] = []  # why sessions were started as plain processes instead (task_run.py)
         argv = [sys.executable, "-m", "agentica_cli.batch.zygote", "--fd", str(theirs.fileno())]
         for module in preload if preload is not None else ():
             argv += ["--preload", module]
