@@ -312,3 +312,30 @@ def test_budget_counts_running_and_finished_attempts() -> None:
     budget.finished("a#1", 1200, 2.6)  # a finished attempt replaces its running figure
     assert budget.cost == pytest.approx(5.1) and budget.tokens == 2200
     assert budget.exceeded() == "--max-cost 5 reached ($5.1000)"
+
+
+@pytest.mark.parametrize("start", ["zygote", "process"])
+def test_modules_in_the_tasks_repository_are_never_imported(tmp_path: Path, home: Path, start: str) -> None:
+    """A session runs in the task's worktree, and the zygote in the batch's folder: `python -m`
+    would put that folder first on sys.path, so a repository's `typer.py` or `docstring_parser.py`
+    would run, unsandboxed, in place of the real module."""
+    if start == "zygote" and not sys.platform.startswith("linux"):
+        pytest.skip("the zygote is Linux only")
+    repo = make_repository(tmp_path / "repo")
+    marks = tmp_path / "imported"
+    for name in ("typer", "docstring_parser", "httpx2", "anyio", "json"):
+        (repo / f"{name}.py").write_text(f"open({str(marks)!r} + '-{name}', 'w').write('imported')\n"
+                                         "raise ImportError('the repository shadowed a module')\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "modules named like agentica's")
+    server = task_server(TaskModel())
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [_task("m1")])
+    output = tmp_path / "results.jsonl"
+    try:
+        env = cli_env(home, **({} if start == "zygote" else {"AGENTICA_BATCH_ZYGOTE": "0"}))
+        done = run_cli(_batch_args(server, tasks, output, workers=1), cwd=repo, home=home, env=env, timeout=90)
+    finally:
+        server.stop()
+    assert sorted(p.name for p in tmp_path.glob("imported-*")) == []
+    assert done.returncode == 0, done.stderr
+    assert [r["status"] for r in read_records(output)] == ["done"]

@@ -16,7 +16,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -168,7 +167,11 @@ def _clone(repo: str, options: RunOptions) -> Path:
 
 
 def _session_argv(task: Task, work_dir: Path, options: RunOptions, command: tuple[str, ...] | None = None) -> list[str]:
-    command = command or options.agentica or (sys.executable, "-m", "agentica_cli")
+    if not command and not options.agentica:
+        from agentica_cli.batch.zygote_client import python_module_command
+
+        command = tuple(python_module_command("agentica_cli"))
+    command = command or options.agentica
     argv = [*command, "-p", "--output-format", "stream-json", "-C", str(work_dir)]
     for flag, value in (("--model", task.model or options.model), ("--provider", options.provider),
                         ("--base-url", options.base_url), ("--api-key-file", options.api_key_file),

@@ -31,6 +31,17 @@ class ZygoteError(Exception):
     """The zygote could not start, refused a request, or is gone."""
 
 
+def python_module_command(module: str) -> list[str]:
+    """`python -m MODULE` with nothing imported from the current folder: plain `-m` puts the
+    current folder first on sys.path, and a session runs in the task's repository, where a
+    `typer.py` or `json.py` would then be imported instead of the real one (and run, outside any
+    sandbox). -P (Python 3.11+) leaves the folder out; before 3.11 the same by hand."""
+    if sys.version_info >= (3, 11):
+        return [sys.executable, "-P", "-m", module]
+    return [sys.executable, "-c", f"import sys; del sys.path[0]; import runpy; "
+            f"runpy.run_module({module!r}, run_name='__main__', alter_sys=True)"]
+
+
 def zygote_wanted(agentica_command: tuple[str, ...]) -> bool:
     """Whether this batch forks its sessions from a zygote: on Linux, when the sessions run this
     interpreter's agentica (not a command given in RunOptions.agentica) and it is not turned off."""
@@ -116,7 +127,7 @@ class Zygote:
         self.error: str | None = None
         self.pid: int | None = None
         self.fallbacks: list[str] = []  # why sessions were started as plain processes instead (task_run.py)
-        argv = [sys.executable, "-m", "agentica_cli.batch.zygote", "--fd", str(theirs.fileno())]
+        argv = [*python_module_command("agentica_cli.batch.zygote"), "--fd", str(theirs.fileno())]
         for module in preload if preload is not None else ():
             argv += ["--preload", module]
         if preload is not None and not preload:
