@@ -178,3 +178,13 @@ def test_a_zygote_that_cannot_start_is_an_error_not_a_hang(tmp_path: Path, fakes
             z.wait_ready(30)
     finally:
         z.close()
+
+
+def test_every_module_the_zygote_preloads_exists() -> None:
+    """A module renamed or moved would silently drop out of the preload (each session would
+    import it again after the fork): the list must name real modules."""
+    import importlib.util
+
+    from agentica_cli.batch.zygote import PRELOAD
+
+    assert [name for name in PRELOAD if importlib.util.find_spec(name) is None] == []

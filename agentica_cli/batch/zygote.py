@@ -52,7 +52,6 @@ PRELOAD = (
     "agentica_cli.app.startup",
     "agentica_cli.app.runtime",
     "agentica_cli.headless.printers",
-    "agentica_cli.headless.stream_json",
     "agentica_cli.models.chat_http",
     "agentica_cli.deep",
     "builtin_tools",
