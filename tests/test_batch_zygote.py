@@ -188,3 +188,24 @@ def test_every_module_the_zygote_preloads_exists() -> None:
     from agentica_cli.batch.zygote import PRELOAD
 
     assert [name for name in PRELOAD if importlib.util.find_spec(name) is None] == []
+
+
+def test_a_zygote_that_dies_leaves_its_sessions_running_and_refuses_new_ones(tmp_path: Path,
+                                                                           fakes: dict[str, str]) -> None:
+    with zygote(fakes, "fake_session:hang") as z, tempfile.TemporaryFile(mode="w+") as err:
+        child = z.spawn(["agentica", "-p"], str(tmp_path), dict(os.environ), err.fileno())
+        assert child.stdout is not None and child.stdin is not None
+        child.stdin.close()
+        command = int(child.stdout.readline())
+        z.process.kill()
+        z.process.wait(10)
+        time.sleep(0.3)
+        assert is_running(child.pid) and child.poll() is None  # the session goes on
+        with pytest.raises(ZygoteError):
+            z.spawn(["agentica", "-p"], str(tmp_path), {}, err.fileno())
+        os.killpg(child.pid, signal.SIGKILL)  # the batch's cancel still reaches its group
+        assert child.wait(10) == 255  # its exit status died with the zygote
+        deadline = time.monotonic() + 10
+        while is_running(command):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
