@@ -111,12 +111,15 @@ def _local_worker(run: BatchRun, zygote: Zygote | None) -> None:
 def _start_zygote(run: BatchRun) -> Zygote | None:
     """The zygote the local sessions fork from (its imports run while the first worktrees are
     made), or None: not wanted, or it could not start (then sessions are plain processes)."""
-    from agentica_cli.batch.zygote_client import ENV_SWITCH, Zygote, ZygoteError, zygote_wanted
+    from agentica_cli.batch.zygote_client import ENV_SWITCH, Zygote, ZygoteError, take_early, zygote_wanted
 
+    early = take_early()  # started with the command (cli/app.py)
     if not zygote_wanted(run.options.agentica):
+        if early is not None:
+            early.close()
         return None
     try:
-        zygote = Zygote()
+        zygote = early or Zygote()
     except (OSError, ZygoteError) as err:
         run.progress.note(f"sessions start as processes of their own: the zygote did not start ({err})")
         return None

@@ -251,3 +251,28 @@ class Zygote:
                 if line.startswith("Threads:"):
                     return int(line.split()[1])
         return 0
+
+
+_early: Zygote | None = None
+
+
+def start_early(args: list[str]) -> None:
+    """Start the zygote as `agentica batch TASKS.jsonl ...` starts, before the command line is
+    parsed: its imports then run beside the batch's own (~0.5 s of a batch's fixed start on 2
+    cores). Not for --ray or --help; unused when the batch stops first (bad flags, a bad tasks
+    file), it ends with the batch's process (its socket closes)."""
+    global _early
+    if _early is not None or any(a in ("--ray", "-h", "--help") or a.startswith("--ray=") for a in args):
+        return
+    if zygote_wanted(()):
+        try:
+            _early = Zygote()
+        except (OSError, ZygoteError):
+            _early = None  # run_local tries again and says why
+
+
+def take_early() -> Zygote | None:
+    """The zygote start_early() started, once."""
+    global _early
+    zygote, _early = _early, None
+    return zygote
