@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentica_cli.agent.approval import ApprovalPolicy, Decision
+from agentica_cli.agent.approval import ApprovalPolicy, CallableApproval, Decision
 from agentica_cli.agent.events import (
     ApprovalRequested,
     Event,
@@ -24,7 +24,7 @@ from agentica_cli.agent.events import (
     ToolCallStarted,
     ToolOutput,
 )
-from agentica_cli.agent.hooks import HookOutcome, as_outcome, call_maybe_async, fire_event, tool_payload
+from agentica_cli.agent.hooks import HookList, HookOutcome, as_outcome, call_maybe_async, fire_event, tool_payload
 from agentica_cli.models.base import ToolCallRequest
 from agentica_cli.tools.base import Function, FunctionCall, format_tool_error
 from agentica_cli.tools.context import ToolContext
@@ -32,7 +32,6 @@ from agentica_cli.tools.context import ToolContext
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from agentica_cli.agent.approval import ApproveHook
     from agentica_cli.agent.config import ToolConfig
     from agentica_cli.agent.run_state import RunState
     from agentica_cli.tools.guardrails import ToolInputGuardrail, ToolOutputGuardrail
@@ -71,10 +70,14 @@ class ExecutorHost(Protocol):
     tool_config: ToolConfig
     tool_input_guardrails: list[ToolInputGuardrail]
     tool_output_guardrails: list[ToolOutputGuardrail]
-    hooks: list[Any]
-    approve: ApproveHook | ApprovalPolicy | None
+    hooks: HookList
     model: Any  # the model client (whether it takes images)
     results_dir: Path | None  # where oversized results go (made on first use)
+
+    @property
+    def approve(self) -> ApprovalPolicy | None:
+        """The approval policy (Agent wraps a plain approve callable in a CallableApproval)."""
+        ...
 
     def _append(self, message: dict[str, Any]) -> None: ...
 
@@ -238,11 +241,10 @@ class ToolExecutor:
                 return f"Blocked: the call to '{call.name}' was not run ({verdict.message})."
         for hook in self.agent.hooks:
             try:
-                if hasattr(hook, "hook_event"):
+                if hook.on_event is not None:
                     hooked.merge(await fire_event([hook], "PreToolUse", tool_payload(self.agent, "PreToolUse", call)))
-                before = getattr(hook, "before_tool_call", None)
-                if before is not None:
-                    hooked.merge(as_outcome(await call_maybe_async(before, call), "PreToolUse"))
+                if hook.before is not None:
+                    hooked.merge(as_outcome(await call_maybe_async(hook.before, call), "PreToolUse"))
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -280,8 +282,6 @@ class ToolExecutor:
             return False
         if call.function.is_destructive:
             return True
-        if not isinstance(approve, ApprovalPolicy):
-            return False
         try:
             return bool(approve.needs_review(call))
         except Exception:
@@ -299,12 +299,11 @@ class ToolExecutor:
             return answered
         self.run.emit(ApprovalRequested(call.call_id, call.name, call.args or {}))
         await self.run.flush()  # the UI has the request in hand before the hook asks
-        policy = approve if isinstance(approve, ApprovalPolicy) else None
-        if policy is None:  # a plain callable asks a person
+        if isinstance(approve, CallableApproval):  # a plain callable asks a person
             await self.agent.notify(f"agentica needs your permission to use {call.name}")
         try:
-            if policy is not None and hook_asks is not None:
-                decision = await call_maybe_async(policy.confirm, call, hook_asks or "a hook asks")
+            if hook_asks is not None:
+                decision = await call_maybe_async(approve.confirm, call, hook_asks or "a hook asks")
             else:
                 decision = await call_maybe_async(approve, call)
         except asyncio.CancelledError:
@@ -312,18 +311,18 @@ class ToolExecutor:
         except Exception as exc:
             return Decision.deny(f"Permission denied: the approval check failed ({format_tool_error(exc)}); "
                                  f"'{call.name}' was not run.")
-        if isinstance(decision, bool):
-            return Decision(decision)
-        return decision if isinstance(decision, Decision) else Decision(bool(getattr(decision, "allowed", False)),
-                                                                        getattr(decision, "message", "") or "")
+        if not isinstance(decision, Decision):  # fail closed on a policy that breaks its Protocol
+            return Decision.deny(f"Permission denied: the approval check returned {type(decision).__name__}, "
+                                 f"not a Decision; '{call.name}' was not run.")
+        return decision
 
     async def _permission_request_hooks(self, call: FunctionCall) -> Decision | None:
         """PermissionRequest hooks, when a person is about to be asked: one that denies (or
         exits 2) refuses the call; one that allows answers for the person (deny rules and plan
         mode still apply, through the approve hook's `hook_allowed`); None: ask as usual."""
-        if not any(hasattr(h, "hook_event") for h in self.agent.hooks):
+        if not self.agent.hooks.with_events:
             return None
-        said = await fire_event(self.agent.hooks, "PermissionRequest",
+        said = await fire_event(self.agent.hooks.with_events, "PermissionRequest",
                                 tool_payload(self.agent, "PermissionRequest", call))
         for message in said.messages:
             self.run.emit(Notice(message, kind="warning"))
@@ -340,7 +339,7 @@ class ToolExecutor:
         """A hook allowed `call`: what the approve hook's `hook_allowed` still says (deny rules,
         plan mode, escalations); `without_check` where the approve hook has none."""
         approve = self.agent.approve
-        if not isinstance(approve, ApprovalPolicy):
+        if approve is None:
             return without_check
         try:
             return await call_maybe_async(approve.hook_allowed, call)
@@ -379,9 +378,8 @@ class ToolExecutor:
         that ran): a PostToolUse block or context is added to the result the model reads (the
         call has run; nothing is undone)."""
         for hook in self.agent.hooks:
-            after = getattr(hook, "after_tool_call", None)
             try:
-                if ran and hasattr(hook, "hook_event"):  # PostToolUseFailure for a call that failed
+                if ran and hook.on_event is not None:  # PostToolUseFailure for a call that failed
                     event = "PostToolUse" if call.error is None else "PostToolUseFailure"
                     said = await fire_event([hook], event, tool_payload(self.agent, event, call))
                     for message in said.messages:
@@ -389,8 +387,8 @@ class ToolExecutor:
                     notes = ([said.reason] if said.block and said.reason else []) + said.context
                     if notes:
                         call.result = (call.result or "") + "".join(f"\n\n[{event} hook: {n}]" for n in notes)
-                if after is not None:
-                    await call_maybe_async(after, call)
+                if hook.after is not None:
+                    await call_maybe_async(hook.after, call)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:

@@ -94,10 +94,11 @@ async def _approve(agent: Any, execute: Any, command: CustomCommand, line: str, 
     """None when `line` may run; else why not (for the prompt and the user)."""
     function = next(f for f in execute.get_functions() if f.name == "execute")
     call = SimpleNamespace(name="execute", args={"command": line}, function=function, call_id=f"command-{number}")
-    approve: Any = getattr(agent, "approve", None)  # the PermissionPolicy, a library's hook, or None
-    evaluate = getattr(approve, "evaluate", None)
-    if evaluate is not None:  # the CLI's PermissionPolicy
-        verdict = evaluate(call)
+    from agentica_cli.app.permissions.approvals import PermissionPolicy
+
+    approve = agent.approve  # the PermissionPolicy, a library's hook (a CallableApproval), or None
+    if isinstance(approve, PermissionPolicy):  # the CLI's policy
+        verdict = approve.evaluate(call)
         if verdict.kind == "allow":
             return None
         if verdict.kind == "ask" and not verdict.why and _granted_by_command(command, line, approve.work_dir):
@@ -107,9 +108,9 @@ async def _approve(agent: Any, execute: Any, command: CustomCommand, line: str, 
     decision = approve(call)
     if inspect.isawaitable(decision):
         decision = await decision
-    if getattr(decision, "allowed", False):
+    if decision.allowed:
         return None
-    return _short(getattr(decision, "message", "") or "not allowed")
+    return _short(decision.message or "not allowed")
 
 
 async def _run(agent: Any, execute: Any, line: str, number: int) -> tuple[str, str]:

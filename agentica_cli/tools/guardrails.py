@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from agentica_cli.tools.callables import require_positional
+
 InputCheck = Callable[[str, dict[str, Any]], Any]
 OutputCheck = Callable[[str, str], Any]
 
@@ -51,6 +53,7 @@ class ToolInputGuardrail:
     """`check(tool_name, args) -> bool`; False blocks the call (a str return is the reason)."""
 
     def __init__(self, check: InputCheck, name: str | None = None):
+        require_positional(check, 2, "ToolInputGuardrail(check): check(tool_name: str, args: dict) -> bool | str")
         self.check = check
         self.name = name or _name(check)
 
@@ -68,6 +71,7 @@ class ToolOutputGuardrail:
     """`check(tool_name, result) -> bool | str`; False blocks, a string replaces the result."""
 
     def __init__(self, check: OutputCheck, name: str | None = None):
+        require_positional(check, 2, "ToolOutputGuardrail(check): check(tool_name: str, result: str) -> bool | str")
         self.check = check
         self.name = name or _name(check)
 

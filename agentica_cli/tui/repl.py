@@ -465,9 +465,8 @@ class Repl:
 
     def show_typeahead(self, text: str) -> None:
         """Keys typed during a turn, shown under its live area until the next prompt takes them."""
-        setter = getattr(self.renderer, "set_typeahead", None)
-        if setter is not None:
-            setter(text)
+        if self.renderer is not None:
+            self.renderer.set_typeahead(text)
 
     def terminal_for_question(self) -> Any:
         """The approval question reads the terminal itself: stop reading type-ahead meanwhile."""

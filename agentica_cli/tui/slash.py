@@ -134,7 +134,7 @@ class SlashCommands:
 
     async def cmd_clear(self, rest: str) -> None:
         repl = self.repl
-        starting = getattr(repl, "session_start", None)
+        starting = repl.session_start
         if starting is not None:
             await starting  # the SessionStart hooks of the session being cleared end first
         if repl.agent is not None:
