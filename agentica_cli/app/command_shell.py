@@ -69,7 +69,7 @@ async def run_inline_commands(text: str, command: CustomCommand, agent: Any,
 
 
 def _execute_tool(agent: Any) -> Any:
-    from builtin_tools.execute import BuiltinExecuteTool
+    from agentica_cli.tools.local.execute import BuiltinExecuteTool
 
     # Not agent.functions: a command's allowed-tools filter may leave execute out of its turn.
     return next((t for t in getattr(agent, "tools", ()) if isinstance(t, BuiltinExecuteTool)), None)
@@ -116,7 +116,7 @@ async def _approve(agent: Any, execute: Any, command: CustomCommand, line: str, 
 async def _run(agent: Any, execute: Any, line: str, number: int) -> tuple[str, str]:
     """(the text for the prompt, a summary for the user)."""
     from agentica_cli.agent.result_budget import bounded_result, temporary_results_dir
-    from builtin_tools.process_group import run_in_group
+    from agentica_cli.tools.local.process_group import run_in_group
 
     argv, start = execute.command_launch(line)
     try:

@@ -752,7 +752,7 @@ class Repl:
             self.sigint_wakeup = None
         if self.agent is not None:
             await self.agent.end_session("prompt_input_exit")
-        background = sys.modules.get("builtin_tools.background")  # loaded only once the agent started one
+        background = sys.modules.get("agentica_cli.tools.local.background")  # loaded only once the agent started one
         if background is not None:
             stopped = await asyncio.to_thread(background.background_processes().stop_all)
             if stopped:

@@ -6,7 +6,7 @@ diff of the strings it replaced, or a new file's content) and each result. JSON:
 messages as they are stored (the OpenAI chat format the session file keeps), with the same
 diffs by call id, for scripts.
 
-The file is written through the path sandbox (`builtin_tools.paths.PathSandbox`): inside the
+The file is written through the path sandbox (`agentica_cli.tools.local.paths.PathSandbox`): inside the
 project or an --add-dir folder, opened beneath its root without following symlinks, created
 exclusively. An existing file is never replaced unless the caller says `overwrite` (the REPL's
 `--force`), and then it says it replaced it. The default name is new in the project folder.
@@ -176,7 +176,7 @@ def write_export(text: str, target: str, work_dir: Path, allowed_dirs: Sequence[
     """Write `text` to `target` through the path sandbox; (the real path, whether an existing
     file was replaced). ExportError when outside the roots, existing (without `overwrite`), a
     folder, or not writable."""
-    from builtin_tools.paths import PathOutsideRootsError, PathSandbox
+    from agentica_cli.tools.local.paths import PathOutsideRootsError, PathSandbox
 
     sandbox = PathSandbox(work_dir, allowed_dirs)
     try:
