@@ -64,6 +64,14 @@ class FrontEnds:
             if child.isalive():
                 child.terminate(force=True)
 
+    @staticmethod
+    def turn(child: pexpect.spawn, prompt: str, *shown: str) -> None:
+        """At the REPL's prompt: type `prompt`, then see each of `shown` in order."""
+        child.expect_exact("❯")
+        child.send(prompt + "\r")
+        for text in shown:
+            child.expect_exact(text)
+
     def editor(self, server: ScriptedModelServer, *prompts: str, answers: tuple[str, ...] = (),
                until: Callable[[EditorClient], Any] | None = None) -> tuple[EditorClient, list[str]]:
         """`agentica acp` driven by an editor client: one new session, each prompt in turn
@@ -123,10 +131,7 @@ def test_drift1_a_network_request_offers_always_nowhere(front_ends: FrontEnds, t
             return [turns.tool_calls(turns.call("execute", args, id="x1")), turns.text("done")]
 
         with ScriptedModelServer(script()) as server, front_ends.repl(server) as child:  # the REPL
-            child.expect_exact("❯")
-            child.send("reach the server\r")
-            child.expect_exact(note)
-            child.expect_exact("no, and stop")
+            front_ends.turn(child, "reach the server", note, "no, and stop")
             repl_offers_always = "don't ask again" in child.before
             child.expect_exact("Allow?")
             child.send("y")
@@ -234,9 +239,7 @@ def test_drift4_mcp_servers_get_the_work_folder_as_root_in_every_front_end(front
     with ScriptedModelServer(script()) as server, front_ends.repl(server, "--yes", columns=160) as child:  # the REPL
         child.expect_exact("❯")
         wait_until_server_ready(child, "feat", tries=60)
-        child.expect_exact("❯")
-        child.send("list the roots\r")
-        child.expect_exact("listed")
+        front_ends.turn(child, "list the roots", "listed")
         child.expect_exact("❯")
     repl_roots = tool_results(server.requests[1])["r1"]
 
@@ -284,12 +287,9 @@ def test_drift3_cost_counts_sub_agents_and_earlier_processes_in_every_front_end(
 
     def repl_cost(server: ScriptedModelServer, flags: list[str], prompt: str | None) -> str:
         with front_ends.repl(server, *flags, "--yes") as child:
-            child.expect_exact("❯")
             if prompt is not None:
-                child.send(prompt + "\r")
-                child.expect_exact("done")
-                child.expect_exact("❯")
-            child.send("/cost\r")
+                front_ends.turn(child, prompt, "done")
+            front_ends.turn(child, "/cost")
             child.expect(r"tokens this session: [0-9,]+ in · [0-9,]+ out")
             said = str(child.after)
             child.expect_exact("❯")
@@ -316,9 +316,7 @@ def test_drift6_shared_commands_have_one_help_text_in_the_repl_and_the_editor(fr
     assert set(shared) >= {"compact", "model", "tools", "todos", "cost", "undo", "redo"}
     with ScriptedModelServer([turns.text("hello")]) as server:
         with front_ends.repl(server, columns=200) as child:  # the REPL
-            child.expect_exact("❯")
-            child.send("/help\r")
-            child.expect_exact("keys:")
+            front_ends.turn(child, "/help", "keys:")
             repl_help = " ".join(child.before.split())
             child.expect_exact("❯")
         client, _ = front_ends.editor(server, until=lambda c: c.of_kind("available_commands_update"))  # ACP
