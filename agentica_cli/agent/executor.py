@@ -26,7 +26,7 @@ from agentica_cli.agent.events import (
 )
 from agentica_cli.agent.hooks import HookList, HookOutcome, as_outcome, call_maybe_async, fire_event, tool_payload
 from agentica_cli.models.base import ToolCallRequest
-from agentica_cli.tools.base import Function, FunctionCall, format_tool_error
+from agentica_cli.tools.base import Function, FunctionCall, Tool, format_tool_error
 from agentica_cli.tools.context import ToolContext
 
 if TYPE_CHECKING:
@@ -71,6 +71,7 @@ class ExecutorHost(Protocol):
     tool_input_guardrails: list[ToolInputGuardrail]
     tool_output_guardrails: list[ToolOutputGuardrail]
     hooks: HookList
+    tools: list[Function | Tool]
     model: Any  # the model client (whether it takes images)
     results_dir: Path | None  # where oversized results go (made on first use)
 
@@ -116,7 +117,7 @@ class ToolExecutor:
     def _note_resource_updates(self, record: CallRecord) -> None:
         """MCP resources the model has seen that changed meanwhile: their new text goes with
         this reply's results (tools/mcp/resource_updates.py)."""
-        tools = [t for t in getattr(self.agent, "tools", ()) if hasattr(t, "take_resource_updates")]
+        tools = [t for t in self.agent.tools if hasattr(t, "take_resource_updates")]
         if not tools:
             return
         from agentica_cli.tools.mcp.resource_updates import describe, take_resource_updates, update_note

@@ -63,7 +63,7 @@ def _model_secrets(ctx: ToolContext | None) -> tuple[list[str], list[str]]:
 def _live_output(ctx: ToolContext | None) -> LiveOutput | None:
     """The command's output as ToolOutput events while it runs, when an agent runs the call
     (a UI shows its last lines live)."""
-    emit = getattr(ctx, "emit", None)
+    emit = ctx.emit if ctx is not None else None
     if emit is None or ctx is None:
         return None
     # The one event type this tool emits; the agent package is loaded whenever `emit` is set.
