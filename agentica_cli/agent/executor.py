@@ -266,8 +266,8 @@ class ToolExecutor:
 
     async def _decide(self, call: FunctionCall, hooked: HookOutcome) -> Decision | None:
         """Whether the call may run; None when nobody needs to decide. A PreToolUse hook's
-        "allow" skips the question (the approve hook's `hook_allowed`, if it has one, may still
-        refuse: deny rules, plan mode); its "ask" always asks."""
+        "allow" skips the question (the approval policy's `hook_allowed` may still refuse: deny
+        rules, plan mode); its "ask" always asks."""
         if hooked.decision == "allow":
             return await self._after_hook_allowed(call, None)
         if hooked.decision == "ask" or self._needs_approval(call):
@@ -275,9 +275,9 @@ class ToolExecutor:
         return None
 
     def _needs_approval(self, call: FunctionCall) -> bool:
-        """Destructive calls go to the approve hook; other calls too when the hook has a
-        `needs_review(call)` that says so (a permission policy with deny rules or a
-        read-only mode must see them). A failing check counts as "needs it"."""
+        """Destructive calls go to the approval policy; other calls too when its
+        `needs_review(call)` says so (a permission policy with deny rules or a read-only mode
+        must see them; a plain approve callable reviews none). A failing check counts as "needs it"."""
         approve = self.agent.approve
         if approve is None:
             return False
@@ -290,7 +290,7 @@ class ToolExecutor:
 
     async def _ask_approval(self, call: FunctionCall, hook_asks: str | None = None) -> Decision:
         """The approve hook's decision. `hook_asks` (a PreToolUse hook said "ask", with this
-        reason): the user is asked whatever the mode, through the hook's `confirm` if it has one."""
+        reason): the user is asked whatever the mode, through the policy's `confirm`."""
         approve = self.agent.approve
         if approve is None:  # (only a hook's "ask" gets here without one)
             return Decision.deny(f"Permission denied: a hook asks for the user's confirmation of '{call.name}' "
@@ -338,7 +338,7 @@ class ToolExecutor:
 
     async def _after_hook_allowed(self, call: FunctionCall, without_check: Decision | None) -> Decision | None:
         """A hook allowed `call`: what the approve hook's `hook_allowed` still says (deny rules,
-        plan mode, escalations); `without_check` where the approve hook has none."""
+        plan mode, escalations); `without_check` where the agent has no approval policy."""
         approve = self.agent.approve
         if approve is None:
             return without_check
