@@ -79,6 +79,7 @@ PRELOAD = (
     "agentica_cli.app.settings.system_prompt_flags",
     "agentica_cli.app.toolkit_setup",
     "agentica_cli.app.usage",
+    "agentica_cli.checkpoints.backups",
     "agentica_cli.checkpoints.journal",
     "agentica_cli.checkpoints.prune",
     "agentica_cli.checkpoints.shadow",
@@ -94,6 +95,7 @@ PRELOAD = (
     "agentica_cli.extensions.tool_names",
     "agentica_cli.headless.claude_protocol",
     "agentica_cli.models.dialects",
+    "agentica_cli.models.provider_errors",  # a failed request's words
     "agentica_cli.models.warmup",
     "agentica_cli.toolkits.catalog",
     "agentica_cli.tools.listing",
