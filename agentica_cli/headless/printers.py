@@ -172,7 +172,7 @@ def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prom
     try:
         code = runner.run(prompt)
     finally:
-        background = sys.modules.get("builtin_tools.background")  # loaded only once the agent started one
+        background = sys.modules.get("agentica_cli.tools.local.background")  # loaded only once the agent started one
         if background is not None:
             background.background_processes().stop_all()  # a -p run's servers end with it
         if session is not None:
@@ -204,7 +204,7 @@ class PrintRun:
         # The session's tokens (written to its file: a later --continue's /cost counts them);
         # `usage` below is the turn's, for the result object.
         self.session_usage = UsageCounter.for_session(session)
-        self.cost = CostMeter(parse_prices(settings.get("prices")))  # this run's money (--max-cost)
+        self.cost = CostMeter(parse_prices(dict(settings.prices)))  # this run's money (--max-cost)
         self.max_cost: float | None = getattr(args, "max_cost", None)
         self.over_budget = ""  # why --max-cost stopped the run
         self.reset_turn()

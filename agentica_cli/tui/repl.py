@@ -81,8 +81,8 @@ class Repl:
         from agentica_cli.models.prices import CostMeter, parse_prices
 
         self.usage = UsageCounter()  # the session's tokens, sub-agents' and earlier processes' included
-        self.cost = CostMeter(parse_prices(settings.get("prices")))  # money, where a price is known
-        history = None if not settings.get("ui.history", True) else self._history_path()
+        self.cost = CostMeter(parse_prices(dict(settings.prices)))  # money, where a price is known
+        history = None if not settings.ui.history else self._history_path()
         self.context_tokens: int | None = None  # prompt tokens of the last request (the status line's context %)
         self.pastes = PastedTexts()
         self.status = StatusLine(self)
@@ -93,7 +93,7 @@ class Repl:
         self.command_help = dict(COMMANDS)  # what Tab completes: built-in and custom commands
         self.prompt = make_session(history, self.command_help, work_dir, status=self.status, pastes=self.pastes,
                                    on_shift_tab=self.status.cycle_mode, on_expand=self.expand_last_output,
-                                   editing_mode=settings.get("ui.editing_mode", "emacs"))
+                                   editing_mode=settings.ui.editing_mode)
         self.question = make_session(None, {}, work_dir)
         self.preloader: threading.Thread | None = None
         self.mcp: Any = None
@@ -207,7 +207,7 @@ class Repl:
                                           mcp_flags=getattr(self.args, "mcp_flags", None))
             from agentica_cli.models.prices import parse_prices
 
-            self.cost.prices = parse_prices(self.settings.get("prices"))  # the project's own, now trusted
+            self.cost.prices = parse_prices(dict(self.settings.prices))  # the project's own, now trusted
             # the project's [permissions] rules and mode apply from now on
             self.policy = policy_from_settings(
                 self.settings, self.work_dir, allowed_dirs=self.allowed_dirs, ask=self.ask_approval,
@@ -281,7 +281,7 @@ class Repl:
         under their text ([ui] markdown = false: as plain text)."""
         from agentica_cli.tui.transcript import MARKDOWN, MARKDOWN_UNDER, hang_of, replay
 
-        rendered = bool(self.settings.get("ui.markdown", True))
+        rendered = self.settings.ui.markdown
         for text, code in replay(messages, markdown=rendered):
             if code in (MARKDOWN, MARKDOWN_UNDER):
                 self.show_replayed_answer(text, labelled=code == MARKDOWN)
@@ -383,8 +383,8 @@ class Repl:
             self.renderer = EventRenderer(
                 self.console,
                 self.work_dir,
-                markdown=self.settings.get("ui.markdown", True),
-                show_reasoning=self.settings.get("ui.show_reasoning", True),
+                markdown=self.settings.ui.markdown,
+                show_reasoning=self.settings.ui.show_reasoning,
             )
 
     def on_message(self, message: dict[str, Any]) -> None:
@@ -536,9 +536,8 @@ class Repl:
 
     def show_typeahead(self, text: str) -> None:
         """Keys typed during a turn, shown under its live area until the next prompt takes them."""
-        setter = getattr(self.renderer, "set_typeahead", None)
-        if setter is not None:
-            setter(text)
+        if self.renderer is not None:
+            self.renderer.set_typeahead(text)
 
     def terminal_for_question(self) -> Any:
         """The approval question reads the terminal itself: stop reading type-ahead meanwhile."""
@@ -858,7 +857,7 @@ class Repl:
             self.sigint_wakeup = None
         if self.agent is not None:
             await self.agent.end_session("prompt_input_exit")
-        background = sys.modules.get("builtin_tools.background")  # loaded only once the agent started one
+        background = sys.modules.get("agentica_cli.tools.local.background")  # loaded only once the agent started one
         if background is not None:
             stopped = await asyncio.to_thread(background.background_processes().stop_all)
             if stopped:
