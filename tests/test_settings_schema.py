@@ -32,7 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CONFIGURATION = ROOT / "docs" / "configuration.md"
 
 TYPE_WORDS = {"str": "string", "provider": "string", "bool": "boolean", "int": "integer", "float": "number",
-              "list[str]": "array of strings", "dict[str,str]": "table of strings", "table": "table"}
+              "list[str]": "array of strings", "dict[str,str]": "table of strings", "table": "table",
+              "prices": "table"}
 
 
 def doc_table(header: str) -> list[list[str]]:
@@ -210,7 +211,7 @@ def test_layers_keep_their_order_in_the_typed_settings(home: Path, project: Path
     ('[models]\naliases = {opus = 1}\n', "'models.aliases' must be a table of strings, got table {'opus': 1}"),
     ('[toolkits.sql]\nmax_rows = "5"\n', "'toolkits.sql.max_rows' must be an integer, got string '5'"),
     ('[ui]\nmarkdwn = false\n', "unknown key 'ui.markdwn' (known keys here: ui.markdown, ui.show_reasoning, "
-                                "ui.history, ui.statusline, ui.notify, ui.notify_after)"),
+                                "ui.history, ui.statusline, ui.notify, ui.notify_after, ui.editing_mode)"),
 ])
 def test_a_bad_value_names_the_key_the_file_and_what_was_expected(home: Path, project: Path, text: str,
                                                                     message: str) -> None:
