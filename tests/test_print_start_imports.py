@@ -47,6 +47,8 @@ CHILD = textwrap.dedent("""
 # Not needed before the first request of a -p run:
 NOT_BEFORE_FIRST_REQUEST = (
     "ctypes",  # the sandbox's bwrap start and seccomp filter need it, its backend probe does not
+    "agentica_cli.app.permissions.shell_parts",  # the shell parser: checking a command, not reading rules
+    "agentica_cli.app.permissions.shell_grammar",
     "rich",  # the REPL's and batch's rendering; -p prints plain text
     "prompt_toolkit",  # the REPL's input
     "openai",  # the SDK: models go over httpx2 (models/chat_http.py)
