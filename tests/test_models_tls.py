@@ -248,3 +248,28 @@ def test_the_deferred_context_once_loaded_is_httpx2s_own(
         assert key in chat_http._unloaded and key not in chat_http._tls_contexts  # its CA load is still to come
     assert chat_http._loaded(key) is deferred  # loaded in place: the client's own object
     assert _settings(deferred) == _settings(httpx2.create_ssl_context(verify=True, trust_env=True))
+
+
+def test_a_certificate_file_that_cannot_be_read_fails_the_https_request_and_is_tried_again(
+        https_server: str, certificate: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    missing = tmp_path / "later.pem"
+    monkeypatch.setenv("SSL_CERT_FILE", str(missing))
+
+    async def run() -> tuple[BaseException | None, object]:
+        endpoint = ChatEndpoint(api_key="k", base_url=https_server, timeout=10, connect_timeout=10)
+        params = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+        try:
+            try:
+                await endpoint.complete(params)
+            except Exception as err:  # as before, when the client was built: the file's own error
+                failed: BaseException | None = err
+            else:
+                failed = None
+            missing.write_bytes(certificate[0].read_bytes())
+            return failed, await endpoint.complete(params)  # the same client, its context loaded now
+        finally:
+            await endpoint.aclose()
+
+    failed, answer = asyncio.run(run())
+    assert isinstance(failed, OSError)
+    assert answer == ANSWER

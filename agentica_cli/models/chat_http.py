@@ -104,12 +104,13 @@ def _loaded(key: CertificateSetting) -> ssl.SSLContext:
     with _tls_lock:
         context = _tls_contexts.get(key)
         if context is None:
-            pending = _unloaded.pop(key, None)
+            pending = _unloaded.get(key)
             if pending is None:
                 context = httpx2.create_ssl_context(verify=True, trust_env=True)
-            else:
+            else:  # into the object clients already hold; kept pending if the load fails (it raises)
                 context, load = pending
                 load(context)
+                del _unloaded[key]
             _tls_contexts[key] = context
     return context
 
