@@ -17,6 +17,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import httpx2
 import pytest
@@ -273,3 +274,51 @@ def test_a_certificate_file_that_cannot_be_read_fails_the_https_request_and_is_t
     failed, answer = asyncio.run(run())
     assert isinstance(failed, OSError)
     assert answer == ANSWER
+
+
+class _ConnectProxy(BaseHTTPRequestHandler):
+    """An HTTP proxy that tunnels (CONNECT) and notes each tunnel's target."""
+
+    tunnels: ClassVar[list[str]] = []
+
+    def do_CONNECT(self) -> None:
+        import select
+        import socket
+
+        host, _, port = self.path.rpartition(":")
+        upstream = socket.create_connection((host, int(port)), timeout=10)
+        type(self).tunnels.append(self.path)
+        self.send_response(200, "Connection established")
+        self.end_headers()
+        ends = [self.connection, upstream]
+        try:
+            while True:
+                readable, _, _ = select.select(ends, [], [], 10)
+                if not readable:
+                    return
+                for end in readable:
+                    data = end.recv(65536)
+                    if not data:
+                        return
+                    (upstream if end is self.connection else self.connection).sendall(data)
+        finally:
+            upstream.close()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("variable", ["HTTPS_PROXY", "ALL_PROXY"])
+def test_an_https_endpoint_through_a_proxy_from_the_environment_verifies_the_certificate(
+        variable: str, https_server: str, certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    _ConnectProxy.tunnels = []
+    for address in _serve(ThreadingHTTPServer(("127.0.0.1", 0), _ConnectProxy)):
+        monkeypatch.setenv(variable, f"http://{address}")
+        with pytest.raises(HttpConnectionError) as caught:
+            _ask(https_server)
+        assert "CERTIFICATE_VERIFY_FAILED" in repr(caught.value.__cause__)
+        monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
+        assert _ask(https_server) == ANSWER
+    assert len(_ConnectProxy.tunnels) == 2  # both went through the proxy
