@@ -208,6 +208,7 @@ class AppSession:
         self.mode_prompt: Any = None  # runtime.PermissionModePrompt, with the agent
         self.checkpoints: Any = None
         self.extensions: Extensions | None = options.extensions
+        self._tell_extension_problems = False  # found by find_extensions: start() tells their problems
         self._mcp_started = False
         self._mcp_waited = False
         self._mcp_tools: list[Any] = []
@@ -308,6 +309,16 @@ class AppSession:
 
     # -- starting ---------------------------------------------------------------------------
 
+    def find_extensions(self) -> Extensions:
+        """The custom commands, agents, skills and hooks, found once (before the agent when a front
+        end lists them early); the agent gets these, and start() tells their problems."""
+        if self.extensions is None:
+            from agentica_cli.app.extension_setup import load_extensions
+
+            self.extensions = load_extensions(self.settings, self.work_dir)
+            self._tell_extension_problems = True
+        return self.extensions
+
     async def start_mcp(self) -> list[Any]:
         """Start the MCP servers (once); with mcp_wait "start", wait for them and tell each
         failure. The tools of the servers that are ready."""
@@ -347,6 +358,11 @@ class AppSession:
         )
         self.agent = agent
         self.extensions = agent.extensions
+        if self._tell_extension_problems:
+            from agentica_cli.app.extension_setup import listing_notices
+
+            for problem in [*agent.extensions.problems, *listing_notices(agent.extensions, agent.context_window)]:
+                self.front_end.report(problem)
         self.mode_prompt = PermissionModePrompt(agent)
         self.mode_prompt.apply(self.policy.mode)
         self._bind_ids()
