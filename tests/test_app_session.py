@@ -283,8 +283,8 @@ def test_usage_counts_sub_agents_and_is_kept_in_the_stored_session(home: Path, p
     front = RecordingFrontEnd(["once"])
 
     async def scenario() -> tuple[dict[str, int], int | None, str | None]:
-        session = open_session(project, ScriptedModel(script), front, settings=settings_for(project,
-                                                                                          **{"permissions.mode": "auto"}))
+        auto = settings_for(project, **{"permissions.mode": "auto"})
+        session = open_session(project, ScriptedModel(script), front, settings=auto)
         await drain(session.turn("go"))
         counted = dict(session.usage)
         context = session.context_tokens
@@ -314,7 +314,8 @@ def test_a_config_error_is_data_not_a_traceback(home: Path, project: Path) -> No
 
     with pytest.raises(StartupError) as missing:
         open_session(project, ScriptedModel([]), RecordingFrontEnd(), resume="no-such-session")
-    assert missing.value.problem.kind == "no_session" and "no session 'no-such-session'" in missing.value.problem.message
+    assert missing.value.problem.kind == "no_session"
+    assert "no session 'no-such-session'" in missing.value.problem.message
 
     bad_mcp = settings_for(project)
     with pytest.raises(StartupError) as mcp:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -445,7 +445,7 @@ class AppSession:
         for failed in self.mcp.new_failures():  # each failure is told once
             self.front_end.report(failed.failure_message())
 
-    async def turn(self, prompt: Prompt, images: Sequence[Any] = ()) -> AsyncIterator[Event]:
+    async def turn(self, prompt: Prompt, images: Sequence[Any] = ()) -> AsyncGenerator[Event, None]:
         """Run one prompt; the agent's events as they happen (every `usage` event, a sub-agent's
         too, is counted in `usage`). `cancel()` cancels the task that iterates this."""
         agent = await self.start()
@@ -483,7 +483,7 @@ class AppSession:
 
         return find_command(text.strip(), self.extensions or Extensions())
 
-    async def expand_command(self, name: str, arguments: str, show: Any = None) -> CommandTurn:
+    async def expand_command(self, name: str, arguments: str, show: Callable[[str], None] | None = None) -> CommandTurn:
         """The command's prompt (its !`commands` run first, each line to `show`, else reported)
         with its model and tools applied to the agent; the caller runs the turn, then restore()."""
         from agentica_cli.app.command_shell import command_turn
@@ -496,7 +496,8 @@ class AppSession:
         return await command_turn(command, arguments, agent, self.work_dir, show or self.front_end.report)
 
     async def run_command(self, name: str, arguments: str = "", *, content: Prompt | None = None,
-                          images: Sequence[Any] = (), show: Any = None) -> AsyncIterator[Event]:
+                          images: Sequence[Any] = (),
+                          show: Callable[[str], None] | None = None) -> AsyncGenerator[Event, None]:
         """`/name arguments` as a turn: the custom command's prompt (in place of the text of
         `content`, whose images stay), its `model` and `allowed-tools` for this turn only; the
         settings are restored when the turn ends, however it ends."""
