@@ -19,7 +19,7 @@ from agentica_cli.app.settings.config import load_settings
 from agentica_cli.testing import FunctionModel, ScriptedModel, turns
 
 HERE = Path(__file__).resolve().parent
-DEMO_SERVER = HERE / "mcp_servers" / "demo_server.py"
+FEATURES_SERVER = HERE / "mcp_servers" / "features_server.py"
 
 
 class RecordingFrontEnd:
@@ -275,6 +275,29 @@ def test_a_custom_command_runs_with_its_model_and_tools_then_the_settings_come_b
     assert "write_file" in [t["function"]["name"] for t in model.requests[1]["tools"]]
 
 
+def test_a_custom_commands_inline_command_is_asked_through_the_same_front_end(home: Path, project: Path) -> None:
+    commands = project / ".agentica" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "status.md").write_text("State: !`echo all-green`\n")
+    from agentica_cli.app.settings.trust import trust
+
+    trust(project)
+    model = ScriptedModel([turns.text("noted")])
+    front = RecordingFrontEnd(["once"])
+    shown: list[str] = []
+
+    async def scenario() -> None:
+        session = open_session(project, model, front)
+        await drain(session.run_command("status", "", show=shown.append))
+        await session.close()
+
+    run(scenario())
+    assert [(q.name, q.args) for q in front.questions] == [("execute", {"command": "echo all-green"})]
+    assert front.questions[0].always is not None  # a plain command: the policy offers "always"
+    assert model.requests[0]["messages"][-1]["content"].startswith("State: all-green")
+    assert shown and "echo all-green" in shown[0]
+
+
 def test_usage_counts_sub_agents_and_is_kept_in_the_stored_session(home: Path, project: Path) -> None:
     script = [turns.tool_calls(turns.call("task", {"description": "look", "prompt": "Say hi"}, id="t1"),
                                usage={"prompt_tokens": 100, "completion_tokens": 10}),
@@ -336,36 +359,65 @@ def test_an_untrusted_projects_settings_are_told_at_open(home: Path, project: Pa
     assert session.notices == front.reports
 
 
-def test_close_is_idempotent_and_stops_the_mcp_servers(home: Path, project: Path, tmp_path: Path) -> None:
-    marker = tmp_path / "started"
-    (home / "config.toml").write_text(
-        f'[mcp_servers.demo]\ncommand = "{sys.executable}"\nargs = ["{DEMO_SERVER}", "--started-marker", "{marker}"]\n')
-    model = ScriptedModel([turns.tool_calls(turns.call("demo__pid", {}, id="p1")), turns.text("got it")])
+def _children_running(script: Path) -> list[int]:
+    """This process's child processes that run `script` (the MCP server's)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        state = stat.rsplit(")", 1)[1].split()[0]
+        if parent == os.getpid() and str(script) in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
 
-    async def scenario() -> tuple[list[Any], list[str], bool, Any]:
-        session = open_session(project, model, RecordingFrontEnd(), settings=settings_for(
-            project, **{"permissions.mode": "auto"}))
-        events = await drain(session.turn("pid?"))
-        states_before = [s.state for s in session.mcp.statuses()]
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="counts child processes through /proc")
+def test_mcp_servers_ask_the_front_end_get_roots_and_stop_at_an_idempotent_close(home: Path, project: Path) -> None:
+    (home / "config.toml").write_text(
+        f'[mcp_servers.feat]\ncommand = "{sys.executable}"\nargs = ["{FEATURES_SERVER}"]\nprotocol = "legacy"\n')
+    model = ScriptedModel([turns.tool_calls(turns.call("feat__register", {}, id="e1"),
+                                            turns.call("feat__list_roots", {}, id="r1")),
+                           turns.text("registered")])
+
+    class FormFiller(RecordingFrontEnd):
+        def __init__(self) -> None:
+            super().__init__()
+            self.forms: list[Any] = []
+
+        async def elicit(self, request: Any) -> Any:
+            from agentica_cli.tools.mcp.client_features import ElicitAnswer
+
+            self.forms.append(request)
+            return ElicitAnswer("accept", {"name": "Ada", "age": 36})
+
+    front = FormFiller()
+
+    async def scenario() -> tuple[dict[str, Any], list[str], list[int], list[int], Any]:
+        session = open_session(project, model, front, settings=settings_for(project, **{"permissions.mode": "auto"}))
+        events = await drain(session.turn("register me"))
+        results = {e.call_id: e.result for e in events if e.type == "tool_call_finished"}
+        states = [s.state for s in session.mcp.statuses()]
+        running = _children_running(FEATURES_SERVER)
         await session.close()
         await session.close()  # nothing the second time
         with pytest.raises(RuntimeError, match="closed"):
             await drain(session.turn("again"))
-        return events, states_before, session.closed, session.mcp
+        for _ in range(100):
+            if not _children_running(FEATURES_SERVER):
+                break
+            await asyncio.sleep(0.05)
+        return results, states, running, _children_running(FEATURES_SERVER), session.mcp
 
-    events, states, closed, mcp = run(scenario())
-    pid = int(marker.read_text().split()[0])
-    result = next(e for e in events if e.type == "tool_call_finished")
-    assert result.status == "ok" and str(pid) in str(result.result)
-    assert states == ["ready"] and closed
-    assert all(s.state in ("closed", "idle", "failed") for s in mcp.statuses()), [s.state for s in mcp.statuses()]
-    for _ in range(100):  # the server process is gone
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        import time
-
-        time.sleep(0.05)
-    else:
-        pytest.fail(f"MCP server {pid} still runs after close()")
+    results, states, running, after, mcp = run(scenario())
+    assert [f.message for f in front.forms] == ["Who are you?"]  # the server's form went to the front end
+    assert "registered Ada, 36" in str(results["e1"])
+    assert str(results["r1"]).strip() == project.as_uri()  # roots: the work folder
+    assert states == ["ready"] and len(running) == 1
+    assert after == [], "the MCP server still runs after close()"
+    assert all(s.state != "ready" for s in mcp.statuses())

@@ -171,7 +171,11 @@ class AgenticaAcpAgent:
             if problem.kind == "no_session":
                 raise RequestError.resource_not_found(resume) from None
             raise _error(RequestError.invalid_params, problem.message) from None
-        await adapter.attach(app)  # the agent, SessionStart hooks (begun), the editor's files and terminals
+        try:
+            await adapter.attach(app)  # the agent, SessionStart hooks (begun), the editor's files and terminals
+        except BaseException:
+            await app.close()  # its file and MCP servers are not left behind
+            raise
         self.sessions[adapter.id] = adapter
         return adapter
 
