@@ -510,8 +510,9 @@ class AppSession:
 
     # -- settings of the session ----------------------------------------------------------
 
-    def switch_model(self, name: str) -> ModelSwitch:
-        """Model `name` from the next request on; on failure the settings and the model stay."""
+    def switch_model(self, name: str | None) -> ModelSwitch:
+        """Model `name` (None: the preset's default) from the next request on; on failure the
+        settings and the model stay as they were."""
         from agentica_cli.app.commands import switch_model
 
         switched = switch_model(self.settings, name)
