@@ -306,6 +306,9 @@ class AppSession:
         self.id = stored.id if stored is not None else self.options.session_id
         self.messages = list(stored.messages) if stored is not None else self.messages
         self.usage = UsageCounter.for_session(stored)
+        self._bind_ids()  # hooks and checkpoints follow the session written to
+        if self.checkpoints is not None and self.id is not None:
+            self.checkpoints.session_id = self.id
 
     # -- starting ---------------------------------------------------------------------------
 
