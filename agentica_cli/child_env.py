@@ -3,7 +3,7 @@ hooks (command hooks and the headers of http hooks), the status line command, `!
 
 They get the user's own environment, as Claude Code gives its hooks (a hook script may need
 the user's GITHUB_TOKEN); `execute` and MCP servers get a scrubbed one instead
-(builtin_tools.execute). What they must not get is a key agentica obtained from anywhere but
+(agentica_cli.tools.local.execute). What they must not get is a key agentica obtained from anywhere but
 that environment: `--api-key`, `--api-key-file`, a config file, the first-run prompt. agentica
 never puts such a key into os.environ, but a library it loads could (some SDKs export their key
 for their own subprocesses), so the CLI registers it here (`withhold`) and each of these

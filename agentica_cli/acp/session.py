@@ -138,7 +138,7 @@ class AcpSession:
 
     def plug_client_io(self, terminal: bool) -> None:
         from agentica_cli.acp.client_io import ClientFileAccess, ClientTerminalRunner
-        from builtin_tools.execute import BuiltinExecuteTool
+        from agentica_cli.tools.local.execute import BuiltinExecuteTool
         from builtin_tools.files import BuiltinFileTool
 
         loop = asyncio.get_running_loop()

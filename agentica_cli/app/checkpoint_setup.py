@@ -40,6 +40,8 @@ def attach_checkpoints(agent: Any, checkpoints: Any) -> Any:
     """Give the agent its checkpoints; file backups (no git) also watch the file tools'
     calls as a hook. Returns `checkpoints`."""
     agent.checkpoints = checkpoints
-    if hasattr(checkpoints, "before_tool_call") and not any(h is checkpoints for h in agent.hooks):
+    from agentica_cli.checkpoints.backups import FileBackups
+
+    if isinstance(checkpoints, FileBackups) and checkpoints not in agent.hooks:
         agent.hooks.append(checkpoints)
     return checkpoints

@@ -171,9 +171,9 @@ class SessionOptions:
 
 
 def stop_background_processes() -> list[Any]:
-    """Stop the background processes the agent started (builtin_tools/background.py), if any
+    """Stop the background processes the agent started (agentica_cli/tools/local/background.py), if any
     was; what was stopped. Per process, not per session: a front end calls it when it exits."""
-    background = sys.modules.get("builtin_tools.background")  # loaded only once the agent started one
+    background = sys.modules.get("agentica_cli.tools.local.background")  # loaded only once the agent started one
     if background is None:
         return []
     return list(background.background_processes().stop_all() or [])

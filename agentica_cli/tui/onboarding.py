@@ -20,11 +20,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentica_cli.app.safe_text import safe_text
 from agentica_cli.app.settings.config import Settings, agentica_home, save_user_setting
 from agentica_cli.tui.terminal import home_relative, plain
+
+if TYPE_CHECKING:
+    from agentica_cli.tui.repl_host import ReplHost
 
 CHECK_TIMEOUT = 15.0  # seconds for the key check, connection included
 GAVE_UP = "No key saved; run agentica again when you have one."
@@ -83,7 +86,7 @@ class Onboarding:
     """The dialogue; `ask` reads a line (prompt_toolkit), `on_interrupt` is where the REPL's
     Ctrl-C handler looks for what to cancel while no prompt runs (the key check)."""
 
-    def __init__(self, settings: Settings, ask: AskLine, repl: Any):
+    def __init__(self, settings: Settings, ask: AskLine, repl: ReplHost):
         self.settings = settings
         self.ask = ask
         self.repl = repl
@@ -168,11 +171,7 @@ class Onboarding:
 
     async def yes(self, question: str, *, default: bool = True) -> bool:
         """One key (y, n, Enter for the default), as an approval is answered."""
-        ask_yes_no = getattr(self.repl, "ask_yes_no", None)
-        if ask_yes_no is not None:
-            return bool(await ask_yes_no(question, default=default))
-        reply = (await self.ask(question)).strip().lower()
-        return default if not reply else reply in ("y", "yes")
+        return await self.repl.ask_yes_no(question, default=default)
 
     async def checked(self, model: Any) -> KeyCheck:
         """The key check, which Ctrl-C cancels (no prompt is running to take the key)."""

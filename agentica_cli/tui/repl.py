@@ -465,9 +465,8 @@ class Repl:
 
     def show_typeahead(self, text: str) -> None:
         """Keys typed during a turn, shown under its live area until the next prompt takes them."""
-        setter = getattr(self.renderer, "set_typeahead", None)
-        if setter is not None:
-            setter(text)
+        if self.renderer is not None:
+            self.renderer.set_typeahead(text)
 
     def terminal_for_question(self) -> Any:
         """The approval question reads the terminal itself: stop reading type-ahead meanwhile."""
@@ -753,7 +752,7 @@ class Repl:
             self.sigint_wakeup = None
         if self.agent is not None:
             await self.agent.end_session("prompt_input_exit")
-        background = sys.modules.get("builtin_tools.background")  # loaded only once the agent started one
+        background = sys.modules.get("agentica_cli.tools.local.background")  # loaded only once the agent started one
         if background is not None:
             stopped = await asyncio.to_thread(background.background_processes().stop_all)
             if stopped:
