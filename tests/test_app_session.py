@@ -327,6 +327,30 @@ def test_usage_counts_sub_agents_and_is_kept_in_the_stored_session(home: Path, p
     assert run(later())["input_tokens"] == 1300
 
 
+def test_a_session_that_is_not_saved_reads_the_resumed_history_and_writes_nothing(home: Path, project: Path) -> None:
+    async def first() -> tuple[str | None, Path]:
+        session = open_session(project, ScriptedModel([turns.text("first answer")]), RecordingFrontEnd())
+        await drain(session.turn("first question"))
+        await session.close()
+        return session.id, session.stored.path
+
+    session_id, path = run(first())
+    saved = path.read_text()
+    model = ScriptedModel([turns.text("second answer")])
+
+    async def second() -> Any:
+        session = open_session(project, model, RecordingFrontEnd(), resume=session_id, save=False)
+        await drain(session.turn("second question"))
+        await session.close()
+        return session
+
+    session = run(second())
+    assert session.stored is None and session.id is None
+    assert [m["content"] for m in model.requests[0]["messages"][1:]] == [
+        "first question", "first answer", "second question"]  # the history was read
+    assert path.read_text() == saved  # and nothing written
+
+
 def test_a_config_error_is_data_not_a_traceback(home: Path, project: Path) -> None:
     settings = settings_for(project, **{"checkpoints.keep_days": -1})
     with pytest.raises(StartupError) as raised:

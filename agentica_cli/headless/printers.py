@@ -9,6 +9,9 @@ Output formats:
 With --input-format stream-json (stream_input_run.py) stdin carries user messages as JSON
 lines, each a turn of the same session with its own result object.
 
+The session itself (policy, stored session, MCP servers, extensions, checkpoints, usage, the
+agent, teardown) is an AppSession (app/session.py); this module writes its events.
+
 No rich here: a -p run should start quickly and stay small.
 """
 

@@ -1,7 +1,9 @@
 """A Claude Agent SDK session: the SDK's messages on stdin, Claude Code's on stdout.
 
-Built on the -p stream-json run (cli/printers.py PrintRun): the same settings, session, policy,
-MCP servers, checkpoints and result accounting. What differs is the wire: stdin is read as
+Built on the -p stream-json run (headless/printers.py PrintRun) and so on its AppSession
+(app/session.py): the same settings, session, policy, MCP servers, checkpoints and result
+accounting; the policy's questions go to the SDK's `can_use_tool` (ClaudeFrontEnd). What differs
+is the wire: stdin is read as
 the control channel (channel.py) by a dispatcher task (control_requests.py), so control
 requests (initialize, interrupt, set_permission_mode, set_model, mcp_status) are answered while
 a turn runs; user messages queue up and run as turns, in order; each turn's events are written
