@@ -22,6 +22,14 @@ _MIN_EMBEDDED = 8  # a shorter key is only matched as a whole value ("ollama" is
 _withheld: set[str] = set()
 
 
+def note_user_environment() -> None:
+    """Take os.environ, as it is now, for the user's own environment: a process forked from a
+    warm one (the batch's zygote) calls this once it has the task's environment."""
+    global _USER_ENVIRONMENT_VALUES
+    _USER_ENVIRONMENT_VALUES = frozenset(os.environ.values())
+    _withheld.clear()
+
+
 def withhold(secret: str | None) -> None:
     """Keep `secret` out of these commands' environment, unless the user's own had it."""
     if secret and secret not in _USER_ENVIRONMENT_VALUES:
