@@ -385,7 +385,7 @@ class AcpSession:
         from agentica_cli.app.runtime import model_label
 
         current = model_label(self.app.model)
-        choices = list(dict.fromkeys([current, *(self.settings.get("model.choices") or [])]))
+        choices = list(dict.fromkeys([current, *self.settings.model.choices]))
         return [SessionConfigOptionSelect(
             id="model", name="Model", category="model", type="select", current_value=current,
             options=[SessionConfigSelectOption(value=c, name=c) for c in choices],

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 from agentica_cli.app.settings.config import ConfigError, Settings
 
-DEFAULTS = {"enabled": True, "max_file_size": 10_000_000, "keep_sessions": 50, "keep_days": 30.0}
-
 
 def checkpoint_options(settings: Settings) -> dict[str, Any]:
     """The [checkpoints] keys with their defaults; a negative number is a config error."""
-    options = {key: settings.get(f"checkpoints.{key}", default) for key, default in DEFAULTS.items()}
+    options: dict[str, Any] = dataclasses.asdict(settings.checkpoints)
     for key in ("max_file_size", "keep_sessions", "keep_days"):
         if not options[key] >= 0:
             where = settings.sources.get(f"checkpoints.{key}", "config")

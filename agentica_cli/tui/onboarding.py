@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from agentica_cli.app.safe_text import safe_text
@@ -99,7 +99,7 @@ class Onboarding:
         try:
             return await self._dialogue()
         except (Abandoned, KeyboardInterrupt, EOFError):
-            self.settings.data.get("model", {}).pop("api_key", None)
+            self.settings.model = replace(self.settings.model, api_key=None)
             plain(GAVE_UP, "33")
             return None
 
@@ -108,7 +108,7 @@ class Onboarding:
 
         chosen_here = self.settings.provider is None
         if chosen_here:
-            self.settings.data.setdefault("model", {})["provider"] = await self.choose_provider()
+            self.settings.model = replace(self.settings.model, provider=await self.choose_provider())
             try:
                 model = build_model(self.settings)  # a local server, or a key already in the environment
             except MissingKey:
@@ -126,7 +126,7 @@ class Onboarding:
             key = (await self.ask(f"Paste your {provider} API key (Enter to quit): ", password=True)).strip()
             if not key:
                 raise Abandoned
-            self.settings.data.setdefault("model", {})["api_key"] = key
+            self.settings.model = replace(self.settings.model, api_key=key)
             model = build_model(self.settings)
             plain("Checking the key…", "2")
             result = await self.checked(model)

@@ -80,7 +80,7 @@ class Repl:
         from agentica_cli.app.usage import UsageCounter
 
         self.usage = UsageCounter()  # the session's tokens, sub-agents' and earlier processes' included
-        history = None if not settings.get("ui.history", True) else self._history_path()
+        history = None if not settings.ui.history else self._history_path()
         self.context_tokens: int | None = None  # prompt tokens of the last request (the status line's context %)
         self.pastes = PastedTexts()
         self.status = StatusLine(self)
@@ -312,8 +312,8 @@ class Repl:
             self.renderer = EventRenderer(
                 self.console,
                 self.work_dir,
-                markdown=self.settings.get("ui.markdown", True),
-                show_reasoning=self.settings.get("ui.show_reasoning", True),
+                markdown=self.settings.ui.markdown,
+                show_reasoning=self.settings.ui.show_reasoning,
             )
 
     def on_message(self, message: dict[str, Any]) -> None:
