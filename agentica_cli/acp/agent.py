@@ -75,7 +75,6 @@ class AgenticaAcpAgent:
         self.sessions: dict[str, AcpSession] = {}
         self.background: set[asyncio.Task[Any]] = set()
         self.warming: asyncio.Future[None] | None = None  # the heavy imports, in a thread
-        self.notices: list[str] = []  # what the last settings_for ignored of an untrusted project
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -116,21 +115,16 @@ class AgenticaAcpAgent:
         """--add-dir folders and the editor's additional directories that exist."""
         return [*self.add_dirs, *(Path(os.path.realpath(d)) for d in extra_dirs or [] if os.path.isdir(d))]
 
-    def settings_for(self, work_dir: Path, dirs: list[Path] | None = None) -> Any:
-        """The session's settings, checked as `agentica -p` checks them: a config error is an
-        invalid-params error with the message (never an internal error with a traceback)."""
+    def settings_for(self, work_dir: Path) -> Any:
+        """The session's settings; one that cannot be read is an invalid-params error with the
+        message (never an internal error with a traceback). AppSession.open checks the rest."""
         from agentica_cli.app.settings.config import ConfigError, load_settings
         from agentica_cli.app.settings.trust import is_trusted
-        from agentica_cli.app.startup import check_config, untrusted_notices
 
         try:
             settings = load_settings(work_dir, self.flags, trusted=is_trusted(work_dir))
-            check_config(settings, work_dir, self.add_dirs if dirs is None else dirs)
         except ConfigError as err:
             raise _error(RequestError.invalid_params, f"config error: {err}") from None
-        self.notices = untrusted_notices(settings, work_dir, "run `agentica --trust` there")
-        for line in self.notices:
-            log(line)
         for problem in settings.warnings:
             log(f"warning: {problem}")
         return settings
@@ -150,38 +144,40 @@ class AgenticaAcpAgent:
             raise _error(RequestError.invalid_params, f"cwd {cwd}: no such folder")
         return path
 
-    def start_mcp(self, settings: Any, work_dir: Path, client_servers: list[Any] | None,
-                  dirs: list[Path] | None = None) -> Any:
-        tables = {k: v for k, v in settings.mcp_servers.items() if v.get("enabled", True)}
-        tables.update(mcp_tables(client_servers))
-        if not tables:
-            return None
-        from agentica_cli.app.mcp_client import print_mode_handlers
-        from agentica_cli.app.settings.config import agentica_home
-        from agentica_cli.tools.mcp.servers import McpConfigError, McpServerSet
+    async def open_session(self, cwd: str, *, resume: str | None, mcp_servers: list[Any] | None,
+                           extra_dirs: list[str] | None) -> AcpSession:
+        """An AppSession for the editor (new, or the saved one `resume` names) and its adapter.
+        A start-up problem answers the request as the error it is (app/session.StartupProblem)."""
+        from agentica_cli.app.session import AppSession, SessionOptions, StartupError
+        from agentica_cli.app.sessions import new_session_id
 
-        # Roots as in the REPL and -p (docs/mcp.md); forms and sampling are declined: ACP has
-        # no request that could show them to the user.
-        handlers = print_mode_handlers(work_dir, dirs or [], who="ACP")
+        work_dir = self.work_dir(cwd)
+        settings = self.settings_for(work_dir)
+        adapter = AcpSession(self.conn, work_dir, client_caps=self.client_caps)
+        options = SessionOptions(
+            work_dir, settings, add_dirs=self.session_dirs(extra_dirs), resume=resume, save=self.save_sessions,
+            lazy_file=False, session_id=resume or new_session_id(), client_mcp_servers=mcp_tables(mcp_servers),
+            mcp_wait="first_turn", mcp_wait_timeout=30,  # the first prompt waits for the servers
+            # edits through the editor are journaled for /undo (acp/checkpoints.py); else file backups
+            checkpoints="none" if adapter.uses_editor_files else "file-backups",
+            how_to_trust="run `agentica --trust` there",
+        )
         try:
-            servers = McpServerSet.from_tables(tables, base_dir=work_dir, log_dir=agentica_home() / "logs" / "mcp",
-                                               handlers=handlers)
-        except McpConfigError as err:
-            raise _error(RequestError.invalid_params, f"MCP server config: {err}") from None
-        servers.start()
-        return servers
-
-    def open_session(self, session_id: str, work_dir: Path, settings: Any, model: Any, *, stored: Any,
-                     messages: list[dict[str, Any]] | None, mcp_servers: list[Any] | None,
-                     extra_dirs: list[str] | None) -> AcpSession:
-        dirs = self.session_dirs(extra_dirs)
-        session = AcpSession(self.conn, session_id, work_dir, settings, model, client_caps=self.client_caps,
-                             add_dirs=dirs, stored=stored, messages=messages,
-                             mcp=self.start_mcp(settings, work_dir, mcp_servers, dirs))
-        session.notices = list(self.notices)  # shown with the first prompt's answer, as -p warns
-        self.sessions[session_id] = session
-        session.begin()  # SessionStart hooks, while the editor shows the session
-        return session
+            app = AppSession.open(options, adapter)
+        except StartupError as err:
+            problem = err.problem
+            if problem.kind == "missing_key":
+                raise _error(RequestError.auth_required, problem.message) from None
+            if problem.kind == "no_session":
+                raise RequestError.resource_not_found(resume) from None
+            raise _error(RequestError.invalid_params, problem.message) from None
+        try:
+            await adapter.attach(app)  # the agent, SessionStart hooks (begun), the editor's files and terminals
+        except BaseException:
+            await app.close()  # its file and MCP servers are not left behind
+            raise
+        self.sessions[adapter.id] = adapter
+        return adapter
 
     def announce_commands(self, session: AcpSession) -> None:
         """The slash commands, sent once the session's id is the editor's (after this response);
@@ -213,48 +209,26 @@ class AgenticaAcpAgent:
 
     async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
                           mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
-        from agentica_cli.app.runtime import model_label
-        from agentica_cli.app.sessions import SessionStore, new_session_id
-
-        work_dir = self.work_dir(cwd)
-        settings = self.settings_for(work_dir, self.session_dirs(additional_directories))
-        model = self.model_for(settings)
-        stored = SessionStore().create(work_dir, model_label(model)) if self.save_sessions else None
-        session_id = stored.id if stored is not None else new_session_id()
-        session = self.open_session(session_id, work_dir, settings, model, stored=stored, messages=None,
-                                    mcp_servers=mcp_servers, extra_dirs=additional_directories)
+        session = await self.open_session(cwd, resume=None, mcp_servers=mcp_servers,
+                                          extra_dirs=additional_directories)
         self.announce_commands(session)
         from agentica_cli.acp.modes import mode_state
 
-        return NewSessionResponse(session_id=session_id, modes=mode_state(session.policy.mode),
+        return NewSessionResponse(session_id=session.id, modes=mode_state(session.policy.mode),
                                   config_options=session.config_options())
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            additional_directories: list[str] | None = None, **kwargs: Any) -> LoadSessionResponse:
         from agentica_cli.acp.modes import mode_state
         from agentica_cli.acp.replay import replay_updates
-        from agentica_cli.app.sessions import SessionStore
 
-        work_dir = self.work_dir(cwd)
-        settings = self.settings_for(work_dir, self.session_dirs(additional_directories))
-        model = self.model_for(settings)
+        self.work_dir(cwd)
         old = self.sessions.pop(session_id, None)
         if old is not None:
-            await old.close()
-        store = SessionStore()
-        try:
-            if self.save_sessions:
-                stored = store.open(session_id)
-                messages = list(stored.messages)
-                if stored.notice:
-                    log(stored.notice)
-            else:
-                stored, messages = None, store.load_messages(store.path_for(session_id))
-        except FileNotFoundError:
-            raise RequestError.resource_not_found(session_id) from None
-        session = self.open_session(session_id, work_dir, settings, model, stored=stored, messages=messages,
-                                    mcp_servers=mcp_servers, extra_dirs=additional_directories)
-        for update in replay_updates(messages, work_dir):
+            await old.close()  # its file is free for the new one
+        session = await self.open_session(cwd, resume=session_id, mcp_servers=mcp_servers,
+                                          extra_dirs=additional_directories)
+        for update in replay_updates(session.app.messages or [], session.work_dir):
             await session.send(update)
         self.announce_commands(session)
         return LoadSessionResponse(modes=mode_state(session.policy.mode), config_options=session.config_options())
@@ -309,11 +283,9 @@ class AgenticaAcpAgent:
         for session in list(self.sessions.values()):
             await session.close()
         self.sessions.clear()
-        import sys
+        from agentica_cli.app.session import stop_background_processes
 
-        background = sys.modules.get("agentica_cli.tools.local.background")
-        if background is not None:
-            await asyncio.to_thread(background.background_processes().stop_all)
+        await asyncio.to_thread(stop_background_processes)
 
 
 def _warm_imports() -> None:

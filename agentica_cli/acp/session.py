@@ -1,5 +1,6 @@
-"""One ACP session: an agent, its permission policy and saved conversation, and the turn that
-runs in it. Consumes the agent's event stream and sends each event as a session update.
+"""One ACP session: a thin adapter from an AppSession (app/session.py) to the editor. The
+session's events become session updates, its questions session/request_permission; the editor's
+files and terminals stand in for the disk and the subprocesses where it offers them.
 """
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from pathlib import Path
 from types import SimpleNamespace
@@ -27,8 +29,9 @@ from acp.schema import PermissionOption, ToolCallUpdate
 
 from agentica_cli.acp import updates
 from agentica_cli.acp.prompt_blocks import content_text
-from agentica_cli.app.permissions.approvals import Answer, call_args, edit_path, policy_from_settings
+from agentica_cli.app.permissions.approvals import Answer, Question, Reason, edit_path
 from agentica_cli.app.safe_text import safe_text
+from agentica_cli.tools.mcp.client_features import ElicitAnswer, ElicitRequest, SamplingRequest
 
 StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]  # ACP's
 STOP_REASONS: dict[str, StopReason] = {"max_turns": "max_turn_requests", "cancelled": "cancelled",
@@ -44,71 +47,92 @@ def log(text: str) -> None:
 
 
 class AcpSession:
-    def __init__(self, conn: Any, session_id: str, work_dir: Path, settings: Any, model: Any, *,
-                 client_caps: Any, add_dirs: list[Path], stored: Any, messages: list[dict[str, Any]] | None,
-                 mcp: Any = None):
-        from agentica_cli.app.runtime import PermissionModePrompt, build_agent
+    """The editor's side of one AppSession; it is the session's FrontEnd (app/session.py)."""
 
+    can_ask = True  # session/request_permission
+
+    def __init__(self, conn: Any, work_dir: Path, *, client_caps: Any):
         self.conn = conn
-        self.id = session_id
+        self.id = ""  # the AppSession's (the saved session's) id, once opened
         self.work_dir = work_dir
-        self.settings = settings
-        self.stored = stored  # the SessionStore session written to (None: --no-session)
-        self.mcp = mcp
-        self.mcp_waited = False
-        from agentica_cli.app.usage import UsageCounter
-
-        self.usage = UsageCounter.for_session(stored)  # /cost: sub-agents and earlier processes included
-        self.policy = policy_from_settings(settings, work_dir, allowed_dirs=add_dirs, ask=self.ask,
-                                           on_grant=self.granted)
-        self.agent = build_agent(
-            settings, work_dir, model=model, allowed_dirs=add_dirs, approve=self.policy, messages=messages,
-            on_message=stored.append if stored is not None else None,
-            on_history_replaced=stored.replace_history if stored is not None else None,
-            report=log,
-        )
-        self.agent.session_id = session_id  # what hooks are told: the ACP id is the saved session's
-        self.agent.transcript_path = str(stored.path) if stored is not None else ""
-        self.mode_prompt = PermissionModePrompt(self.agent)
-        self.starting: asyncio.Task[list[str]] | None = None  # SessionStart hooks (begin)
-        self.notices: list[str] = []  # what this untrusted project sets and the session ignores
-        self.extensions = self.agent.extensions  # custom commands (after trust), found once with the agent
+        self.app: Any = None  # the AppSession (attach)
         self.turn: asyncio.Task[StopReason] | None = None
         self.edits: dict[str, tuple[str, str | None, str]] = {}  # call id -> (path, old text, new text)
         self.outputs: dict[str, str] = {}  # call id -> live output so far (its tail)
         self.terminals: dict[str, str] = {}  # call id -> the editor terminal it ran in
         self.started: dict[str, tuple[str, dict[str, Any]]] = {}  # call id -> (name, args)
+        self.client_caps = client_caps
         self.fs_read = bool(client_caps and client_caps.fs and client_caps.fs.read_text_file)
         self.fs_write = bool(client_caps and client_caps.fs and client_caps.fs.write_text_file)
         self.journal: Any = None  # the edits made through the editor, for /undo (acp/checkpoints.py)
-        self.plug_client_io(bool(client_caps and client_caps.terminal))
+        self.file_access: Any = None
+        self.notices_told = False  # the untrusted project's notices, shown with the first prompt
 
-    def begin(self) -> None:
-        """SessionStart hooks, as the session opens (new: "startup", loaded: "resume"); the
-        first prompt waits for them, and gets their context."""
-        async def start() -> list[str]:
-            messages = (await self.agent.start_session()).messages
-            for message in messages:
-                log(message)
-            return messages
+    @property
+    def uses_editor_files(self) -> bool:
+        """Both fs methods or neither: an edit reads the buffer it changes."""
+        return self.fs_read and self.fs_write
 
-        self.starting = asyncio.create_task(start())
+    async def attach(self, app: Any) -> None:
+        """Take over `app` (opened with this as its front end): its agent is built, SessionStart
+        hooks begin (the first prompt waits for them), the editor's files and terminals plug in."""
+        self.app = app
+        self.id = app.id
+        await app.start()
+        self.plug_client_io(bool(self.client_caps and self.client_caps.terminal))
+
+    # The session's parts, as commands.py and checkpoints.py name them.
+    @property
+    def agent(self) -> Any:
+        return self.app.agent
+
+    @property
+    def policy(self) -> Any:
+        return self.app.policy
+
+    @property
+    def usage(self) -> Any:
+        return self.app.usage
+
+    @property
+    def settings(self) -> Any:
+        return self.app.settings
+
+    @property
+    def extensions(self) -> Any:
+        return self.app.extensions
+
+    @property
+    def stored(self) -> Any:
+        return self.app.stored
 
     async def session_started(self) -> None:
         """Wait for SessionStart; what its hooks said for the user is shown as a thought, once,
         after what the session ignores of an untrusted project (app/startup.untrusted_notices)."""
-        notices, self.notices = self.notices, []
-        for notice in notices:
-            await self.send(update_agent_thought_text(f"\n[notice] {safe_text(notice)}\n"))
-        if self.starting is None:
-            return
-        starting, self.starting = self.starting, None
-        try:
-            messages = await starting
-        except Exception as exc:  # a broken hook must not cost the session its prompt
-            messages = [f"SessionStart hooks failed: {type(exc).__name__}: {exc}"]
-        for message in messages:
+        if not self.notices_told:
+            self.notices_told = True
+            for notice in self.app.notices:
+                await self.send(update_agent_thought_text(f"\n[notice] {safe_text(notice)}\n"))
+        for message in await self.app.session_start_messages():
             await self.send(update_agent_thought_text(f"\n[hook] {safe_text(message)}\n"))
+
+    # -- the session's FrontEnd ----------------------------------------------------------------
+
+    def report(self, text: str) -> None:
+        log(text)
+
+    def refused(self, name: str, mode: str, why: Reason) -> None:
+        return None  # the model reads why, and the editor shows the failed call
+
+    async def elicit(self, request: ElicitRequest) -> ElicitAnswer:
+        from agentica_cli.app.mcp_client import decline_input
+
+        return await decline_input(request, "ACP")  # the protocol has no form to show
+
+    async def sample(self, request: SamplingRequest) -> str | None:
+        from agentica_cli.app.mcp_client import decline_sampling
+
+        return await decline_sampling(request, "ACP")
 
     # -- the editor's files and terminals -----------------------------------------------
 
@@ -118,12 +142,10 @@ class AcpSession:
         from builtin_tools.files import BuiltinFileTool
 
         loop = asyncio.get_running_loop()
-        if self.fs_read and self.fs_write:
+        if self.uses_editor_files:  # else the session keeps file backups (checkpoints "file-backups")
             from agentica_cli.acp.checkpoints import EditJournal
 
             self.journal = EditJournal()
-        else:
-            self.use_file_backups()
         self.file_access = None
         for tool in self.agent.tools:
             # Both fs methods or neither: an edit reads the buffer it changes. (Sub-agents'
@@ -143,18 +165,6 @@ class AcpSession:
                     for name in tool.functions}
             safe.add("task")  # a sub-agent gets a copy of these hooks: its own tool calls are watched
             self.agent.hooks.append(CommandWatch(self.file_access, safe))
-
-    def use_file_backups(self) -> None:
-        """Edits land on the disk: /undo uses copies of the files the file tools change (no
-        git, so no snapshot of the work tree holds up a turn's first update)."""
-        from agentica_cli.app.checkpoint_setup import attach_checkpoints, checkpoint_options
-
-        if checkpoint_options(self.settings)["enabled"]:
-            from agentica_cli.checkpoints.backups import FileBackups
-
-            backups = FileBackups(self.work_dir, session_id=self.id)
-            backups.notice = ""  # chosen here, not for want of git: nothing to warn about
-            attach_checkpoints(self.agent, backups)
 
     async def show_terminal(self, call_id: str, terminal_id: str) -> None:
         self.terminals[call_id] = terminal_id
@@ -196,45 +206,23 @@ class AcpSession:
             handled = await run_command(self, text)
             if handled:
                 return "end_turn"
-        restore = None
-        from agentica_cli.app.extension_setup import find_command
-
-        found = find_command(text, self.extensions)
-        if found is not None:  # a custom command: its prompt, and its model and tools for this turn
-            content, restore = await self.command_prompt(content, *found)
-        await self.sync_mcp_tools()
         await self.session_started()
-        self.mode_prompt.apply(self.policy.mode)
+        shown: list[str] = []  # a custom command's !`commands`, shown as a thought before its turn
+        found = self.app.find_command(text)
+        if found is not None:  # a custom command: its prompt (images kept), and its model and tools for this turn
+            events = self.app.run_command(found[0].name, found[1], content=content, show=shown.append)
+        else:
+            events = self.app.turn(content)
         if self.journal is not None:
             self.journal.begin(text)
         try:
-            return await self._run_turn(content)
+            return await self._run_turn(events, shown)
         finally:
             if self.journal is not None:
                 self.journal.end()
-            if restore is not None:
-                restore()
 
-    async def command_prompt(self, content: str | list[dict[str, Any]], command: Any,
-                             arguments: str) -> tuple[str | list[dict[str, Any]], Any]:
-        """A custom command's prompt (its !`commands` run first, shown as thoughts) in place of
-        the typed text; images sent with it stay. Returns it and what restores the settings."""
-        from agentica_cli.app.command_shell import command_turn
-
-        shown: list[str] = []
-        turn = await command_turn(command, arguments, self.agent, self.work_dir, shown.append)
-        expanded = turn.prompt
-        if shown:
-            await self.send(update_agent_thought_text("\n".join(safe_text(line) for line in shown) + "\n"))
-        if isinstance(content, list):  # text and images: the command's text replaces the typed one
-            content = [{"type": "text", "text": expanded},
-                       *(part for part in content if isinstance(part, dict) and part.get("type") != "text")]
-        else:
-            content = expanded
-        return content, turn.restore
-
-    async def _run_turn(self, content: str | list[dict[str, Any]]) -> StopReason:
-        self.turn = asyncio.create_task(self._run(content))
+    async def _run_turn(self, events: AsyncGenerator[Any, None], shown: list[str]) -> StopReason:
+        self.turn = asyncio.create_task(self._run(events, shown))
         try:
             await asyncio.wait({self.turn})
         except asyncio.CancelledError:  # the request itself went away (the connection closed)
@@ -248,11 +236,13 @@ class AcpSession:
         if self.turn is not None and not self.turn.done():
             self.turn.cancel()
 
-    async def _run(self, content: str | list[dict[str, Any]]) -> StopReason:
+    async def _run(self, events: AsyncGenerator[Any, None], shown: list[str]) -> StopReason:
         stop: StopReason = "end_turn"
-        async with aclosing(self.agent.run_stream(content)) as stream:
-            async for event in stream:
-                self.usage.add(event)  # before the sub-agent filter: their requests count too
+        async with aclosing(events) as stream:
+            async for event in stream:  # (the session counts every usage event, sub-agents' too)
+                if shown:
+                    await self.send(update_agent_thought_text("\n".join(safe_text(line) for line in shown) + "\n"))
+                    shown.clear()
                 if event.type == "tool_output":  # a tool's own events carry its call as their source
                     if event.call_id in self.started:
                         await self.tool_output(event.call_id, event.text)
@@ -344,21 +334,18 @@ class AcpSession:
 
     # -- permissions ------------------------------------------------------------------------
 
-    async def ask(self, call: Any, verdict: Any = None) -> Answer:
+    async def ask_permission(self, call: Any, question: Question) -> Answer:
         """The policy's question, asked through session/request_permission."""
         call_id = getattr(call, "call_id", "")
-        name = getattr(call, "name", "")
-        args = call_args(call)
-        question = self.policy.question(call, verdict) if verdict is not None else None
+        name, args = question.name, question.args
         options = [PermissionOption(option_id="once", name="Allow once", kind="allow_once")]
-        if question is not None and question.always:
+        if question.always:
             options.append(PermissionOption(option_id="always", name=f"Always allow {question.always}",
                                             kind="allow_always"))
         options.append(PermissionOption(option_id="no", name="Reject", kind="reject_once"))
         content = await self.edit_content(call_id, name, args) or []
-        note = question.note if question is not None else ""
-        if note:
-            content = [tool_content(_text(note)), *content]
+        if question.note:
+            content = [tool_content(_text(question.note)), *content]
         request = ToolCallUpdate(tool_call_id=call_id, title=updates.tool_title(name, args),
                                  kind=updates.tool_kind(name), status="pending", content=content or None,
                                  locations=updates.tool_locations(name, args, self.work_dir),
@@ -379,8 +366,7 @@ class AcpSession:
             await self.mode_changed()
 
     async def set_mode(self, mode: str) -> None:
-        self.policy.set_mode(mode)
-        self.mode_prompt.apply(mode)
+        self.app.set_mode(mode)
 
     async def mode_changed(self) -> None:
         from acp.helpers import update_current_mode
@@ -389,13 +375,8 @@ class AcpSession:
 
     def switch_model(self, name: str) -> str | None:
         """Use model `name` from the next request on; a message when it cannot be built."""
-        from agentica_cli.app.commands import switch_model
-
-        switched = switch_model(self.settings, name)
-        if not switched.ok:
-            return switched.problem
-        self.agent.model = switched.model
-        return None
+        switched = self.app.switch_model(name)
+        return None if switched.ok else switched.problem
 
     def config_options(self) -> list[Any]:
         """The model picker: the current model and [model] choices from the config."""
@@ -403,43 +384,21 @@ class AcpSession:
 
         from agentica_cli.app.runtime import model_label
 
-        current = model_label(self.agent.model)
+        current = model_label(self.app.model)
         choices = list(dict.fromkeys([current, *self.settings.model.choices]))
         return [SessionConfigOptionSelect(
             id="model", name="Model", category="model", type="select", current_value=current,
             options=[SessionConfigSelectOption(value=c, name=c) for c in choices],
         )]
 
-    # -- MCP ------------------------------------------------------------------------------
-
-    async def sync_mcp_tools(self) -> None:
-        """Offer the tools of usable MCP servers (the first prompt waits for them to start)."""
-        if self.mcp is None:
-            return
-        if not self.mcp_waited:
-            self.mcp_waited = True
-            await self.mcp.wait_ready(timeout=30)
-        from agentica_cli.app.mcp_client import offer_usable_tools
-
-        offer_usable_tools(self.agent, self.mcp)
-
     async def close(self) -> None:
+        """The session's teardown (once: app/session.AppSession.close), then what the log should know."""
         self.cancel()
-        if self.starting is not None:
-            self.starting.cancel()
-        try:
-            await self.agent.end_session("other")  # SessionEnd hooks (once, if the session started)
-        except Exception as exc:
-            log(f"SessionEnd hooks failed: {type(exc).__name__}: {exc}")
-        if self.mcp is not None:
-            try:
-                await self.mcp.close()
-            except Exception:
-                pass
-        if self.stored is not None:
-            self.stored.close()
-            if getattr(self.stored, "save_error", ""):
-                log(self.stored.save_error)
+        if self.app is None:
+            return
+        await self.app.close()
+        if self.app.save_error:
+            log(self.app.save_error)
 
 
 def _text(text: str) -> Any:

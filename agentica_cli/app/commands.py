@@ -84,7 +84,7 @@ class ModelSwitch:
         return self.model is not None
 
 
-def switch_model(settings: Settings, name: str) -> ModelSwitch:
+def switch_model(settings: Settings, name: str | None) -> ModelSwitch:
     """Build the client for model `name` with these settings; on success the settings name it
     (what a reload, /status and a saved session see), on failure they keep the previous name."""
     from agentica_cli.app.runtime import MissingKey, build_model

@@ -29,21 +29,31 @@ def roots_for(work_dir: Path, allowed_dirs: Iterable[Path]) -> list[Path]:
     return roots
 
 
+async def decline_input(request: ElicitRequest, who: str = "-p") -> ElicitAnswer:
+    """A server's request for input where nobody can answer it: declined, said on stderr."""
+    sys.stderr.write(f"agentica: MCP server '{request.server}' asked for input "
+                     f"({safe_text(request.message)[:200]}); declined: {who} cannot ask\n")
+    return ElicitAnswer("decline")
+
+
+async def decline_sampling(request: SamplingRequest, who: str = "-p") -> str | None:
+    """A server's request to use the model where nobody can approve it: declined, said on stderr."""
+    sys.stderr.write(f"agentica: MCP server '{request.server}' asked to use the model; declined: "
+                     f"{who} cannot ask for approval\n")
+    return None
+
+
 def print_mode_handlers(work_dir: Path, allowed_dirs: Sequence[Path], *, who: str = "-p") -> McpClientHandlers:
     """Where nobody can fill a form or approve a sampling request (-p; ACP, whose protocol has
     neither): roots, and a clean refusal of what would need a person, said on stderr."""
 
-    async def decline_input(request: ElicitRequest) -> ElicitAnswer:
-        sys.stderr.write(f"agentica: MCP server '{request.server}' asked for input "
-                         f"({safe_text(request.message)[:200]}); declined: {who} cannot ask\n")
-        return ElicitAnswer("decline")
+    async def elicit(request: ElicitRequest) -> ElicitAnswer:
+        return await decline_input(request, who)
 
-    async def decline_sampling(request: SamplingRequest) -> str | None:
-        sys.stderr.write(f"agentica: MCP server '{request.server}' asked to use the model; declined: "
-                         f"{who} cannot ask for approval\n")
-        return None
+    async def sample(request: SamplingRequest) -> str | None:
+        return await decline_sampling(request, who)
 
-    return McpClientHandlers(roots=roots_for(work_dir, allowed_dirs), elicit=decline_input, sample=decline_sampling)
+    return McpClientHandlers(roots=roots_for(work_dir, allowed_dirs), elicit=elicit, sample=sample)
 
 
 def offer_usable_tools(agent: Any, servers: Any) -> None:

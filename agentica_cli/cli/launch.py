@@ -81,7 +81,7 @@ def start(args: argparse.Namespace) -> int:
         from agentica_cli.models.warmup import warm_transport
         from agentica_cli.sandbox.sandbox import probe_backends
 
-        warm_transport()
+        warm_transport(args.base_url)  # the CA certificates only when it may be https
         probe_backends()
     if args.yes and args.permission_mode not in (None, "auto"):
         return fail(f"--yes conflicts with --permission-mode {args.permission_mode}")

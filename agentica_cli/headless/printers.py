@@ -9,6 +9,9 @@ Output formats:
 With --input-format stream-json (stream_input_run.py) stdin carries user messages as JSON
 lines, each a turn of the same session with its own result object.
 
+The session itself (policy, stored session, MCP servers, extensions, checkpoints, usage, the
+agent, teardown) is an AppSession (app/session.py); this module writes its events.
+
 No rich here: a -p run should start quickly and stay small.
 """
 
@@ -102,30 +105,18 @@ def _read_stdin() -> str:
     return data
 
 
-def _say_fork(session: Any) -> Any:
-    if session.notice:  # another agentica is writing the session asked for: this run forked it
-        sys.stderr.write(f"agentica: {session.notice}\n")
-    return session
+def session_options(args: argparse.Namespace, settings: Settings, work_dir: Path) -> Any:
+    """The AppSession a -p run asks for: new, --continue or --resume; --no-session writes nothing."""
+    from agentica_cli.app.session import SessionOptions
+    from agentica_cli.app.settings.system_prompt_flags import system_prompt_options
 
-
-def open_session(args: argparse.Namespace, work_dir: Path, model_label: str) -> tuple[Any, str | None]:
-    """The session to append to (new, --continue or --resume) and an error message."""
-    from agentica_cli.app.sessions import SessionStore
-
-    store = SessionStore()
-    if args.resume:
-        try:
-            return _say_fork(store.open(args.resume)), None
-        except FileNotFoundError:
-            return None, f"no session '{args.resume}' (see ~/.agentica/sessions or /resume in the REPL)"
-    if args.continue_:
-        latest = store.latest(work_dir)
-        if latest is not None:
-            return _say_fork(store.open(latest.id)), None
-        sys.stderr.write("agentica: no earlier session in this folder; starting a new one\n")
-    if args.no_session:
-        return None, None
-    return store.create(work_dir, model_label, lazy=True), None  # no file unless a prompt is sent
+    prompts = system_prompt_options(args)
+    return SessionOptions(
+        work_dir, settings, add_dirs=[Path(p).expanduser() for p in args.add_dir], resume=args.resume or None,
+        continue_latest=bool(args.continue_), save=not args.no_session,
+        lazy_file=True,  # no file unless a prompt is sent
+        base_prompt=prompts["base_prompt"], appended_prompt=prompts["appended_prompt"], mcp_wait="start",
+    )
 
 
 def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prompt: str, *, read_stdin: bool,
@@ -138,76 +129,102 @@ def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prom
         if not prompt.strip():
             sys.stderr.write("agentica: no prompt: give one as an argument (agentica -p \"task\") or on stdin\n")
             return exitcodes.USAGE_ERROR
-    from agentica_cli.app.startup import untrusted_notices
+    runner_class = runner_class or PrintRun
+    from agentica_cli.app.session import AppSession, StartupError
 
-    for line in untrusted_notices(settings, work_dir):
-        sys.stderr.write(f"agentica: {line}\n")
-    images = getattr(args, "image", None) or []
-    if images:
-        from agentica_cli.images import ImageError, load
-
-        try:
-            args.image = [load(path) for path in images]  # fitted once, before any request
-        except ImageError as err:
-            sys.stderr.write(f"agentica: --image: {err}\n")
-            return exitcodes.USAGE_ERROR
-
-    from agentica_cli.app.runtime import MissingKey, build_model, model_label
-
+    front_end = runner_class.make_front_end(args)
     try:
-        model = build_model(settings)
-    except MissingKey as err:
-        sys.stderr.write(f"agentica: {err}\n")
+        # The config checks, the untrusted project's notices (on stderr), the model, the session.
+        app = AppSession.open(session_options(args, settings, work_dir), front_end)
+    except StartupError as err:
+        sys.stderr.write(f"agentica: {err.problem.message}\n")
         return exitcodes.USAGE_ERROR
-    session, problem = open_session(args, work_dir, model_label(model))
-    if problem:
-        sys.stderr.write(f"agentica: {problem}\n")
-        return exitcodes.USAGE_ERROR
-    if session is not None and (args.resume or args.continue_) and prompt.strip():
-        from agentica_cli.restore_notes import take_note
-
-        note = take_note(session.path)  # files `agentica --undo` put back since: the model is told
-        prompt = f"{note}\n\n{prompt}" if note else prompt
-    runner = (runner_class or PrintRun)(args, settings, work_dir, model, session)
     try:
+        stored = app.stored
+        if stored is not None and (args.resume or args.continue_) and prompt.strip():
+            from agentica_cli.restore_notes import take_note
+
+            note = take_note(stored.path)  # files `agentica --undo` put back since: the model is told
+            prompt = f"{note}\n\n{prompt}" if note else prompt
+        images = getattr(args, "image", None) or []
+        if images:
+            from agentica_cli.images import ImageError, load
+
+            try:
+                args.image = [load(path) for path in images]  # fitted once, before any request
+            except ImageError as err:
+                sys.stderr.write(f"agentica: --image: {err}\n")
+                return exitcodes.USAGE_ERROR
+        runner = runner_class(args, app)
         code = runner.run(prompt)
     finally:
-        background = sys.modules.get("agentica_cli.tools.local.background")  # loaded only once the agent started one
-        if background is not None:
-            background.background_processes().stop_all()  # a -p run's servers end with it
-        if session is not None:
-            session.close()
-    save_error: str = getattr(session, "save_error", "") if session is not None else ""
-    if save_error:
+        from agentica_cli.app.session import stop_background_processes
+
+        stop_background_processes()  # a -p run's servers end with it
+        app.release()
+    if app.save_error:
         # The answer was given, but --continue / --resume will not find this turn: a failure.
-        sys.stderr.write(f"agentica: error: {safe_text(save_error, keep_newlines=False)}\n")
+        sys.stderr.write(f"agentica: error: {safe_text(app.save_error, keep_newlines=False)}\n")
         return code or exitcodes.MODEL_ERROR
     return code
 
 
 class PrintRun:
-    def __init__(self, args: argparse.Namespace, settings: Settings, work_dir: Path, model: Any, session: Any):
+    """One -p run of an AppSession (app/session.py): its events written in the output format."""
+
+    def __init__(self, args: argparse.Namespace, app: Any):
         self.args = args
-        self.settings = settings
-        self.work_dir = work_dir
-        self.model = model
-        self.session = session
+        self.app = app
         self.format = args.output_format
         self.out = sys.stdout
         self.progress = StderrProgress(sys.stderr)
         self.interrupted = False
-        self.mcp: Any = None
-        self.checkpoints: Any = None  # snapshots for --undo and /undo (checkpoint_setup)
-        from agentica_cli.app.usage import UsageCounter
         from agentica_cli.models.prices import CostMeter, parse_prices
 
-        # The session's tokens (written to its file: a later --continue's /cost counts them);
-        # `usage` below is the turn's, for the result object.
-        self.session_usage = UsageCounter.for_session(session)
-        self.cost = CostMeter(parse_prices(dict(settings.prices)))  # this run's money (--max-cost)
+        self.cost = CostMeter(parse_prices(dict(app.settings.prices)))  # this run's money (--max-cost)
         self.max_cost: float | None = getattr(args, "max_cost", None)
         self.over_budget = ""  # why --max-cost stopped the run
         self.reset_turn()
+
+    @staticmethod
+    def make_front_end(args: argparse.Namespace) -> Any:
+        """Who the session asks and tells: nobody answers a -p run (app/session.HeadlessFrontEnd)."""
+        from agentica_cli.app.session import HeadlessFrontEnd
+
+        return HeadlessFrontEnd("-p")
+
+    # The session's parts, as the writers and subclasses name them.
+    @property
+    def settings(self) -> Settings:
+        return self.app.settings
+
+    @property
+    def work_dir(self) -> Path:
+        return self.app.work_dir
+
+    @property
+    def session(self) -> Any:
+        return self.app.stored
+
+    @session.setter
+    def session(self, stored: Any) -> None:
+        self.app.use_stored(stored)
+
+    @property
+    def model(self) -> Any:
+        return self.app.model
+
+    @model.setter
+    def model(self, model: Any) -> None:
+        self.app.use_model(model)
+
+    @property
+    def mcp(self) -> Any:
+        return self.app.mcp
+
+    @property
+    def checkpoints(self) -> Any:  # snapshots for --undo and /undo
+        return self.app.checkpoints
 
     def reset_turn(self) -> None:
         """What the result object reports starts again: one run has one turn; with
@@ -239,51 +256,9 @@ class PrintRun:
             pass
         return exitcodes.OUTPUT_CLOSED
 
-    def on_refusal(self, name: str, mode: str, why: str = "") -> None:
-        from agentica_cli.app.permissions.approvals import refusal_hint
-
-        sys.stderr.write(refusal_hint(name, mode, why) + "\n")
-        sys.stderr.flush()
-
-    def build_agent(self, extra_tools: list[Any]) -> Any:
-        from agentica_cli.app.permissions.approvals import policy_from_settings
-        from agentica_cli.app.runtime import PermissionModePrompt, build_agent
-        from agentica_cli.app.settings.system_prompt_flags import system_prompt_options
-
-        policy = policy_from_settings(
-            self.settings,
-            self.work_dir,
-            allowed_dirs=[Path(p).expanduser() for p in self.args.add_dir],
-            on_refusal=self.on_refusal,
-        )
-        agent = build_agent(
-            self.settings,
-            self.work_dir,
-            model=self.model,
-            allowed_dirs=[Path(p).expanduser().resolve() for p in self.args.add_dir],
-            approve=policy,
-            messages=list(self.session.messages) if self.session is not None else None,
-            on_message=self.session.append if self.session is not None else None,
-            on_history_replaced=self.session.replace_history if self.session is not None else None,
-            extra_tools=extra_tools,
-            report=lambda text: self.progress.line(f"agentica: {safe_text(text)}"),
-            result_dir=self.session.path.with_suffix("") / "tool-results" if self.session is not None else None,
-            **system_prompt_options(self.args),
-        )
-        PermissionModePrompt(agent).apply(policy.mode)
-        from agentica_cli.app.extension_setup import bind_session
-
-        bind_session(agent, self.session)
-        from agentica_cli.app.checkpoint_setup import attach_checkpoints, checkpoints_from_settings
-
-        self.checkpoints = attach_checkpoints(agent, checkpoints_from_settings(self.settings, self.work_dir,
-                                                                              self.session_id))
-        return agent
-
     def record(self, event: Any) -> None:
         kind = event.type
-        if kind == "usage":
-            self.session_usage.add(event)
+        if kind == "usage":  # this turn's, for the result object (the session's: app.usage)
             for key in self.usage:
                 self.usage[key] += getattr(event, key, 0) or 0
             from agentica_cli.models.prices import cost_fields
@@ -327,67 +302,34 @@ class PrintRun:
             self.over_budget = (f"--max-cost: the run cost {format_dollars(self.cost.dollars)}, the limit is "
                                 f"{format_dollars(self.max_cost)}; stopped")
 
-    async def start_mcp(self) -> list[Any]:
-        """-p waits for the configured MCP servers (bounded by their connect timeouts), so
-        the model sees their tools in its first request; a failed one is reported once."""
-        tables = {k: v for k, v in self.settings.mcp_servers.items() if v.get("enabled", True)}
-        if not tables:
-            return []
-        from agentica_cli.app.mcp_client import print_mode_handlers
-        from agentica_cli.app.settings.config import agentica_home
-        from agentica_cli.tools.mcp.servers import McpServerSet
-
-        self.mcp = McpServerSet.from_tables(
-            self.settings.mcp_servers, base_dir=self.work_dir, log_dir=agentica_home() / "logs" / "mcp",
-            handlers=print_mode_handlers(self.work_dir, [Path(p).expanduser() for p in self.args.add_dir]),
-        )
-        self.mcp.start()
-        await self.mcp.wait_ready()
-        for failed in self.mcp.new_failures():
-            sys.stderr.write(f"agentica: {safe_text(failed.failure_message())}\n")
-        return self.mcp.ready_tools()  # a failed server is left out, not retried mid-run
-
     async def drive(self, prompt: str) -> None:
         try:
-            extra_tools = await self.start_mcp()
-            agent = self.build_agent(extra_tools)
-            for message in (await agent.start_session()).messages:  # SessionStart hooks, before the prompt
-                self.progress.line(f"agentica: {safe_text(message)}")
-            from agentica_cli.app.extension_setup import find_command
-
-            found = find_command(prompt, agent.extensions)
+            agent = await self.app.start()  # MCP servers (waited for), the agent, SessionStart hooks
+            await self.app.session_start_messages()  # said on stderr as they came, before the prompt
+            if self.format == "stream-json":
+                self.emit_session_line(agent)
+            images = getattr(self.args, "image", None) or ()
+            found = self.app.find_command(prompt)
             if found is not None:  # `agentica -p "/review app.py"`: the custom command, its model and tools
-                from agentica_cli.app.command_shell import command_turn
-
-                turn = await command_turn(*found, agent, self.work_dir,
-                                          lambda line: self.progress.line(safe_text(line)))
-                prompt = turn.prompt  # one turn per run: nothing to restore
-            await self.stream(agent, prompt)
+                events = self.app.run_command(found[0].name, found[1], images=images, show=self.show_line)
+            else:
+                events = self.app.turn(prompt, images)
+            await self.stream_events(events)
         finally:
-            if self.mcp is not None:
-                await self.mcp.close()
+            await self.app.close()  # SessionEnd hooks, MCP servers, old checkpoints
 
-    async def stream(self, agent: Any, prompt: str) -> None:
-        if self.format == "stream-json":
-            self.emit_session_line(agent)
-        await self.stream_turn(agent, prompt, getattr(self.args, "image", None) or ())
-        await agent.end_session("other")  # SessionEnd hooks: this run's session is over
+    def show_line(self, line: str) -> None:
+        """A custom command's !`command` as it runs."""
+        self.progress.line(safe_text(line))
 
-    def emit_session_line(self, agent: Any = None) -> None:
-        """The stream's first line; `instructions`: the instruction files in the system prompt."""
-        line: dict[str, Any] = {"type": "session", "session_id": self.session_id, "model": self.model_label}
-        if agent is not None:
-            line["instructions"] = list(getattr(agent, "instruction_files", ()))
-        self.emit_json(line)
-
-    async def stream_turn(self, agent: Any, prompt: str, images: Any) -> None:
+    async def stream_events(self, events: Any) -> None:
         from contextlib import aclosing
 
         # Closed here when writing fails (OutputClosed): the run stops while the loop still
         # runs, instead of in asyncio.run's teardown, where a connection being opened could
         # be left half-started (a "never awaited" warning on stderr).
-        async with aclosing(agent.run_stream(prompt, images)) as events:
-            async for event in events:
+        async with aclosing(events) as stream:
+            async for event in stream:
                 self.record(event)
                 if self.format == "stream-json":
                     self.emit_json(event.to_dict())
@@ -396,9 +338,16 @@ class PrintRun:
                 if self.over_budget:
                     break  # closing the stream ends the run before its next request
 
+    def emit_session_line(self, agent: Any = None) -> None:
+        """The stream's first line; `instructions`: the instruction files in the system prompt."""
+        line: dict[str, Any] = {"type": "session", "session_id": self.session_id, "model": self.model_label}
+        if agent is not None:
+            line["instructions"] = list(getattr(agent, "instruction_files", ()))
+        self.emit_json(line)
+
     @property
     def session_id(self) -> str | None:
-        return self.session.id if self.session is not None else None
+        return self.app.id
 
     @property
     def model_label(self) -> str:
@@ -529,8 +478,6 @@ class PrintRun:
                 sys.stderr.write("agentica: the answer is incomplete (said above); exit code 3\n")
             elif code == exitcodes.INCOMPLETE:
                 sys.stderr.write("agentica: stopped at the max-turns limit before the task was finished\n")
-        if self.checkpoints is not None:
-            self.checkpoints.prune()  # old sessions' snapshots go
         if self.session is not None and self.session.saved and self.format == "text" and sys.stderr.isatty():
             sys.stderr.write(f"session {self.session.id} (agentica --resume {self.session.id})\n")
         return code

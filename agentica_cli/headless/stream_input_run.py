@@ -37,40 +37,28 @@ class StreamInputRun(PrintRun):
         messages = StdinMessages(sys.stdin.fileno(), on_read_error=read_error)
         messages.start()  # read at once: messages sent while MCP servers start are kept
         try:
-            agent = self.build_agent(await self.start_mcp())
-            for message in (await agent.start_session()).messages:  # SessionStart hooks, before the first turn
-                self.progress.line(f"agentica: {safe_text(message)}")
+            agent = await self.app.start()  # MCP servers, the agent, SessionStart hooks (told on stderr)
+            await self.app.session_start_messages()  # before the first turn
             self.emit_session_line(agent)  # ready: a driver may wait for this line
-            extensions = agent.extensions  # found once, when the agent was built
             while (item := await messages.next()) is not None:
                 if isinstance(item, InputError):
                     self.emit_json(item.to_dict())
                     sys.stderr.write(f"agentica: {safe_text(item.message)}\n")
                     continue
-                await self.run_turn(agent, item, extensions)
-            await agent.end_session("other")  # SessionEnd hooks: stdin ended, so did the session
+                await self.run_turn(item)
         finally:
-            if self.mcp is not None:
-                await self.mcp.close()
+            await self.app.close()  # stdin ended, so did the session: SessionEnd hooks, MCP servers
 
-    async def run_turn(self, agent: Any, message: UserMessage, extensions: Any) -> None:
+    async def run_turn(self, message: UserMessage) -> None:
         self.reset_turn()
         self.turns += 1
         self.in_turn = True
-        prompt, restore = message.text, None
-        from agentica_cli.app.extension_setup import find_command
-
-        found = find_command(prompt, extensions)
+        found = self.app.find_command(message.text)
         if found is not None:  # "/review app.py": the custom command, its model and tools, for this turn
-            from agentica_cli.app.command_shell import command_turn
-
-            turn = await command_turn(*found, agent, self.work_dir, lambda line: self.progress.line(safe_text(line)))
-            prompt, restore = turn.prompt, turn.restore
-        try:
-            await self.stream_turn(agent, prompt, message.images)
-        finally:
-            if restore is not None:
-                restore()
+            events = self.app.run_command(found[0].name, found[1], images=message.images, show=self.show_line)
+        else:
+            events = self.app.turn(message.text, message.images)
+        await self.stream_events(events)
         self.in_turn = False
         self.emit_json(self.result_object())
         self.say_blocked()
@@ -84,8 +72,6 @@ class StreamInputRun(PrintRun):
                 self.emit_json(self.result_object())
         except OutputClosed:
             return self.output_closed()
-        if self.checkpoints is not None:
-            self.checkpoints.prune()  # old sessions' snapshots go
         if not self.turns and not self.interrupted and self.error is None:
             sys.stderr.write('agentica: no user message on stdin (--input-format stream-json reads lines like '
                              '{"type": "user", "message": {"role": "user", "content": "..."}})\n')

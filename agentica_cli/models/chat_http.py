@@ -17,7 +17,10 @@ what the SDK did for us kept as it was:
 - the client: httpx2's, with the SDK's limits, redirects followed, proxies and CA files from the
   environment (`trust_env`), one timeout for each read or write and its own for connecting; its
   TLS context is httpx2's default one, made once a process (`tls_context`: loading the CA
-  certificates takes 20 ms and more, which `models/warmup.py` does on a thread while `-p` starts);
+  certificates takes 20 ms and more, which `models/warmup.py` does on a thread while `-p` starts
+  when the endpoint may be https). The client is built before that load: a request hook loads
+  the certificates before any request to an https URL goes out (the first one, or a redirect to
+  https), so a plain-http endpoint (Ollama, vLLM, a test server) never pays for them;
 - errors: a status of 400 or more (any status but 2xx) raises `HttpStatusError` with the body
   read, parsed and unwrapped as the SDK does (`exc.body` is the `error` object when there is
   one, else the JSON, else the text) and the SDK's message (`Error code: N - message`); no
@@ -34,10 +37,11 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import ssl
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx2
@@ -49,7 +53,8 @@ USER_AGENT = f"agentica/{__version__}"
 # The SDK's connection limits (openai/_constants.py): more than any session opens.
 LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
 _tls_lock = threading.Lock()
-_tls_contexts: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
+_tls_contexts: dict[tuple[str | None, str | None], ssl.SSLContext] = {}  # their CA certificates loaded
+_unloaded: dict[tuple[str | None, str | None], tuple[ssl.SSLContext, Callable[[ssl.SSLContext], None]]] = {}
 
 
 class HttpStatusError(Exception):
@@ -80,16 +85,93 @@ class HttpTimeoutError(HttpConnectionError):
         super().__init__(request, "Request timed out.")
 
 
+CertificateSetting = tuple[str | None, str | None]  # (SSL_CERT_FILE, SSL_CERT_DIR), empty as None
+Loader = Callable[[ssl.SSLContext], None]
+
+
+def _certificate_setting() -> CertificateSetting:
+    return (os.environ.get("SSL_CERT_FILE") or None, os.environ.get("SSL_CERT_DIR") or None)
+
+
 def tls_context() -> ssl.SSLContext:
     """The TLS context httpx2 makes for `verify=True` (SSL_CERT_FILE, else SSL_CERT_DIR, else the
-    system's CA certificates), made once a process for each value of those variables; a second
-    caller waits for the first one's instead of loading the certificates again."""
-    key = (os.environ.get("SSL_CERT_FILE") or None, os.environ.get("SSL_CERT_DIR") or None)
+    system's CA certificates), made once a process for each value of those variables, its CA
+    certificates loaded; a second caller waits for the first one's instead of loading them again."""
+    return _loaded(_certificate_setting())
+
+
+def _loaded(key: CertificateSetting) -> ssl.SSLContext:
     with _tls_lock:
         context = _tls_contexts.get(key)
         if context is None:
-            context = _tls_contexts[key] = httpx2.create_ssl_context(verify=True, trust_env=True)
+            pending = _unloaded.get(key)
+            if pending is None:
+                context = httpx2.create_ssl_context(verify=True, trust_env=True)
+            else:  # into the object clients already hold; kept pending if the load fails (it raises)
+                context, load = pending
+                load(context)
+                del _unloaded[key]
+            _tls_contexts[key] = context
     return context
+
+
+def _deferred(key: CertificateSetting) -> ssl.SSLContext:
+    """The context `_loaded(key)` returns, without its CA certificates when they are not loaded
+    yet (they are loaded into this same object later); made whole now where that cannot be."""
+    with _tls_lock:
+        context = _tls_contexts.get(key)
+        if context is not None:
+            return context
+        pending = _unloaded.get(key)
+        if pending is None:
+            made = _unloaded_context(key)
+            if made is not None:
+                pending = _unloaded[key] = made
+        if pending is not None:
+            return pending[0]
+    return _loaded(key)
+
+
+def _unloaded_context(key: CertificateSetting) -> tuple[ssl.SSLContext, Loader] | None:
+    """httpcore2's `default_ssl_context()` (what httpx2 makes for `verify=True`) split in two: the
+    context, configured as it configures it, and the load of its CA certificates. None where it is
+    another kind of context (truststore's on macOS and Windows) or its files are not found the
+    plain way: those are made whole. tests/test_models_tls.py compares the two halves, loaded,
+    with httpx2's own context, so a change in httpcore2 or Python shows there."""
+    cafile, capath = key
+    if cafile or capath:  # ssl.create_default_context(cafile=...) or (capath=...), the CA load left out
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.verify_mode = ssl.CERT_REQUIRED
+        context.check_hostname = True
+        if sys.version_info >= (3, 13):
+            context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN | ssl.VERIFY_X509_STRICT
+        keylog = os.environ.get("SSLKEYLOGFILE")
+        if keylog and not sys.flags.ignore_environment:
+            context.keylog_filename = keylog
+        if cafile:
+            return context, lambda ctx: ctx.load_verify_locations(cafile=cafile)
+        return context, lambda ctx: ctx.load_verify_locations(capath=capath)
+    if platform.system() in ("Windows", "Darwin"):
+        return None
+    paths = ssl.get_default_verify_paths()
+    found_file = paths.openssl_cafile if os.path.isfile(paths.openssl_cafile) else None
+    if not found_file:  # httpcore2 then looks at a directory's names and a list of known files: not here
+        return None
+    found_dir = paths.openssl_capath if os.path.isdir(paths.openssl_capath) else None
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT), lambda ctx: ctx.load_verify_locations(found_file, found_dir)
+
+
+class _LoadBeforeHttps:
+    """A client's request hook: the CA certificates of its TLS context loaded before any request
+    to a URL that is not plain http goes out (every hop of a redirect passes here). Until then the
+    context trusts nothing, so a handshake that came first anyway would fail, never pass."""
+
+    def __init__(self, key: CertificateSetting):
+        self.key = key
+
+    async def __call__(self, request: httpx2.Request) -> None:
+        if request.url.scheme != "http":
+            _loaded(self.key)
 
 
 def chat_url(base_url: str | None) -> str:
@@ -168,8 +250,12 @@ class ChatEndpoint:
         self.api_key = api_key  # read by the error classifier, which cuts the key out of messages
         self.url = chat_url(base_url)
         self.headers = request_headers(api_key, default_headers)
+        # The certificate setting of the moment the client is built, its certificates loaded
+        # by the hook before the first request that needs them.
+        certificates = _certificate_setting()
         self._http = httpx2.AsyncClient(timeout=httpx2.Timeout(timeout, connect=min(connect_timeout, timeout)),
-                                        limits=LIMITS, follow_redirects=True, verify=tls_context())
+                                        limits=LIMITS, follow_redirects=True, verify=_deferred(certificates),
+                                        event_hooks={"request": [_LoadBeforeHttps(certificates)]})
 
     async def _send(self, params: dict[str, Any], *, stream: bool) -> httpx2.Response:
         body = json.dumps(params, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()

@@ -50,6 +50,7 @@ class SdkControlRequests:
     model: Any
     settings: Any
     mcp: Any
+    app: Any  # the AppSession (app/session.py)
 
     def apply_agents(self, agent: Any) -> None:
         raise NotImplementedError  # ClaudeRun's
@@ -161,25 +162,16 @@ class SdkControlRequests:
     def switch_model(self, name: Any) -> None:
         """set_model: None or "default" is the configured model; a Claude alias maps as --model does."""
         from agentica_cli.app.extension_setup import model_names
-        from agentica_cli.app.runtime import MissingKey, build_model, model_label
+        from agentica_cli.app.runtime import model_label
         from agentica_cli.extensions.model_names import is_claude_model
 
         target = str(name).strip() if isinstance(name, str) and name.strip() not in ("", "default") else None
         if target is not None and is_claude_model(target):
             target = model_names(self.settings).resolve(target)
-        from dataclasses import replace
-
-        previous = self.settings.model
-        self.settings.model = replace(previous, name=target or self.configured_model)
-        try:
-            model = build_model(self.settings)
-        except (MissingKey, ValueError) as err:
-            self.settings.model = previous
-            raise ValueError(f"cannot switch to {name}: {err}") from None
-        self.model = model
-        if self.agent is not None:
-            self.agent.model = model
-        self.writer.model = model_label(model)
+        switched = self.app.switch_model(target or self.configured_model)  # the agent's model too
+        if not switched.ok:
+            raise ValueError(switched.problem)
+        self.writer.model = model_label(switched.model)
 
     def mcp_entries(self) -> list[dict[str, Any]]:
         states = {"ready": "connected", "starting": "pending", "idle": "pending", "failed": "failed",

@@ -1,7 +1,9 @@
 """A Claude Agent SDK session: the SDK's messages on stdin, Claude Code's on stdout.
 
-Built on the -p stream-json run (cli/printers.py PrintRun): the same settings, session, policy,
-MCP servers, checkpoints and result accounting. What differs is the wire: stdin is read as
+Built on the -p stream-json run (headless/printers.py PrintRun) and so on its AppSession
+(app/session.py): the same settings, session, policy, MCP servers, checkpoints and result
+accounting; the policy's questions go to the SDK's `can_use_tool` (ClaudeFrontEnd). What differs
+is the wire: stdin is read as
 the control channel (channel.py) by a dispatcher task (control_requests.py), so control
 requests (initialize, interrupt, set_permission_mode, set_model, mcp_status) are answered while
 a turn runs; user messages queue up and run as turns, in order; each turn's events are written
@@ -22,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from agentica_cli.app import exitcodes
+from agentica_cli.app.permissions.approvals import Answer, Question
 from agentica_cli.app.safe_text import safe_text
+from agentica_cli.app.session import HeadlessFrontEnd
 from agentica_cli.app.settings.config import Settings
 from agentica_cli.headless.claude_protocol.channel import ControlChannel, decode
 from agentica_cli.headless.claude_protocol.control_requests import SdkControlRequests
@@ -60,6 +64,22 @@ def run_claude(args: argparse.Namespace, settings: Settings, work_dir: Path) -> 
     return run_print(args, settings, work_dir, "", read_stdin=False, runner_class=ClaudeRun)
 
 
+class ClaudeFrontEnd(HeadlessFrontEnd):
+    """The session's questions go to the SDK program: `can_use_tool` (permissions.py); MCP forms
+    and sampling are declined as in -p."""
+
+    can_ask = True
+
+    def __init__(self) -> None:
+        super().__init__("the SDK session")
+        self.permissions: SdkPermissions | None = None  # set by ClaudeRun
+
+    async def ask_permission(self, call: Any, question: Question) -> Answer:
+        if self.permissions is None:
+            return Answer("no", "this session cannot ask yet")
+        return await self.permissions(call, question)
+
+
 class ClaudeRun(SdkControlRequests, PrintRun):
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -72,6 +92,7 @@ class ClaudeRun(SdkControlRequests, PrintRun):
         self.channel = ControlChannel(self.emit_json)
         self.permissions = SdkPermissions(self.channel, enabled=self.options.permission_prompt,
                                           dont_ask=self.options.dont_ask)
+        self.app.front_end.permissions = self.permissions  # the policy's questions go to can_use_tool
         self.sdk_hooks = SdkHooks(self.channel)
         self.sdk_servers = [SdkMcpServer(name, self.channel) for name in self.options.sdk_mcp_servers]
         import uuid
@@ -91,6 +112,10 @@ class ClaudeRun(SdkControlRequests, PrintRun):
         self.api_seconds = 0.0
         self.request_started: float | None = None
         self.handlers: dict[str, asyncio.Task[None]] = {}
+
+    @staticmethod
+    def make_front_end(args: argparse.Namespace) -> Any:
+        return ClaudeFrontEnd()
 
     # -- the session ------------------------------------------------------------------------
 
@@ -133,8 +158,6 @@ class ClaudeRun(SdkControlRequests, PrintRun):
         finally:
             if self.opened_session is not None:
                 self.opened_session.close()
-        if self.checkpoints is not None:
-            self.checkpoints.prune()
         if self.interrupted:
             return exitcodes.INTERRUPTED
         if isinstance(self.error, RunFailure):  # a failure outside the loop's own errors (said on stderr)
@@ -156,7 +179,6 @@ class ClaudeRun(SdkControlRequests, PrintRun):
         return exitcodes.USAGE_ERROR
 
     async def drive_claude(self) -> None:
-        from agentica_cli.app.extension_setup import load_extensions
         from agentica_cli.headless.stream_input import StdinMessages
 
         self.turns: asyncio.Queue[Any] = asyncio.Queue()
@@ -170,51 +192,43 @@ class ClaudeRun(SdkControlRequests, PrintRun):
         # and its first message and the agent is built: a ClaudeSDKClient may wait long before its
         # first query. Awaited before the first turn, so no import runs in two threads then.
         warming = asyncio.get_running_loop().run_in_executor(None, _warm_imports)
-        self.extensions = load_extensions(self.settings, self.work_dir)
+        self.extensions = self.app.find_extensions()  # initialize lists the custom commands: found once
         dispatcher = asyncio.create_task(self.dispatch(stdin))
         tools = asyncio.create_task(self.start_tools())
         try:
             while (message := await self.turns.get()) is not None:
                 if self.agent is None:
-                    self.agent = self.build_claude_agent(await tools)
-                    for text in (await self.agent.start_session()).messages:  # SessionStart hooks
-                        self.progress.line(f"agentica: {safe_text(text)}")
+                    self.agent = await self.build_claude_agent(await tools)
+                    await self.app.session_start_messages()  # SessionStart hooks (said on stderr)
                     self.system_init()
                     await warming
                 await self.claude_turn(message)
-            if self.agent is not None:
-                await self.agent.end_session("other")
         finally:
             dispatcher.cancel()
             tools.cancel()
             for task in self.handlers.values():
                 task.cancel()
-            if self.mcp is not None:
-                await self.mcp.close()
+            await self.app.close()  # SessionEnd hooks, MCP servers, old checkpoints
 
     async def start_tools(self) -> list[Any]:
-        configured = await self.start_mcp()
-        await asyncio.gather(*(server.connect() for server in self.sdk_servers))
+        """The configured MCP servers (the session's) and the SDK's, started together; the SDK's."""
+        await asyncio.gather(self.app.start_mcp(), *(server.connect() for server in self.sdk_servers))
         for server in self.sdk_servers:
             if not server.connected:
                 sys.stderr.write(f"agentica: {safe_text(server.error)}\n")
-        return [*configured, *self.sdk_servers]
+        return list(self.sdk_servers)
 
-    def build_claude_agent(self, extra_tools: list[Any]) -> Any:
+    async def build_claude_agent(self, extra_tools: list[Any]) -> Any:
         from agentica_cli.agent.hooks import hook_caller
-        from agentica_cli.app.runtime import PLAN_MODE_NOTE, PermissionModePrompt
 
-        agent = self.build_agent(extra_tools)
-        self.policy = agent.approve
-        self.policy.ask = self.permissions  # what it would ask a person goes to can_use_tool
+        # Everything below is wired before the next await: SessionStart (begun by start) sees the SDK's hooks.
+        agent = await self.app.start(extra_tools)
+        self.policy = self.app.policy  # what it would ask a person goes to can_use_tool (ClaudeFrontEnd)
         self.permissions.policy = self.policy
         self.permissions.on_interrupt = self.interrupt_turn
         self.permissions.on_mode = self.set_mode
-        prompt = PermissionModePrompt(agent)
-        if self.policy.mode == "plan" and isinstance(prompt.base, str):  # the note build_agent added is not base
-            prompt.base = prompt.base.removesuffix(PLAN_MODE_NOTE).removesuffix("\n\n") or None
-        self.mode_prompt = prompt
-        set_claude_mode(self.policy, prompt, self.permissions, self.claude_mode)
+        self.mode_prompt = self.app.mode_prompt
+        set_claude_mode(self.policy, self.mode_prompt, self.permissions, self.claude_mode)
         agent.hooks.append(self.sdk_hooks)
         self.apply_agents(agent)
         saving = agent.on_message
@@ -280,28 +294,18 @@ class ClaudeRun(SdkControlRequests, PrintRun):
     async def command_turn(self, message: Any) -> None:
         """A turn; a prompt that starts with `/name` runs that custom command (its model and tools
         for this turn), as Claude Code does, unless the SDK sent it verbatim."""
-        from agentica_cli.app.extension_setup import find_command, use_command_settings
-
-        prompt, restore = message.text, None
-        found = None if getattr(message, "verbatim", False) else find_command(prompt, self.extensions)
+        found = None if getattr(message, "verbatim", False) else self.app.find_command(message.text)
         if found is not None:
-            from agentica_cli.app.command_shell import expand_command
+            events = self.app.run_command(found[0].name, found[1], images=message.images, show=self.show_line)
+        else:
+            events = self.app.turn(message.text, message.images)
+        await self.stream_events(events)
 
-            command, arguments = found
-            prompt, _ = await expand_command(command, arguments, self.agent, self.work_dir,
-                                             lambda line: self.progress.line(safe_text(line)))
-            restore = use_command_settings(self.agent, command)
-        try:
-            await self.stream_turn(self.agent, prompt, message.images)
-        finally:
-            if restore is not None:
-                restore()
-
-    async def stream_turn(self, agent: Any, prompt: str, images: Any) -> None:
+    async def stream_events(self, events: Any) -> None:
         from contextlib import aclosing
 
-        async with aclosing(agent.run_stream(prompt, images)) as events:
-            async for event in events:
+        async with aclosing(events) as stream:
+            async for event in stream:
                 self.record(event)
                 if not event.source and event.type == "model_request_started":
                     self.request_started = time.monotonic()
