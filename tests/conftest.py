@@ -10,9 +10,18 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
+import sys
 from pathlib import Path
 
 import pytest
+
+# Bytecode is cached, whatever the environment says: with PYTHONDONTWRITEBYTECODE set (this
+# machine sets it) every `agentica` process the tests start compiled agentica_cli and
+# builtin_tools from source again, about 0.25 s of CPU per `-p` run, hundreds of times per suite.
+# The cache is the ordinary __pycache__ (git ignores it), as after any normal install; the test
+# processes (this one, its xdist workers) and every child they start inherit the setting.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 _real_getaddrinfo = socket.getaddrinfo
 _real_connect = socket.socket.connect
