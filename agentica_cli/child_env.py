@@ -3,7 +3,7 @@ hooks (command hooks and the headers of http hooks), the status line command, `!
 
 They get the user's own environment, as Claude Code gives its hooks (a hook script may need
 the user's GITHUB_TOKEN); `execute` and MCP servers get a scrubbed one instead
-(builtin_tools.execute). What they must not get is a key agentica obtained from anywhere but
+(agentica_cli.tools.local.execute). What they must not get is a key agentica obtained from anywhere but
 that environment: `--api-key`, `--api-key-file`, a config file, the first-run prompt. agentica
 never puts such a key into os.environ, but a library it loads could (some SDKs export their key
 for their own subprocesses), so the CLI registers it here (`withhold`) and each of these
@@ -20,6 +20,14 @@ import os
 _USER_ENVIRONMENT_VALUES = frozenset(os.environ.values())
 _MIN_EMBEDDED = 8  # a shorter key is only matched as a whole value ("ollama" is in many paths)
 _withheld: set[str] = set()
+
+
+def note_user_environment() -> None:
+    """Take os.environ, as it is now, for the user's own environment: a process forked from a
+    warm one (the batch's zygote) calls this once it has the task's environment."""
+    global _USER_ENVIRONMENT_VALUES
+    _USER_ENVIRONMENT_VALUES = frozenset(os.environ.values())
+    _withheld.clear()
 
 
 def withhold(secret: str | None) -> None:

@@ -10,7 +10,7 @@ import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from builtin_tools.execute import BuiltinExecuteTool
+from agentica_cli.tools.local.execute import BuiltinExecuteTool
 from builtin_tools.files import BuiltinFileTool
 from builtin_tools.todos import BuiltinTodoTool
 from builtin_tools.toolset import core_tools, real_dir, select_tools

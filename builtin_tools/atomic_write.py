@@ -1,7 +1,7 @@
 """Atomic file replacement: readers see the old file or the new one, never half of either.
 
 The new bytes go to a temp file beside the target, are fsynced, then renamed over it. All of
-it happens relative to a descriptor of the folder (see builtin_tools.safe_open), never by
+it happens relative to a descriptor of the folder (see agentica_cli.tools.local.safe_open), never by
 path, so the folder cannot be swapped for a symlink between the check and the write.
 
 A process killed between creating the temp file and the rename leaves the temp file behind.
@@ -19,7 +19,7 @@ import threading
 import time
 from pathlib import Path
 
-from builtin_tools.safe_open import DIR_FLAGS, lstat_at
+from agentica_cli.tools.local.safe_open import DIR_FLAGS, lstat_at
 
 TEMP_MARK = ".agentica-"
 TEMP_NAME = re.compile(r"\..+\.agentica-[0-9a-f]{8}\.tmp")

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from builtin_tools.file_read import Page, read_page
+from agentica_cli.tools.local.file_read import Page, read_page
 
 
 @runtime_checkable

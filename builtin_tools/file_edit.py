@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from builtin_tools.text_format import TextFormat
+from agentica_cli.tools.local.text_format import TextFormat
 
 MAX_DIFF_LINES = 60
 MAX_OCCURRENCES_LISTED = 10

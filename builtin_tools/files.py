@@ -11,11 +11,7 @@ from typing import Any, Literal, Optional
 from typing_extensions import NotRequired, TypedDict
 
 from agentica_cli.tools.base import Tool
-from builtin_tools import search
-from builtin_tools.atomic_write import StaleTempCleaner, atomic_write_at
-from builtin_tools.file_access import FileAccess, content_stat, page_of
-from builtin_tools.file_edit import Edit, FileEditError, apply_edits, short_diff
-from builtin_tools.file_read import (
+from agentica_cli.tools.local.file_read import (
     DEFAULT_LIMIT,
     WHOLE_FILE_LIMIT,
     FileReadError,
@@ -25,12 +21,16 @@ from builtin_tools.file_read import (
     read_page,
     render_page,
 )
+from agentica_cli.tools.local.paths import PathSandbox
+from agentica_cli.tools.local.safe_open import changed_error, lstat_at
+from agentica_cli.tools.local.text_format import decode_text
+from builtin_tools import search
+from builtin_tools.atomic_write import StaleTempCleaner, atomic_write_at
+from builtin_tools.file_access import FileAccess, content_stat, page_of
+from builtin_tools.file_edit import Edit, FileEditError, apply_edits, short_diff
 from builtin_tools.glob_pattern import has_magic
 from builtin_tools.ignore_rules import IgnoreRules, root_for
-from builtin_tools.paths import PathSandbox
 from builtin_tools.read_tracker import HASH_LIMIT_BYTES, ReadTracker
-from builtin_tools.safe_open import changed_error, lstat_at
-from builtin_tools.text_format import decode_text
 
 MAX_LS_ENTRIES = 500
 MAX_GLOB_RESULTS = 200

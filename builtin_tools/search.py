@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Literal
 
+from agentica_cli.tools.local.text_format import BINARY_SNIFF_BYTES, looks_binary
 from builtin_tools.glob_pattern import compile_glob
 from builtin_tools.ignore_rules import IgnoreRules
-from builtin_tools.text_format import BINARY_SNIFF_BYTES, looks_binary
 
 OutputMode = Literal["content", "files_with_matches", "count"]
 

@@ -150,14 +150,15 @@ class BuiltinTaskTool(Tool):
             prompt: The full task for the sub-agent.
             agent: Which sub-agent does the task.
         """
-        parent = getattr(ctx, "agent", None)
-        if parent is None:
+        from agentica_cli.agent.agent import Agent
+        from agentica_cli.agent.events import Error, TurnFinished
+
+        parent = ctx.agent if ctx is not None else None
+        if not isinstance(parent, Agent):
             raise SubAgentError("task can only run inside an agent (no parent agent in the tool context).")
         spec = self.agents.get(agent)
         if spec is None and agent != GENERAL_AGENT:
             return self.unknown_agent(agent)
-        from agentica_cli.agent.agent import Agent
-        from agentica_cli.agent.events import Error, TurnFinished
 
         model = parent.model
         if spec is not None and spec.model and spec.model != getattr(model, "id", None):
@@ -172,18 +173,18 @@ class BuiltinTaskTool(Tool):
             tool_input_guardrails=parent.tool_input_guardrails,
             tool_output_guardrails=parent.tool_output_guardrails,
             approve=parent.approve,
-            hooks=list(getattr(parent, "hooks", []) or []),
+            hooks=list(parent.hooks),
             name=f"task: {description}" if spec is None else f"{spec.name}: {description}",
         )
         sub_agent.is_subagent = True  # its end fires SubagentStop, not the session's Stop
-        sub_agent.session_id = getattr(parent, "session_id", sub_agent.session_id)
-        sub_agent.transcript_path = getattr(parent, "transcript_path", "")
+        sub_agent.session_id = parent.session_id
+        sub_agent.transcript_path = parent.transcript_path
         source = f"task:{ctx.call_id}"
-        fire = getattr(parent, "fire_hooks", None)
-        if fire is not None:  # SubagentStart: what its hooks add is context for the sub-agent
-            started = await fire("SubagentStart", agent_id=source, agent_type=spec.name if spec else GENERAL_AGENT)
-            if started.context:
-                prompt = prompt + "".join(f"\n\n[SubagentStart hook: {text}]" for text in started.context)
+        # SubagentStart: what its hooks add is context for the sub-agent
+        started = await parent.fire_hooks("SubagentStart", agent_id=source,
+                                          agent_type=spec.name if spec else GENERAL_AGENT)
+        if started.context:
+            prompt = prompt + "".join(f"\n\n[SubagentStart hook: {text}]" for text in started.context)
         content, reason, error = "", "completed", None
         async for event in sub_agent.run_stream(prompt):
             own = not event.source

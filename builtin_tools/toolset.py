@@ -8,7 +8,7 @@ import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from builtin_tools.execute import BuiltinExecuteTool
+from agentica_cli.tools.local.execute import BuiltinExecuteTool
 from builtin_tools.files import BuiltinFileTool
 from builtin_tools.todos import BuiltinTodoTool
 from builtin_tools.web import BuiltinFetchUrlTool, BuiltinWebSearchTool, SearchProvider

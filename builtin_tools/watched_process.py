@@ -17,7 +17,7 @@ import os
 import subprocess
 from typing import BinaryIO, Literal
 
-from builtin_tools.process_group import _StartedProcess, kill_group, start_watched, unwatch_group
+from agentica_cli.tools.local.process_group import _StartedProcess, kill_group, start_watched, unwatch_group
 
 StdinMode = Literal["pipe", "devnull"]
 StderrMode = Literal["pipe", "stdout", "devnull"]

@@ -24,6 +24,26 @@ sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 _real_getaddrinfo = socket.getaddrinfo
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Compile agentica's modules to bytecode once, before any test starts a process.
+
+    The package is an editable install, so its .pyc files are written only by imports; with
+    PYTHONDONTWRITEBYTECODE=1 (set on CI's image and on this machine) they never are, and
+    every `agentica` subprocess and pty in the suite recompiled each module it imported from
+    source: about 0.1 s of CPU per start, hundreds of starts. compileall writes them whatever
+    that variable says. Once, in the controller: xdist workers see the same files.
+    """
+    if hasattr(session.config, "workerinput"):
+        return
+    import compileall
+
+    root = Path(__file__).resolve().parent.parent
+    for package in ("agentica_cli", "builtin_tools", "tests"):
+        if (root / package).is_dir():
+            compileall.compile_dir(str(root / package), quiet=2, workers=1)
+
 _real_connect = socket.socket.connect
 
 

@@ -15,17 +15,14 @@ import asyncio
 import json
 import os
 import sys
-import types
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
-# builtin_tools/__init__ imports the whole tool set (pydantic ...): only process_group is needed.
-_package = types.ModuleType("builtin_tools")
-_package.__path__ = [os.path.join(REPO, "builtin_tools")]  # type: ignore[attr-defined]
-sys.modules.setdefault("builtin_tools", _package)
+# agentica_cli/__init__ and tools/__init__ import lazily: only the sandbox and process_group load
+# (not builtin_tools/__init__, which imports the whole tool set: pydantic ...).
 
 from agentica_cli.sandbox import Sandbox, SandboxPolicy  # noqa: E402
-from builtin_tools.process_group import run_in_group  # noqa: E402
+from agentica_cli.tools.local.process_group import run_in_group  # noqa: E402
 
 
 def main() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -30,7 +31,15 @@ def _task(task_id: str, **extra: str) -> dict[str, str]:
             "permission_mode": "accept-edits", **extra}
 
 
-def test_six_tasks_over_two_workers_statuses_and_shared_backoff(tmp_path: Path, home: Path) -> None:
+ZYGOTE_NOTE = "sessions are forked from a zygote"
+
+
+@pytest.mark.parametrize("start", ["zygote", "process"])
+def test_six_tasks_over_two_workers_statuses_and_shared_backoff(tmp_path: Path, home: Path, start: str) -> None:
+    """The same batch, its sessions forked from the zygote (the default on Linux) or each
+    started as `python -m agentica_cli` (AGENTICA_BATCH_ZYGOTE=0): the same results."""
+    if start == "zygote" and not sys.platform.startswith("linux"):
+        pytest.skip("the zygote is Linux only")
     repo = make_repository(tmp_path / "repo")
     roles: dict[str, str] = {}
 
@@ -64,10 +73,13 @@ def test_six_tasks_over_two_workers_statuses_and_shared_backoff(tmp_path: Path, 
     ])
     output = tmp_path / "results.jsonl"
     try:
-        done = run_cli(_batch_args(server, tasks, output), cwd=repo, home=home, timeout=150)
+        env = cli_env(home, **({} if start == "zygote" else {"AGENTICA_BATCH_ZYGOTE": "0"}))
+        done = run_cli(_batch_args(server, tasks, output), cwd=repo, home=home, env=env, timeout=150)
     finally:
         server.stop()
     assert done.returncode == 1, done.stderr  # one task's check failed
+    assert (ZYGOTE_NOTE in done.stderr) == (start == "zygote"), done.stderr
+    assert "started as processes of their own" not in done.stderr  # every session was forked, or none
     records = by_id(read_records(output))
     assert {k: r["status"] for k, r in records.items()} == {
         "t1": "done", "t2": "done", "t3": "check-failed", "t4": "done", "t5": "done", "t6": "done"}
@@ -136,6 +148,8 @@ def test_interrupted_batch_resumes_without_running_finished_tasks(tmp_path: Path
         process.send_signal(signal.SIGINT)
         err = process.communicate(timeout=60)[1]
         assert process.returncode == 130, err
+        if sys.platform.startswith("linux"):
+            assert ZYGOTE_NOTE in err  # the cancelled sessions were the zygote's children
         first = by_id(read_records(output))
         assert {k: r["status"] for k, r in first.items()} == {
             "r1": "done", "r2": "done", "r3": "cancelled", "r4": "cancelled"}
@@ -298,3 +312,30 @@ def test_budget_counts_running_and_finished_attempts() -> None:
     budget.finished("a#1", 1200, 2.6)  # a finished attempt replaces its running figure
     assert budget.cost == pytest.approx(5.1) and budget.tokens == 2200
     assert budget.exceeded() == "--max-cost 5 reached ($5.1000)"
+
+
+@pytest.mark.parametrize("start", ["zygote", "process"])
+def test_modules_in_the_tasks_repository_are_never_imported(tmp_path: Path, home: Path, start: str) -> None:
+    """A session runs in the task's worktree, and the zygote in the batch's folder: `python -m`
+    would put that folder first on sys.path, so a repository's `typer.py` or `docstring_parser.py`
+    would run, unsandboxed, in place of the real module."""
+    if start == "zygote" and not sys.platform.startswith("linux"):
+        pytest.skip("the zygote is Linux only")
+    repo = make_repository(tmp_path / "repo")
+    marks = tmp_path / "imported"
+    for name in ("typer", "docstring_parser", "httpx2", "anyio", "json"):
+        (repo / f"{name}.py").write_text(f"open({str(marks)!r} + '-{name}', 'w').write('imported')\n"
+                                         "raise ImportError('the repository shadowed a module')\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "modules named like agentica's")
+    server = task_server(TaskModel())
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [_task("m1")])
+    output = tmp_path / "results.jsonl"
+    try:
+        env = cli_env(home, **({} if start == "zygote" else {"AGENTICA_BATCH_ZYGOTE": "0"}))
+        done = run_cli(_batch_args(server, tasks, output, workers=1), cwd=repo, home=home, env=env, timeout=90)
+    finally:
+        server.stop()
+    assert sorted(p.name for p in tmp_path.glob("imported-*")) == []
+    assert done.returncode == 0, done.stderr
+    assert [r["status"] for r in read_records(output)] == ["done"]

@@ -109,7 +109,7 @@ def test_untrusted_project_cannot_start_programs_or_relax_permissions(home: Path
     assert untrusted.mcp_servers == {}
     assert untrusted.permission_mode == "default"
     assert untrusted.base_url is None
-    assert untrusted.get("hooks") is None
+    assert untrusted.hooks == {}  # none of the project's hooks
     assert set(untrusted.held_back) == {"mcp_servers", "hooks", "model.base_url", "permissions.mode"}
     trusted = load_settings(project, {}, trusted=True, environ={})
     assert trusted.permission_mode == "auto"

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +39,77 @@ def run(coro: Any) -> Any:
     return asyncio.run(asyncio.wait_for(coro, 90))
 
 
+@dataclass
+class FrontEnds:
+    """The three front ends, each started the way a user starts it, in `project` with `home`,
+    against a scripted model server; every test below drives the same scenario through them."""
+
+    home: Path
+    project: Path
+
+    def print_run(self, server: ScriptedModelServer, prompt: str, *flags: str) -> subprocess.CompletedProcess[str]:
+        """`agentica -p PROMPT FLAGS` in a subprocess."""
+        return run_cli(["-p", prompt, *flags, *model_args(server)], cwd=self.project, home=self.home)
+
+    @contextmanager
+    def repl(self, server: ScriptedModelServer, *flags: str, columns: int = 120) -> Iterator[pexpect.spawn]:
+        """The REPL on a pseudo-terminal; left with Ctrl-D if it still runs when the block ends
+        (the block waits for the prompt first), ended whatever happens."""
+        child = spawn_agentica(self.home, self.project, [*model_args(server), *flags], columns=columns, timeout=30)
+        try:
+            yield child
+            if child.isalive():
+                exit_repl(child)
+        finally:
+            if child.isalive():
+                child.terminate(force=True)
+
+    @staticmethod
+    def turn(child: pexpect.spawn, prompt: str, *shown: str) -> None:
+        """At the REPL's prompt: type `prompt`, then see each of `shown` in order."""
+        child.expect_exact("❯")
+        child.send(prompt + "\r")
+        for text in shown:
+            child.expect_exact(text)
+
+    def editor(self, server: ScriptedModelServer, *prompts: str, answers: tuple[str, ...] = (),
+               until: Callable[[EditorClient], Any] | None = None) -> tuple[EditorClient, list[str]]:
+        """`agentica acp` driven by an editor client: one new session, each prompt in turn
+        (permission questions answered with `answers`), then waiting for `until(client)` if
+        given. The client, and the text of the agent's messages for each prompt."""
+        client = EditorClient(terminal=False)
+        client.answers = list(answers)
+        said: list[str] = []
+
+        async def scenario() -> None:
+            async with editor_session(client, server, self.project, self.home) as conn:
+                session = await conn.new_session(cwd=str(self.project), mcp_servers=[])
+                for prompt in prompts:
+                    before = len(client.of_kind("agent_message_chunk"))
+                    await conn.prompt(session_id=session.session_id, prompt=[text_block(prompt)])
+                    said.append("".join(u.content.text for u in client.of_kind("agent_message_chunk")[before:]))
+                if until is not None:
+                    await client.wait_for(lambda: until(client))
+
+        run(scenario())
+        return client, said
+
+    def editor_refusal(self, server: ScriptedModelServer) -> RequestError:
+        """The error the editor's session/new gets."""
+        async def scenario() -> RequestError:
+            async with editor_session(EditorClient(), server, self.project, self.home) as conn:
+                with pytest.raises(RequestError) as raised:
+                    await conn.new_session(cwd=str(self.project), mcp_servers=[])
+            return raised.value
+
+        return run(scenario())
+
+
+@pytest.fixture
+def front_ends(home: Path, project: Path) -> FrontEnds:
+    return FrontEnds(home, project)
+
+
 def _network_confined(tmp_path: Path) -> bool:
     if best_backend() is None:
         return False
@@ -43,7 +118,7 @@ def _network_confined(tmp_path: Path) -> bool:
 
 # -- drift 1: the permission question is the policy's, in every front end ------------------------
 
-def test_drift1_a_network_request_offers_always_nowhere(home: Path, project: Path, tmp_path: Path) -> None:
+def test_drift1_a_network_request_offers_always_nowhere(front_ends: FrontEnds, tmp_path: Path) -> None:
     """A sandboxed command that asks for the network: asked each time with its reason, never with
     "always" (ACP used to offer it, and remembered the grant); -p, which cannot ask, refuses."""
     if not _network_confined(tmp_path):
@@ -55,40 +130,23 @@ def test_drift1_a_network_request_offers_always_nowhere(home: Path, project: Pat
         def script() -> list[Any]:
             return [turns.tool_calls(turns.call("execute", args, id="x1")), turns.text("done")]
 
-        with ScriptedModelServer(script()) as server:  # the REPL
-            child = spawn_agentica(home, project, model_args(server), timeout=30)
-            try:
-                child.expect_exact("❯")
-                child.send("reach the server\r")
-                child.expect_exact(note)
-                child.expect_exact("no, and stop")
-                repl_offers_always = "don't ask again" in child.before
-                child.expect_exact("Allow?")
-                child.send("y")
-                child.expect_exact("done")
-                child.expect_exact("❯")
-                exit_repl(child)
-            finally:
-                if child.isalive():
-                    child.terminate(force=True)
-            repl_result = tool_results(server.requests[1])["x1"]
+        with ScriptedModelServer(script()) as server, front_ends.repl(server) as child:  # the REPL
+            front_ends.turn(child, "reach the server", note, "no, and stop")
+            repl_offers_always = "don't ask again" in child.before
+            child.expect_exact("Allow?")
+            child.send("y")
+            child.expect_exact("done")
+            child.expect_exact("❯")
+        repl_result = tool_results(server.requests[1])["x1"]
 
-        client = EditorClient(terminal=False)  # ACP
-        client.answers = ["once"]
-
-        async def acp_scenario() -> list[dict[str, Any]]:
-            with ScriptedModelServer(script()) as server:
-                async with editor_session(client, server, project, home) as conn:
-                    session = await conn.new_session(cwd=str(project), mcp_servers=[])
-                    await conn.prompt(session_id=session.session_id, prompt=[text_block("reach the server")])
-                return server.requests
-
-        acp_requests = run(acp_scenario())
+        with ScriptedModelServer(script()) as server:  # ACP
+            client, _ = front_ends.editor(server, "reach the server", answers=("once",))
+            acp_requests = server.requests
         asked, options = client.permission_requests[0]
         acp_note = asked.content[0].content.text
 
         with ScriptedModelServer(script()) as server:  # -p
-            proc = run_cli(["-p", "reach the server", *model_args(server)], cwd=project, home=home)
+            proc = front_ends.print_run(server, "reach the server")
             print_result = tool_results(server.requests[1])["x1"]
 
     assert {"repl": repl_offers_always, "acp": "allow_always" in [o.kind for o in options]} == {
@@ -136,23 +194,16 @@ def test_drift1_an_always_the_question_did_not_offer_grants_nothing(tmp_path: Pa
     ('[tools]\nenable = ["no-such-toolkit"]\n', "'tools.enable'"),
     ("[checkpoints]\nkeep_days = -1\n", "'checkpoints.keep_days' must be >= 0, got -1"),
 ])
-def test_drift2_a_config_error_reads_the_same_in_every_front_end(home: Path, project: Path, config: str,
+def test_drift2_a_config_error_reads_the_same_in_every_front_end(front_ends: FrontEnds, config: str,
                                                                  says: str) -> None:
-    (home / "config.toml").write_text(config)
+    (front_ends.home / "config.toml").write_text(config)
     with ScriptedModelServer([turns.text("never asked")]) as server:
-        printed = run_cli(["-p", "hi", *model_args(server)], cwd=project, home=home)  # -p
-        child = spawn_agentica(home, project, model_args(server), timeout=30)  # the REPL
-        child.expect(pexpect.EOF)
-        child.close()
-        repl_screen, repl_code = child.before, child.exitstatus
-
-        async def acp_scenario() -> RequestError:
-            async with editor_session(EditorClient(), server, project, home) as conn:
-                with pytest.raises(RequestError) as raised:
-                    await conn.new_session(cwd=str(project), mcp_servers=[])
-            return raised.value
-
-        error = run(acp_scenario())
+        printed = front_ends.print_run(server, "hi")  # -p
+        with front_ends.repl(server) as child:  # the REPL
+            child.expect(pexpect.EOF)
+            child.close()
+            repl_screen, repl_code = child.before, child.exitstatus
+        error = front_ends.editor_refusal(server)  # ACP
         asked = len(server.requests)
     assert asked == 0
     line = next(line for line in printed.stderr.splitlines() if "config error" in line)
@@ -169,79 +220,49 @@ def test_drift2_a_config_error_reads_the_same_in_every_front_end(home: Path, pro
 FEATURES = Path(__file__).resolve().parent / "mcp_servers" / "features_server.py"
 
 
-def test_drift4_mcp_servers_get_the_work_folder_as_root_in_every_front_end(home: Path, project: Path) -> None:
+def test_drift4_mcp_servers_get_the_work_folder_as_root_in_every_front_end(front_ends: FrontEnds) -> None:
     import sys
 
     from mcp_repl_support import wait_until_server_ready
 
-    (home / "config.toml").write_text(
+    (front_ends.home / "config.toml").write_text(
         f'[mcp_servers.feat]\ncommand = "{sys.executable}"\nargs = ["{FEATURES}"]\nprotocol = "legacy"\n')
 
     def script() -> list[Any]:
         return [turns.tool_calls(turns.call("feat__list_roots", {}, id="r1")), turns.text("listed")]
 
     with ScriptedModelServer(script()) as server:  # -p
-        printed = run_cli(["-p", "list the roots", "--yes", *model_args(server)], cwd=project, home=home)
+        printed = front_ends.print_run(server, "list the roots", "--yes")
         assert printed.returncode == 0, printed.stderr
         print_roots = tool_results(server.requests[1])["r1"]
 
-    with ScriptedModelServer(script()) as server:  # the REPL
-        child = spawn_agentica(home, project, [*model_args(server), "--yes"], columns=160, timeout=30)
-        try:
-            child.expect_exact("❯")
-            wait_until_server_ready(child, "feat", tries=60)
-            child.expect_exact("❯")
-            child.send("list the roots\r")
-            child.expect_exact("listed")
-            child.expect_exact("❯")
-            exit_repl(child)
-        finally:
-            if child.isalive():
-                child.terminate(force=True)
-        repl_roots = tool_results(server.requests[1])["r1"]
+    with ScriptedModelServer(script()) as server, front_ends.repl(server, "--yes", columns=160) as child:  # the REPL
+        child.expect_exact("❯")
+        wait_until_server_ready(child, "feat", tries=60)
+        front_ends.turn(child, "list the roots", "listed")
+        child.expect_exact("❯")
+    repl_roots = tool_results(server.requests[1])["r1"]
 
-    client = EditorClient(terminal=False)  # ACP
-    client.answers = ["once"]
-
-    async def acp_scenario() -> str:
-        with ScriptedModelServer(script()) as server:
-            async with editor_session(client, server, project, home) as conn:
-                session = await conn.new_session(cwd=str(project), mcp_servers=[])
-                await conn.prompt(session_id=session.session_id, prompt=[text_block("list the roots")])
-            return tool_results(server.requests[1])["r1"]
-
-    acp_roots = run(acp_scenario())
-    root = project.resolve().as_uri()
+    with ScriptedModelServer(script()) as server:  # ACP
+        front_ends.editor(server, "list the roots", answers=("once",))
+        acp_roots = tool_results(server.requests[1])["r1"]
+    root = front_ends.project.resolve().as_uri()
     assert {"-p": print_roots, "repl": repl_roots, "acp": acp_roots} == {"-p": root, "repl": root, "acp": root}
 
 
 # -- drift 5: what an untrusted project sets is said by every front end --------------------------
 
-def test_drift5_an_untrusted_projects_commands_are_reported_in_every_front_end(home: Path, project: Path) -> None:
-    (project / ".agentica" / "commands").mkdir(parents=True)
-    (project / ".agentica" / "commands" / "ship.md").write_text("Ship it.\n")
+def test_drift5_an_untrusted_projects_commands_are_reported_in_every_front_end(front_ends: FrontEnds) -> None:
+    (front_ends.project / ".agentica" / "commands").mkdir(parents=True)
+    (front_ends.project / ".agentica" / "commands" / "ship.md").write_text("Ship it.\n")
     with ScriptedModelServer([turns.text("hello"), turns.text("hello")]) as server:
-        printed = run_cli(["-p", "hi", *model_args(server)], cwd=project, home=home)
-
-        child = spawn_agentica(home, project, model_args(server), timeout=30)  # the REPL asks
-        try:
+        printed = front_ends.print_run(server, "hi")  # -p
+        with front_ends.repl(server) as child:  # the REPL asks
             child.expect_exact("Trust this project? [y/N]")
             repl_said = " ".join(child.before.split())
             child.send("n\r")
             child.expect_exact("❯")
-            exit_repl(child)
-        finally:
-            if child.isalive():
-                child.terminate(force=True)
-
-        client = EditorClient(terminal=False)
-
-        async def acp_scenario() -> None:
-            async with editor_session(client, server, project, home) as conn:
-                session = await conn.new_session(cwd=str(project), mcp_servers=[])
-                await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
-
-        run(acp_scenario())
+        client, _ = front_ends.editor(server, "hi")  # ACP
     thoughts = "".join(u.content.text for u in client.of_kind("agent_thought_chunk"))
     assert "ignoring this untrusted project's commands (run with --trust to use them)" in printed.stderr
     assert "This project has its own commands" in repl_said
@@ -258,48 +279,28 @@ def _task_script() -> list[Any]:
             turns.text("done", usage={"prompt_tokens": 200, "completion_tokens": 30})]
 
 
-def test_drift3_cost_counts_sub_agents_and_earlier_processes_in_every_front_end(home: Path, project: Path) -> None:
+def test_drift3_cost_counts_sub_agents_and_earlier_processes_in_every_front_end(front_ends: FrontEnds) -> None:
     with ScriptedModelServer(_task_script()) as server:  # -p
-        printed = run_cli(["-p", "go", "--yes", "--output-format", "json", *model_args(server)], cwd=project,
-                          home=home)
+        printed = front_ends.print_run(server, "go", "--yes", "--output-format", "json")
     assert printed.returncode == 0, printed.stderr
     print_usage = json.loads(printed.stdout)["usage"]
 
-    def repl_cost(args: list[str], prompt: str | None) -> str:
-        child = spawn_agentica(home, project, [*args, "--yes"], timeout=30)
-        try:
-            child.expect_exact("❯")
+    def repl_cost(server: ScriptedModelServer, flags: list[str], prompt: str | None) -> str:
+        with front_ends.repl(server, *flags, "--yes") as child:
             if prompt is not None:
-                child.send(prompt + "\r")
-                child.expect_exact("done")
-                child.expect_exact("❯")
-            child.send("/cost\r")
+                front_ends.turn(child, prompt, "done")
+            front_ends.turn(child, "/cost")
             child.expect(r"tokens this session: [0-9,]+ in · [0-9,]+ out")
             said = str(child.after)
             child.expect_exact("❯")
-            exit_repl(child)
-        finally:
-            if child.isalive():
-                child.terminate(force=True)
         return said
 
     with ScriptedModelServer(_task_script()) as server:  # the REPL, then --continue in a new process
-        repl_said = repl_cost(model_args(server), "go")
-        continued_said = repl_cost([*model_args(server), "--continue"], None)
+        repl_said = repl_cost(server, [], "go")
+        continued_said = repl_cost(server, ["--continue"], None)
 
-    client = EditorClient(terminal=False)  # ACP
-    client.answers = ["once", "once", "once"]
-
-    async def acp_scenario() -> str:
-        with ScriptedModelServer(_task_script()) as server:
-            async with editor_session(client, server, project, home) as conn:
-                session = await conn.new_session(cwd=str(project), mcp_servers=[])
-                await conn.prompt(session_id=session.session_id, prompt=[text_block("go")])
-                before = len(client.of_kind("agent_message_chunk"))
-                await conn.prompt(session_id=session.session_id, prompt=[text_block("/cost")])
-        return "".join(u.content.text for u in client.of_kind("agent_message_chunk")[before:])
-
-    acp_said = run(acp_scenario())
+    with ScriptedModelServer(_task_script()) as server:  # ACP
+        _, (_, acp_said) = front_ends.editor(server, "go", "/cost", answers=("once", "once", "once"))
     assert (print_usage["input_tokens"], print_usage["output_tokens"]) == (1300, 60)
     expected = "tokens this session: 1,300 in · 60 out"
     assert {"repl": repl_said, "repl --continue": continued_said, "acp": acp_said[:len(expected)]} == {
@@ -308,34 +309,19 @@ def test_drift3_cost_counts_sub_agents_and_earlier_processes_in_every_front_end(
 
 # -- drift 6: one registry of slash commands, one /model ------------------------------------------
 
-def test_drift6_shared_commands_have_one_help_text_in_the_repl_and_the_editor(home: Path, project: Path) -> None:
+def test_drift6_shared_commands_have_one_help_text_in_the_repl_and_the_editor(front_ends: FrontEnds) -> None:
     from agentica_cli.app.commands import COMMANDS, commands_for
 
     shared = sorted(set(commands_for("tui")) & set(commands_for("acp")))
     assert set(shared) >= {"compact", "model", "tools", "todos", "cost", "undo", "redo"}
     with ScriptedModelServer([turns.text("hello")]) as server:
-        child = spawn_agentica(home, project, model_args(server), columns=200, timeout=30)
-        try:
-            child.expect_exact("❯")
-            child.send("/help\r")
-            child.expect_exact("keys:")
+        with front_ends.repl(server, columns=200) as child:  # the REPL
+            front_ends.turn(child, "/help", "keys:")
             repl_help = " ".join(child.before.split())
             child.expect_exact("❯")
-            exit_repl(child)
-        finally:
-            if child.isalive():
-                child.terminate(force=True)
-
-        client = EditorClient(terminal=False)
-
-        async def acp_scenario() -> dict[str, str]:
-            async with editor_session(client, server, project, home) as conn:
-                await conn.new_session(cwd=str(project), mcp_servers=[])
-                await client.wait_for(lambda: client.of_kind("available_commands_update"))
-            update = client.of_kind("available_commands_update")[0]
-            return {c.name: c.description for c in update.available_commands}
-
-        editor = run(acp_scenario())
+        client, _ = front_ends.editor(server, until=lambda c: c.of_kind("available_commands_update"))  # ACP
+        update = client.of_kind("available_commands_update")[0]
+        editor = {c.name: c.description for c in update.available_commands}
     for name in shared:
         assert editor[name] == COMMANDS[name].help, name
         assert f"/{name}" in repl_help and COMMANDS[name].help in repl_help, name

@@ -190,8 +190,9 @@ def test_layout_arrows() -> None:
 
 def test_tools_and_toolkits_stand_below_the_loop() -> None:
     """builtin_tools/ imports the loop only for the task tool (a sub-agent is an Agent), never the
-    application or a front end; toolkits/ share the web's address policy and HTML-to-Markdown with
-    fetch_url through agentica_cli.tools.web_access, not builtin_tools.web."""
+    application or a front end; toolkits/ never import builtin_tools/: they share the web's address
+    policy and HTML-to-Markdown with fetch_url through agentica_cli.tools.web_access, and the path
+    sandbox, file reading and the shell engine through agentica_cli.tools.local."""
     graph = import_graph()
     for module, targets in graph.items():
         if _under(module, "builtin_tools"):
@@ -199,7 +200,10 @@ def test_tools_and_toolkits_stand_below_the_loop() -> None:
                                               "agentica_cli.cli", *FRONT_ENDS)}
             assert module == "builtin_tools.task" or not bad, f"{module} imports {bad}"
         if _under(module, "agentica_cli.toolkits"):
-            bad = {t for t in targets if _under(t, "builtin_tools.web", "agentica_cli.agent", "agentica_cli.app")}
+            bad = {t for t in targets if _under(t, "builtin_tools", "agentica_cli.agent", "agentica_cli.app")}
+            assert not bad, f"{module} imports {bad}"
+        if _under(module, "agentica_cli.tools.local"):  # below both tool sets: neither of them, nor the loop
+            bad = {t for t in targets if _under(t, "agentica_cli.toolkits", "agentica_cli.agent", "agentica_cli.app")}
             assert not bad, f"{module} imports {bad}"
 
 

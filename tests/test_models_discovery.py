@@ -55,7 +55,7 @@ NOT_FOUND = (404, {"error": "404 page not found"})
 
 
 def settings(**model: object) -> Settings:
-    return Settings({"model": {k: v for k, v in model.items() if v is not None}})
+    return Settings.from_data({"model": {k: v for k, v in model.items() if v is not None}})
 
 
 # -- presets ----------------------------------------------------------------------------------

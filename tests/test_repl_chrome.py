@@ -373,11 +373,9 @@ def test_a_notification_cannot_end_its_escape_sequence_early(tmp_path: Path) -> 
         assert notify("hello", None, terminal) is True
         assert os.read(master, 100) == b"\x07\x1b]9;agentica: hello\x07"
 
-        class Off:
-            def get(self, key: str, default: object = None) -> object:
-                return False if key == "ui.notify" else default
+        from agentica_cli.app.settings.config import Settings, UiSettings
 
-        assert notify("hello", Off(), terminal) is False
+        assert notify("hello", Settings(ui=UiSettings(notify=False)), terminal) is False  # [ui] notify = false
     os.close(master)
     with open(tmp_path / "not-a-terminal", "w") as file:
         assert notify("hello", None, file) is False

@@ -14,6 +14,7 @@ from agentica_cli.app.settings.config import (
     PROJECT_KEYS_WITHOUT_TRUST,
     SCHEMA,
     UNTRUSTED_PROJECT_KEYS,
+    CheckpointSettings,
     load_settings,
 )
 from agentica_cli.testing import ScriptedModelServer, turns
@@ -98,11 +99,12 @@ def test_untrusted_project_cannot_raise_limits_or_enable_toolkits(
     }
     assert untrusted.get("model.request_timeout") == 120  # the user's own limit stays
     assert untrusted.get("ui.history") is False
-    assert untrusted.get("tools.max_turns") is None and untrusted.get("checkpoints") is None
+    assert untrusted.tools.max_turns is None
+    assert untrusted.checkpoints == CheckpointSettings()  # the defaults: the project's keep_days = 0 held back
     # what cannot hurt still applies
     assert untrusted.model_name == "project-model" and untrusted.get("model.vision") is True
-    assert untrusted.get("tools.exclude") == ["web_search"] and untrusted.get("ui.markdown") is False
-    assert untrusted.get("sandbox.hide") == ["secrets"]
+    assert untrusted.tools.exclude == ("web_search",) and untrusted.get("ui.markdown") is False
+    assert untrusted.sandbox.hide == ("secrets",)
     trusted = load_settings(project, {}, trusted=True, environ={})
     assert trusted.held_back == {}
     assert trusted.get("model.request_timeout") == 0 and trusted.get("tools.max_turns") == 100000

@@ -73,3 +73,24 @@ def test_export_stays_in_the_sandbox_and_never_replaces_unasked(tmp_path: Path) 
     replaced = export_conversation(MESSAGES, META, "keep.md", project, as_json=True, overwrite=True)
     assert replaced.replaced and json.loads((project / "keep.md").read_text())["diffs"]["e1"].startswith("--- a/")
     assert export_conversation(MESSAGES, META, "sub/conv.JSON", project).path == project / "sub" / "conv.JSON"
+
+
+# A stream cut inside a call's arguments (the model wrote an escape sequence in them): the JSON
+# never closes. The transcript (--continue, /resume) and /export read calls through one
+# calls_by_id, which keeps such arguments as the raw text; both show it neutralised.
+CUT_CALL = {"id": "x1", "type": "function", "function": {"name": "execute",
+                                                          "arguments": '{"command": "make \x1b[2Jall'}}
+CUT = [{"role": "user", "content": "build it"},
+       {"role": "assistant", "content": "", "tool_calls": [CUT_CALL]},
+       {"role": "tool", "tool_call_id": "x1", "content": "Error: malformed arguments"}]
+
+
+def test_malformed_arguments_are_shown_as_their_raw_text_neutralised_in_both_views() -> None:
+    from agentica_cli.app.session_views.tool_calls import calls_by_id
+    from agentica_cli.tui.transcript import replay
+
+    assert calls_by_id(CUT) == {"x1": ("execute", {"arguments": '{"command": "make \x1b[2Jall'})}
+    call_line = next(line for line, _ in replay(CUT) if line.startswith("●"))
+    assert "make" in call_line and "all" in call_line and "\x1b" not in call_line  # was "● execute": nothing
+    text = to_markdown(CUT, META)
+    assert "\x1b" not in text and '"arguments": "{\\"command\\": \\"make \\u001b[2Jall"' in text

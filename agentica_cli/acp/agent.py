@@ -311,7 +311,7 @@ class AgenticaAcpAgent:
         self.sessions.clear()
         import sys
 
-        background = sys.modules.get("builtin_tools.background")
+        background = sys.modules.get("agentica_cli.tools.local.background")
         if background is not None:
             await asyncio.to_thread(background.background_processes().stop_all)
 

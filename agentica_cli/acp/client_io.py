@@ -14,7 +14,7 @@ the session runs its first tool that can start processes (anything but the file 
 and todos; `task` itself neither, its sub-agent's calls are watched the same way: see
 `CommandWatch`). From then on, for the rest of the session, file content is
 read and written on the disk by us, through descriptors opened beneath the project's roots
-without following any symlink (builtin_tools.safe_open); the editor reloads a changed file
+without following any symlink (agentica_cli.tools.local.safe_open); the editor reloads a changed file
 from the disk as it does for any outside change. docs/editor.md says what that costs.
 
 `ClientTerminalRunner` is execute's runner: the command (already wrapped by the sandbox, with
@@ -124,7 +124,7 @@ class ClientFileAccess:
 
 def _read_beneath(sandbox: Any, path: Path) -> str:
     """The text of `path` read through a descriptor opened beneath the sandbox's roots."""
-    from builtin_tools.safe_open import changed_error
+    from agentica_cli.tools.local.safe_open import changed_error
 
     real = sandbox.resolve(path)  # inside the roots now, or PathOutsideRootsError
     try:
@@ -151,8 +151,8 @@ def _read_beneath(sandbox: Any, path: Path) -> str:
 
 def _write_beneath(sandbox: Any, path: Path, text: str) -> None:
     """Replace (or create) `path` atomically through a descriptor opened beneath the roots."""
+    from agentica_cli.tools.local.safe_open import changed_error, lstat_at
     from builtin_tools.atomic_write import atomic_write_at
-    from builtin_tools.safe_open import changed_error, lstat_at
 
     real = sandbox.resolve(path)
     dir_fd = sandbox.open_parent(real, create=True)
@@ -189,8 +189,8 @@ class ClientTerminalRunner:
         self.on_terminal = on_terminal  # (call_id, terminal_id) -> awaitable: shows it in the tool call
 
     async def run(self, argv: list[str], *, cwd: str, env: dict[str, str], timeout: float, ctx: Any = None) -> Any:
-        from builtin_tools.output_capture import OutputCapture
-        from builtin_tools.process_group import CommandOutcome
+        from agentica_cli.tools.local.output_capture import OutputCapture
+        from agentica_cli.tools.local.process_group import CommandOutcome
 
         # `env -i`: exactly execute's environment, not the editor's (which may hold keys).
         args = ["-i", *(f"{k}={v}" for k, v in env.items() if "=" not in k), *argv]

@@ -114,7 +114,7 @@ class AcpSession:
 
     def plug_client_io(self, terminal: bool) -> None:
         from agentica_cli.acp.client_io import ClientFileAccess, ClientTerminalRunner
-        from builtin_tools.execute import BuiltinExecuteTool
+        from agentica_cli.tools.local.execute import BuiltinExecuteTool
         from builtin_tools.files import BuiltinFileTool
 
         loop = asyncio.get_running_loop()
@@ -404,7 +404,7 @@ class AcpSession:
         from agentica_cli.app.runtime import model_label
 
         current = model_label(self.agent.model)
-        choices = list(dict.fromkeys([current, *(self.settings.get("model.choices") or [])]))
+        choices = list(dict.fromkeys([current, *self.settings.model.choices]))
         return [SessionConfigOptionSelect(
             id="model", name="Model", category="model", type="select", current_value=current,
             options=[SessionConfigSelectOption(value=c, name=c) for c in choices],

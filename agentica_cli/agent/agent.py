@@ -16,7 +16,7 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentica_cli.agent.approval import ApproveHook
+from agentica_cli.agent.approval import ApprovalPolicy, ApproveHook, as_approval_policy
 from agentica_cli.agent.checkpointing import CheckpointRunner
 from agentica_cli.agent.config import RunResult, ToolConfig
 from agentica_cli.agent.context import ContextManager, UnusableSummary, estimate_tokens
@@ -60,12 +60,16 @@ class Agent(LifecycleEvents):
 
     tools: plain or async functions, `@tool` functions, Functions, Tools, McpTools.
     approve: called (sync or async) for `is_destructive` calls -> Decision; None allows all.
+        Checked here: a callable that cannot take one argument is a TypeError.
     messages / on_message: start from a saved history / called after every appended message.
     hooks: objects with before_tool_call(call) / after_tool_call(call) and/or
-        hook_event(event, payload) for the lifecycle events (agent/hooks.py), e.g. ToolHooks.
+        hook_event(event, payload) for the lifecycle events (agent/hooks.py), e.g. ToolHooks;
+        checked here (agent.hooks is a HookList: what is appended later is checked then).
     checkpoints: e.g. agentica_cli.checkpoints.Checkpoints: snapshots at each turn's start and
         after each step with a call that is not read-only (a `Checkpoint` event per snapshot).
     """
+
+    _approve: ApprovalPolicy | None
 
     def __init__(
         self,
@@ -75,11 +79,11 @@ class Agent(LifecycleEvents):
         tool_config: ToolConfig | None = None,
         tool_input_guardrails: Sequence[ToolInputGuardrail] | None = None,
         tool_output_guardrails: Sequence[ToolOutputGuardrail] | None = None,
-        approve: ApproveHook | None = None,
+        approve: ApproveHook | ApprovalPolicy | None = None,
         messages: list[dict[str, Any]] | None = None,
         on_message: Callable[[dict[str, Any]], None] | None = None,
         on_history_replaced: Callable[[list[dict[str, Any]]], None] | None = None,
-        hooks: Any = None,
+        hooks: object = None,
         name: str | None = None,
         checkpoints: Any = None,
     ):
@@ -122,6 +126,15 @@ class Agent(LifecycleEvents):
             if self.tool_config.result_dir else None
 
     # -- configuration ------------------------------------------------------------------
+
+    @property
+    def approve(self) -> ApprovalPolicy | None:
+        """The approval policy the executor asks (a plain `approve(call)` callable is wrapped)."""
+        return self._approve
+
+    @approve.setter
+    def approve(self, approve: ApproveHook | ApprovalPolicy | None) -> None:
+        self._approve = as_approval_policy(approve)
 
     @property
     def functions(self) -> dict[str, Function]:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentica_cli.agent.approval import ApprovalPolicy, Decision
+from agentica_cli.agent.approval import ApprovalPolicy, CallableApproval, Decision
 from agentica_cli.agent.events import (
     ApprovalRequested,
     Event,
@@ -24,15 +24,14 @@ from agentica_cli.agent.events import (
     ToolCallStarted,
     ToolOutput,
 )
-from agentica_cli.agent.hooks import HookOutcome, as_outcome, call_maybe_async, fire_event, tool_payload
+from agentica_cli.agent.hooks import HookList, HookOutcome, as_outcome, call_maybe_async, fire_event, tool_payload
 from agentica_cli.models.base import ToolCallRequest
-from agentica_cli.tools.base import Function, FunctionCall, format_tool_error
+from agentica_cli.tools.base import Function, FunctionCall, Tool, format_tool_error
 from agentica_cli.tools.context import ToolContext
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from agentica_cli.agent.approval import ApproveHook
     from agentica_cli.agent.config import ToolConfig
     from agentica_cli.agent.run_state import RunState
     from agentica_cli.tools.guardrails import ToolInputGuardrail, ToolOutputGuardrail
@@ -71,10 +70,15 @@ class ExecutorHost(Protocol):
     tool_config: ToolConfig
     tool_input_guardrails: list[ToolInputGuardrail]
     tool_output_guardrails: list[ToolOutputGuardrail]
-    hooks: list[Any]
-    approve: ApproveHook | ApprovalPolicy | None
+    hooks: HookList
+    tools: list[Function | Tool]
     model: Any  # the model client (whether it takes images)
     results_dir: Path | None  # where oversized results go (made on first use)
+
+    @property
+    def approve(self) -> ApprovalPolicy | None:
+        """The approval policy (Agent wraps a plain approve callable in a CallableApproval)."""
+        ...
 
     def _append(self, message: dict[str, Any]) -> None: ...
 
@@ -113,7 +117,7 @@ class ToolExecutor:
     def _note_resource_updates(self, record: CallRecord) -> None:
         """MCP resources the model has seen that changed meanwhile: their new text goes with
         this reply's results (tools/mcp/resource_updates.py)."""
-        tools = [t for t in getattr(self.agent, "tools", ()) if hasattr(t, "take_resource_updates")]
+        tools = [t for t in self.agent.tools if hasattr(t, "take_resource_updates")]
         if not tools:
             return
         from agentica_cli.tools.mcp.resource_updates import describe, take_resource_updates, update_note
@@ -238,11 +242,10 @@ class ToolExecutor:
                 return f"Blocked: the call to '{call.name}' was not run ({verdict.message})."
         for hook in self.agent.hooks:
             try:
-                if hasattr(hook, "hook_event"):
+                if hook.on_event is not None:
                     hooked.merge(await fire_event([hook], "PreToolUse", tool_payload(self.agent, "PreToolUse", call)))
-                before = getattr(hook, "before_tool_call", None)
-                if before is not None:
-                    hooked.merge(as_outcome(await call_maybe_async(before, call), "PreToolUse"))
+                if hook.before is not None:
+                    hooked.merge(as_outcome(await call_maybe_async(hook.before, call), "PreToolUse"))
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -263,8 +266,8 @@ class ToolExecutor:
 
     async def _decide(self, call: FunctionCall, hooked: HookOutcome) -> Decision | None:
         """Whether the call may run; None when nobody needs to decide. A PreToolUse hook's
-        "allow" skips the question (the approve hook's `hook_allowed`, if it has one, may still
-        refuse: deny rules, plan mode); its "ask" always asks."""
+        "allow" skips the question (the approval policy's `hook_allowed` may still refuse: deny
+        rules, plan mode); its "ask" always asks."""
         if hooked.decision == "allow":
             return await self._after_hook_allowed(call, None)
         if hooked.decision == "ask" or self._needs_approval(call):
@@ -272,16 +275,14 @@ class ToolExecutor:
         return None
 
     def _needs_approval(self, call: FunctionCall) -> bool:
-        """Destructive calls go to the approve hook; other calls too when the hook has a
-        `needs_review(call)` that says so (a permission policy with deny rules or a
-        read-only mode must see them). A failing check counts as "needs it"."""
+        """Destructive calls go to the approval policy; other calls too when its
+        `needs_review(call)` says so (a permission policy with deny rules or a read-only mode
+        must see them; a plain approve callable reviews none). A failing check counts as "needs it"."""
         approve = self.agent.approve
         if approve is None:
             return False
         if call.function.is_destructive:
             return True
-        if not isinstance(approve, ApprovalPolicy):
-            return False
         try:
             return bool(approve.needs_review(call))
         except Exception:
@@ -289,7 +290,7 @@ class ToolExecutor:
 
     async def _ask_approval(self, call: FunctionCall, hook_asks: str | None = None) -> Decision:
         """The approve hook's decision. `hook_asks` (a PreToolUse hook said "ask", with this
-        reason): the user is asked whatever the mode, through the hook's `confirm` if it has one."""
+        reason): the user is asked whatever the mode, through the policy's `confirm`."""
         approve = self.agent.approve
         if approve is None:  # (only a hook's "ask" gets here without one)
             return Decision.deny(f"Permission denied: a hook asks for the user's confirmation of '{call.name}' "
@@ -299,12 +300,11 @@ class ToolExecutor:
             return answered
         self.run.emit(ApprovalRequested(call.call_id, call.name, call.args or {}))
         await self.run.flush()  # the UI has the request in hand before the hook asks
-        policy = approve if isinstance(approve, ApprovalPolicy) else None
-        if policy is None:  # a plain callable asks a person
+        if isinstance(approve, CallableApproval):  # a plain callable asks a person
             await self.agent.notify(f"agentica needs your permission to use {call.name}")
         try:
-            if policy is not None and hook_asks is not None:
-                decision = await call_maybe_async(policy.confirm, call, hook_asks or "a hook asks")
+            if hook_asks is not None:
+                decision = await call_maybe_async(approve.confirm, call, hook_asks or "a hook asks")
             else:
                 decision = await call_maybe_async(approve, call)
         except asyncio.CancelledError:
@@ -312,18 +312,18 @@ class ToolExecutor:
         except Exception as exc:
             return Decision.deny(f"Permission denied: the approval check failed ({format_tool_error(exc)}); "
                                  f"'{call.name}' was not run.")
-        if isinstance(decision, bool):
-            return Decision(decision)
-        return decision if isinstance(decision, Decision) else Decision(bool(getattr(decision, "allowed", False)),
-                                                                        getattr(decision, "message", "") or "")
+        if not isinstance(decision, Decision):  # fail closed on a policy that breaks its Protocol
+            return Decision.deny(f"Permission denied: the approval check returned {type(decision).__name__}, "
+                                 f"not a Decision; '{call.name}' was not run.")
+        return decision
 
     async def _permission_request_hooks(self, call: FunctionCall) -> Decision | None:
         """PermissionRequest hooks, when a person is about to be asked: one that denies (or
         exits 2) refuses the call; one that allows answers for the person (deny rules and plan
         mode still apply, through the approve hook's `hook_allowed`); None: ask as usual."""
-        if not any(hasattr(h, "hook_event") for h in self.agent.hooks):
+        if not self.agent.hooks.with_events:
             return None
-        said = await fire_event(self.agent.hooks, "PermissionRequest",
+        said = await fire_event(self.agent.hooks.with_events, "PermissionRequest",
                                 tool_payload(self.agent, "PermissionRequest", call))
         for message in said.messages:
             self.run.emit(Notice(message, kind="warning"))
@@ -338,9 +338,9 @@ class ToolExecutor:
 
     async def _after_hook_allowed(self, call: FunctionCall, without_check: Decision | None) -> Decision | None:
         """A hook allowed `call`: what the approve hook's `hook_allowed` still says (deny rules,
-        plan mode, escalations); `without_check` where the approve hook has none."""
+        plan mode, escalations); `without_check` where the agent has no approval policy."""
         approve = self.agent.approve
-        if not isinstance(approve, ApprovalPolicy):
+        if approve is None:
             return without_check
         try:
             return await call_maybe_async(approve.hook_allowed, call)
@@ -379,9 +379,8 @@ class ToolExecutor:
         that ran): a PostToolUse block or context is added to the result the model reads (the
         call has run; nothing is undone)."""
         for hook in self.agent.hooks:
-            after = getattr(hook, "after_tool_call", None)
             try:
-                if ran and hasattr(hook, "hook_event"):  # PostToolUseFailure for a call that failed
+                if ran and hook.on_event is not None:  # PostToolUseFailure for a call that failed
                     event = "PostToolUse" if call.error is None else "PostToolUseFailure"
                     said = await fire_event([hook], event, tool_payload(self.agent, event, call))
                     for message in said.messages:
@@ -389,8 +388,8 @@ class ToolExecutor:
                     notes = ([said.reason] if said.block and said.reason else []) + said.context
                     if notes:
                         call.result = (call.result or "") + "".join(f"\n\n[{event} hook: {n}]" for n in notes)
-                if after is not None:
-                    await call_maybe_async(after, call)
+                if hook.after is not None:
+                    await call_maybe_async(hook.after, call)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:

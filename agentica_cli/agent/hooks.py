@@ -16,6 +16,11 @@ Two ways to hook in, on the same object or on different ones (`Agent(hooks=[...]
   or a string: context for the model (SessionStart, UserPromptSubmit) or, for PreToolUse,
   the reason to block.
 
+The agent makes each hook an `AgentHook` once, when it is given (`Agent(hooks=...)`, or
+`agent.hooks.append`: a `HookList`): its methods are looked up and their arity checked then,
+so an object with none of them or a method of the wrong shape is a TypeError at once, and the
+loop calls `hook.before` / `hook.after` / `hook.on_event` without probing the object.
+
 While the loop fires an event, `hook_caller()` names the agent it fires for and where its run's
 events go, so a hook that runs an agent of its own (extensions/agent_hooks.py) can reuse that
 agent's folders and approvals and show its steps in the run's stream.
@@ -27,12 +32,13 @@ import asyncio
 import inspect
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, SupportsIndex
 
 from agentica_cli.tools.base import FunctionCall, format_tool_error
+from agentica_cli.tools.callables import require_positional
 
 BeforeHook = Callable[[FunctionCall], Any]
 AfterHook = Callable[[FunctionCall], Any]
@@ -177,10 +183,16 @@ def as_outcome(value: Any, event: str) -> HookOutcome | None:
 
 class ToolHooks:
     """Hooks from plain functions: `ToolHooks(before=log_call, after=record_result,
-    on_event=lambda event, payload: ...)`."""
+    on_event=lambda event, payload: ...)`. Each is checked here: `before(call)`,
+    `after(call)`, `on_event(event, payload)`."""
 
     def __init__(self, before: BeforeHook | None = None, after: AfterHook | None = None,
                  on_event: EventHook | None = None):
+        for fn, count, shape in ((before, 1, "ToolHooks(before=fn): fn(call) -> None | bool | str"),
+                                 (after, 1, "ToolHooks(after=fn): fn(call) -> None"),
+                                 (on_event, 2, "ToolHooks(on_event=fn): fn(event: str, payload: dict)")):
+            if fn is not None:
+                require_positional(fn, count, shape + " (sync or async)")
         self._before = before
         self._after = after
         self._on_event = on_event
@@ -195,6 +207,71 @@ class ToolHooks:
         return await call_maybe_async(self._on_event, event, payload) if self._on_event else None
 
 
+BEFORE_SHAPE = "before_tool_call(call) -> None | bool | str (sync or async)"
+AFTER_SHAPE = "after_tool_call(call) -> None (sync or async)"
+EVENT_SHAPE = "hook_event(event: str, payload: dict) -> None | HookOutcome | dict | str (sync or async)"
+HOOK_SHAPE = ("an object with before_tool_call(call), after_tool_call(call) and/or hook_event(event, payload) "
+              "(e.g. agentica_cli.agent.ToolHooks)")
+
+
+@dataclass(frozen=True)
+class AgentHook:
+    """One hook as the loop calls it: its three entry points, each None where the object has
+    none. Made once, when the hook is given to the agent (`as_agent_hook`), so the loop never
+    asks an object what it can do in the middle of a run. `source` is the object given."""
+
+    source: object
+    before: BeforeHook | None = None
+    after: AfterHook | None = None
+    on_event: EventHook | None = None
+
+
+def as_agent_hook(hook: object) -> AgentHook:
+    """`hook` (an object with before_tool_call / after_tool_call / hook_event) as an AgentHook;
+    TypeError for an object with none of them or one that takes the wrong arguments."""
+    if isinstance(hook, AgentHook):
+        return hook
+    before = getattr(hook, "before_tool_call", None)
+    after = getattr(hook, "after_tool_call", None)
+    on_event = getattr(hook, "hook_event", None)
+    if before is None and after is None and on_event is None:
+        raise TypeError(f"an agent hook must be {HOOK_SHAPE}; got {type(hook).__name__} {hook!r}")
+    for fn, count, shape in ((before, 1, BEFORE_SHAPE), (after, 1, AFTER_SHAPE), (on_event, 2, EVENT_SHAPE)):
+        if fn is not None:
+            require_positional(fn, count, f"{type(hook).__name__}.{shape}")
+    return AgentHook(hook, before, after, on_event)
+
+
+class HookList(list[AgentHook]):
+    """An agent's hooks: whatever is added (append, insert, extend, +=) is made an AgentHook
+    then; `x in hooks` is true for the object given as well as for its AgentHook."""
+
+    def __init__(self, hooks: Iterable[object] = ()):
+        super().__init__(as_agent_hook(h) for h in hooks)
+
+    def append(self, hook: object) -> None:
+        super().append(as_agent_hook(hook))
+
+    def insert(self, index: SupportsIndex, hook: object) -> None:
+        super().insert(index, as_agent_hook(hook))
+
+    def extend(self, hooks: Iterable[object]) -> None:
+        super().extend(as_agent_hook(h) for h in hooks)
+
+    # += takes any hook object (it is made an AgentHook), wider than list's __add__ takes.
+    def __iadd__(self, hooks: Iterable[object]) -> HookList:  # type: ignore[override,misc]
+        self.extend(hooks)
+        return self
+
+    def __contains__(self, hook: object) -> bool:
+        return any(h is hook or h.source is hook for h in self)
+
+    @property
+    def with_events(self) -> list[AgentHook]:
+        """The hooks that take lifecycle events (hook_event)."""
+        return [h for h in self if h.on_event is not None]
+
+
 async def call_maybe_async(fn: Callable[..., Any], *args: Any) -> Any:
     value = fn(*args)
     if inspect.isawaitable(value):
@@ -202,12 +279,13 @@ async def call_maybe_async(fn: Callable[..., Any], *args: Any) -> Any:
     return value
 
 
-def as_hook_list(hooks: Any) -> list[Any]:
+def as_hook_list(hooks: object) -> HookList:
+    """`Agent(hooks=...)`: None, one hook, or a list or tuple of them."""
     if hooks is None:
-        return []
+        return HookList()
     if isinstance(hooks, (list, tuple)):
-        return list(hooks)
-    return [hooks]
+        return HookList(hooks)
+    return HookList([hooks])
 
 
 def event_payload(agent: Any, event: str, **fields: Any) -> dict[str, Any]:
@@ -235,12 +313,12 @@ def tool_payload(agent: Any, event: str, call: FunctionCall) -> dict[str, Any]:
     return event_payload(agent, event, **fields)
 
 
-async def fire_event(hooks: Sequence[Any], event: str, payload: dict[str, Any]) -> HookOutcome:
+async def fire_event(hooks: Sequence[AgentHook], event: str, payload: dict[str, Any]) -> HookOutcome:
     """Every hook's `hook_event` for one event, merged. A hook that raises does not stop the
     others; the failure is a message for the user (for PreToolUse the executor blocks instead)."""
     merged = HookOutcome()
     for hook in hooks:
-        handler = getattr(hook, "hook_event", None)
+        handler = hook.on_event
         if handler is None:
             continue
         try:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentica_cli.agent.events import Notice
-from agentica_cli.agent.hooks import HookOutcome, event_payload, fire_event
+from agentica_cli.agent.hooks import HookList, HookOutcome, event_payload, fire_event
 from agentica_cli.agent.run_state import RunState
 
 
@@ -19,7 +19,7 @@ class LifecycleEvents:
     """Mixed into Agent: expects `hooks`, `messages`, `is_subagent`, `_session_started`,
     `_session_source`, `_start_context`, `instruction_texts`, `system_prompt` and `_append`."""
 
-    hooks: list[Any]
+    hooks: HookList
     messages: list[dict[str, Any]]
     is_subagent: bool
     _session_started: bool
@@ -31,9 +31,10 @@ class LifecycleEvents:
 
     async def fire_hooks(self, event: str, run: RunState | None = None, **fields: Any) -> HookOutcome:
         """Run the hooks' `hook_event` for `event`; what they say for the user becomes a Notice."""
-        if not any(hasattr(h, "hook_event") for h in self.hooks):
+        listening = self.hooks.with_events
+        if not listening:
             return HookOutcome()
-        outcome = await fire_event(self.hooks, event, event_payload(self, event, **fields))
+        outcome = await fire_event(listening, event, event_payload(self, event, **fields))
         if run is not None:
             for message in outcome.messages:
                 run.emit(Notice(message, kind="warning"))

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 from agentica_cli.app.settings.config import ConfigError, Settings
 
-DEFAULTS = {"enabled": True, "max_file_size": 10_000_000, "keep_sessions": 50, "keep_days": 30.0}
-
 
 def checkpoint_options(settings: Settings) -> dict[str, Any]:
     """The [checkpoints] keys with their defaults; a negative number is a config error."""
-    options = {key: settings.get(f"checkpoints.{key}", default) for key, default in DEFAULTS.items()}
+    options: dict[str, Any] = dataclasses.asdict(settings.checkpoints)
     for key in ("max_file_size", "keep_sessions", "keep_days"):
         if not options[key] >= 0:
             where = settings.sources.get(f"checkpoints.{key}", "config")
@@ -40,6 +39,8 @@ def attach_checkpoints(agent: Any, checkpoints: Any) -> Any:
     """Give the agent its checkpoints; file backups (no git) also watch the file tools'
     calls as a hook. Returns `checkpoints`."""
     agent.checkpoints = checkpoints
-    if hasattr(checkpoints, "before_tool_call") and not any(h is checkpoints for h in agent.hooks):
+    from agentica_cli.checkpoints.backups import FileBackups
+
+    if isinstance(checkpoints, FileBackups) and checkpoints not in agent.hooks:
         agent.hooks.append(checkpoints)
     return checkpoints

@@ -69,7 +69,7 @@ async def run_inline_commands(text: str, command: CustomCommand, agent: Any,
 
 
 def _execute_tool(agent: Any) -> Any:
-    from builtin_tools.execute import BuiltinExecuteTool
+    from agentica_cli.tools.local.execute import BuiltinExecuteTool
 
     # Not agent.functions: a command's allowed-tools filter may leave execute out of its turn.
     return next((t for t in getattr(agent, "tools", ()) if isinstance(t, BuiltinExecuteTool)), None)
@@ -94,10 +94,11 @@ async def _approve(agent: Any, execute: Any, command: CustomCommand, line: str, 
     """None when `line` may run; else why not (for the prompt and the user)."""
     function = next(f for f in execute.get_functions() if f.name == "execute")
     call = SimpleNamespace(name="execute", args={"command": line}, function=function, call_id=f"command-{number}")
-    approve: Any = getattr(agent, "approve", None)  # the PermissionPolicy, a library's hook, or None
-    evaluate = getattr(approve, "evaluate", None)
-    if evaluate is not None:  # the CLI's PermissionPolicy
-        verdict = evaluate(call)
+    from agentica_cli.app.permissions.approvals import PermissionPolicy
+
+    approve = agent.approve  # the PermissionPolicy, a library's hook (a CallableApproval), or None
+    if isinstance(approve, PermissionPolicy):  # the CLI's policy
+        verdict = approve.evaluate(call)
         if verdict.kind == "allow":
             return None
         if verdict.kind == "ask" and not verdict.why and _granted_by_command(command, line, approve.work_dir):
@@ -107,15 +108,15 @@ async def _approve(agent: Any, execute: Any, command: CustomCommand, line: str, 
     decision = approve(call)
     if inspect.isawaitable(decision):
         decision = await decision
-    if getattr(decision, "allowed", False):
+    if decision.allowed:
         return None
-    return _short(getattr(decision, "message", "") or "not allowed")
+    return _short(decision.message or "not allowed")
 
 
 async def _run(agent: Any, execute: Any, line: str, number: int) -> tuple[str, str]:
     """(the text for the prompt, a summary for the user)."""
     from agentica_cli.agent.result_budget import bounded_result, temporary_results_dir
-    from builtin_tools.process_group import run_in_group
+    from agentica_cli.tools.local.process_group import run_in_group
 
     argv, start = execute.command_launch(line)
     try:

@@ -10,8 +10,11 @@ REPL's /help and ACP's available commands say the same thing for every shared co
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentica_cli.app.settings.config import Settings
 
 TUI = "tui"
 ACP = "acp"
@@ -81,21 +84,17 @@ class ModelSwitch:
         return self.model is not None
 
 
-def switch_model(settings: Any, name: str) -> ModelSwitch:
+def switch_model(settings: Settings, name: str) -> ModelSwitch:
     """Build the client for model `name` with these settings; on success the settings name it
     (what a reload, /status and a saved session see), on failure they keep the previous name."""
     from agentica_cli.app.runtime import MissingKey, build_model
 
-    section = settings.data.setdefault("model", {})
-    had, previous = "name" in section, section.get("name")
-    section["name"] = name
+    previous = settings.model
+    settings.model = replace(previous, name=name)
     try:
         return ModelSwitch(model=build_model(settings))
     except (MissingKey, ValueError) as err:
-        if had:
-            section["name"] = previous
-        else:
-            section.pop("name", None)
+        settings.model = previous
         return ModelSwitch(problem=f"Could not switch to {name}: {err}")
 
 

@@ -46,9 +46,9 @@ def untrusted_project_extensions(work_dir: Path) -> list[str]:
 
 def model_names(settings: Settings) -> ModelNames:
     """How Claude's model names in commands and agents map to this session's (model_names.py)."""
-    aliases = settings.get("models.aliases") or {}
+    aliases = settings.models.aliases
     return ModelNames(aliases={str(k): str(v) for k, v in aliases.items()},
-                      served=set(settings.get("model.choices") or []), session_model=settings.model_name or "")
+                      served=set(settings.model.choices), session_model=settings.model_name or "")
 
 
 def load_extensions(settings: Settings, work_dir: Path) -> Extensions:
@@ -60,7 +60,7 @@ def load_extensions(settings: Settings, work_dir: Path) -> Extensions:
     found.skills = load_skills(places, found.problems)
     found.hooks = load_hook_specs(places, found.problems)
     try:
-        found.hooks += specs_from_toml(settings.get("hooks") or {}, "config.toml")
+        found.hooks += specs_from_toml(dict(settings.hooks), "config.toml")
     except HookConfigError as err:
         found.problems.append(str(err))
     return found

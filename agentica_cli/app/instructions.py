@@ -78,7 +78,7 @@ def _project_root(work_dir: Path) -> Path:
 
 def inside(real: str, root: Path) -> bool:
     """Is the resolved path `real` the real `root` or below it (whole components: /p-evil is
-    not inside /p)? The file tools' rule (builtin_tools.paths), without importing the builtin
+    not inside /p)? The file tools' rule (agentica_cli.tools.local.paths), without importing the builtin
     tools: the REPL reads these files before its first paint."""
     base = os.path.realpath(root)
     return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
@@ -101,7 +101,7 @@ def _open_checked(real: str, project_root: Path | None) -> int:
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     if project_root is None:
         return os.open(real, flags)
-    # places' light twin of builtin_tools.safe_open (no builtin tools before the first paint)
+    # places' light twin of agentica_cli.tools.local.safe_open (no builtin tools before the first paint)
     from agentica_cli.extensions.places import _open_beneath
 
     try:

@@ -72,7 +72,7 @@ MODEL_TIMEOUTS = ("request_timeout", "attempt_timeout", "stall_timeout")  # [mod
 
 def model_timeouts(settings: Settings) -> dict[str, float]:
     """The time limits the settings give (the model's defaults stand for the rest)."""
-    return {key: settings.get(f"model.{key}") for key in MODEL_TIMEOUTS if settings.get(f"model.{key}") is not None}
+    return {key: value for key in MODEL_TIMEOUTS if (value := getattr(settings.model, key)) is not None}
 
 
 def check_model_timeouts(settings: Settings) -> None:
@@ -89,13 +89,12 @@ MODEL_OPTIONS = ("max_tokens", "context_window", "reasoning_effort", "extra_body
 
 def model_options(settings: Settings) -> dict[str, Any]:
     """The request settings the config gives (max_tokens, extra_body, ...); the rest stay the model's."""
-    return {key: settings.get(f"model.{key}") for key in MODEL_OPTIONS if settings.get(f"model.{key}") is not None}
+    return {key: value for key in MODEL_OPTIONS if (value := getattr(settings.model, key)) is not None}
 
 
 def check_model_options(settings: Settings) -> None:
     """A token count below 1 is a config error naming the key and where it was set."""
-    for key in ("max_tokens", "context_window"):
-        value = settings.get(f"model.{key}")
+    for key, value in (("max_tokens", settings.model.max_tokens), ("context_window", settings.model.context_window)):
         if value is not None and value < 1:
             where = settings.sources.get(f"model.{key}", "config")
             raise ConfigError(f"{where}: 'model.{key}' must be a number of tokens >= 1, got {value}")
@@ -122,6 +121,8 @@ def build_model(settings: Settings) -> Any:
     from agentica_cli.child_env import withhold
 
     withhold(settings.api_key)  # a key from a flag, a file or the config: not for hooks' environment
+    if settings.model.vision is not None:  # not set: images.supports_vision guesses from the model's name
+        model.vision = settings.model.vision
     size_context_from_server(model, settings)
     return model
 
@@ -133,8 +134,8 @@ def size_context_from_server(model: Any, settings: Settings) -> None:
     """For a server on this machine with no model.context_window configured: the context it
     really runs the model with (Ollama's default is 4096 tokens whatever the model could take),
     so compaction happens before the server cuts the prompt. What Ollama does is said once."""
-    model.context_source = "model.context_window" if settings.get("model.context_window") else "the preset"
-    if settings.get("model.context_window") is not None or not getattr(model, "local_server", False):
+    model.context_source = "model.context_window" if settings.model.context_window else "the preset"
+    if settings.model.context_window is not None or not getattr(model, "local_server", False):
         return
     from agentica_cli.models.provider_errors import is_local
 
@@ -181,12 +182,12 @@ def model_label(model: Any) -> str:
 def tool_config(settings: Settings) -> Any:
     from agentica_cli.agent import ToolConfig
 
-    wanted = {
-        "tool_call_limit": settings.get("tools.tool_call_limit"),
-        "compress_tool_results": settings.get("tools.compress_tool_results"),
-        "context_overflow_threshold": settings.get("tools.context_overflow_threshold"),
-        "max_turns": settings.get("tools.max_turns"),
-        "max_result_tokens": settings.get("tools.max_result_tokens"),
+    wanted: dict[str, Any] = {  # ToolConfig's keywords, of their several types
+        "tool_call_limit": settings.tools.tool_call_limit,
+        "compress_tool_results": settings.tools.compress_tool_results,
+        "context_overflow_threshold": settings.tools.context_overflow_threshold,
+        "max_turns": settings.tools.max_turns,
+        "max_result_tokens": settings.tools.max_result_tokens,
     }
     known = {f.name for f in dataclasses.fields(ToolConfig)} if dataclasses.is_dataclass(ToolConfig) else set()
     kwargs = {k: v for k, v in wanted.items() if v is not None and (not known or k in known)}
@@ -223,7 +224,7 @@ def build_instructions(
     them already (and told their problems), else read now with problems to `report`."""
     if found is None:
         found = read_instruction_files(work_dir, report)
-    parts = [settings.get("instructions") or "", found.text]
+    parts = [settings.instructions or "", found.text]
     text = "\n\n".join(p for p in parts if p.strip())
     return text or None
 
@@ -289,18 +290,18 @@ def build_agent(
         "base_prompt": base_prompt,
         "appended_prompt": appended_prompt,
     }
-    hooks = ConfigHooks.from_settings(settings.get("hooks", {}), work_dir, report)
+    hooks = ConfigHooks.from_settings(dict(settings.hooks), work_dir, report)
     if hooks:
         kwargs["hooks"] = hooks
-    exclude = settings.get("tools.exclude")
+    exclude = settings.tools.exclude
     if exclude:
         kwargs["exclude_tools"] = tuple(exclude)
 
     kwargs["builtin_options"] = {
         "sandbox": sandbox,
-        "keep_env": tuple(settings.get("sandbox.env_allow") or ()),
+        "keep_env": settings.sandbox.env_allow,
         # networks fetch_url may reach besides public addresses (an intranet docs server)
-        "allow_private_urls": tuple(settings.get("tools.fetch_allow_private") or ()),
+        "allow_private_urls": settings.tools.fetch_allow_private,
     }
     agent: Any = DeepAgent(model, **kwargs)  # with what the front ends read: instruction files, extensions
     agent.instruction_texts = list(instructions.texts)

@@ -11,31 +11,31 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from agentica_cli.app.settings.config import ConfigError
+from agentica_cli.app.settings.config import ConfigError, Settings
 
 
-def sandbox_for(settings: Any, work_dir: Path, allowed_dirs: Iterable[str | os.PathLike[str]] = ()) -> Any:
+def sandbox_for(settings: Settings, work_dir: Path, allowed_dirs: Iterable[str | os.PathLike[str]] = ()) -> Any:
     """The run's Sandbox, built once (app/startup.check_config does it first) and kept as
-    `settings.sandbox`; a backend the machine lacks is a ConfigError."""
-    built = getattr(settings, "sandbox", None)
+    `settings.command_sandbox`; a backend the machine lacks is a ConfigError."""
+    built = settings.command_sandbox
     if built is not None:
         return built
     from agentica_cli.sandbox import DEFAULT_MODE, Sandbox, SandboxPolicy
 
     policy = SandboxPolicy.build(
-        settings.get("sandbox.mode") or DEFAULT_MODE,
+        settings.sandbox.mode or DEFAULT_MODE,
         work_dir,
         extra_dirs=[Path(p).expanduser() for p in allowed_dirs],
-        hide=settings.get("sandbox.hide") or (),
-        network=bool(settings.get("sandbox.network")),
-        unix_sockets=bool(settings.get("sandbox.unix_sockets")),
+        hide=settings.sandbox.hide,
+        network=settings.sandbox.network,
+        unix_sockets=settings.sandbox.unix_sockets,
     )
     try:
-        sandbox = Sandbox(policy, settings.get("sandbox.backend") or "auto")
+        sandbox = Sandbox(policy, settings.sandbox.backend)
     except ValueError as err:
         where = settings.sources.get("sandbox.backend", "config")
         raise ConfigError(f"{where}: 'sandbox.backend': {err}") from None
-    settings.sandbox = sandbox
+    settings.command_sandbox = sandbox
     if sandbox.confines:  # a daemonised command must not outlive the session (issue 25 item 13)
         from agentica_cli.sandbox.descendants import end_descendants_at_exit
 

@@ -4,7 +4,7 @@
 starts (MCP tables, toolkits, model limits, checkpoints, the sandbox backend) and raises
 `ConfigError` with the one message each front end shows: `-p` and the REPL as "config error: ..."
 and exit code 2, ACP as a JSON-RPC invalid-params error carrying the same text. It also builds
-the run's sandbox, once (`settings.sandbox`).
+the run's sandbox, once (`settings.command_sandbox`).
 
 `untrusted_notices` says what an untrusted project sets that this run ignores (project config
 keys, its .mcp.json servers, its commands, agents, skills and hooks): -p writes it to stderr,
@@ -25,7 +25,7 @@ __all__ = ["ConfigError", "Untrusted", "check_config", "untrusted", "untrusted_n
 
 def check_config(settings: Settings, work_dir: Path, allowed_dirs: Iterable[str | os.PathLike[str]] = ()) -> None:
     """Every start-up check of `settings`, in the order the user would fix them; a problem is a
-    ConfigError naming the key and where it was set. Builds the run's sandbox (settings.sandbox)."""
+    ConfigError naming the key and where it was set. Builds the run's sandbox (settings.command_sandbox)."""
     from agentica_cli.app.checkpoint_setup import checkpoint_options
     from agentica_cli.app.runtime import check_model_options, check_model_timeouts
     from agentica_cli.app.sandbox_settings import sandbox_for

@@ -28,7 +28,7 @@ def parse_tools_flag(values: list[str] | None) -> list[str] | None:
 
 
 def enabled_names(settings: Settings) -> list[str]:
-    return list(settings.get("tools.enable") or [])
+    return list(settings.tools.enable)
 
 
 def check_toolkits(settings: Settings) -> None:
@@ -41,7 +41,7 @@ def check_toolkits(settings: Settings) -> None:
         except UnknownToolkitError as err:
             where = settings.sources.get("tools.enable", "config")
             raise ConfigError(f"{where}: 'tools.enable': {err}") from None
-        check_options(short, dict(settings.get(f"toolkits.{short}") or {}))
+        check_options(short, settings.toolkit_options(short))
 
 
 def check_options(name: str, options: dict[str, Any]) -> None:
@@ -89,7 +89,7 @@ def toolkit_arguments(name: str, settings: Settings, work_dir: Path | None, allo
     (`model`: the session's model, whose provider and key a named vision model uses)."""
     from agentica_cli.toolkits.catalog import toolkit_class
 
-    options = dict(settings.get(f"toolkits.{name}") or {})
+    options: dict[str, Any] = settings.toolkit_options(name)
     check_options(name, options)
     accepted = inspect.signature(toolkit_class(name)).parameters
     if name == "sql" and work_dir is not None:

@@ -1,5 +1,6 @@
 """`agentica batch`: run every (task, attempt) not yet in results.jsonl, N at a time, locally
-(threads, each driving one `agentica -p` process) or on Ray; write each result as it ends.
+(threads, each driving one `agentica -p` process, forked from the batch's zygote on Linux:
+zygote.py) or on Ray; write each result as it ends.
 
 Ctrl-C (SIGINT) or SIGTERM stops cleanly: nothing new starts, the running sessions are ended and
 written as cancelled, and the next run with the same results file does those and the rest.
@@ -14,12 +15,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentica_cli.batch.limiter import Budget, backoff_file
 from agentica_cli.batch.progress import Progress
 from agentica_cli.batch.results import Record, ResultsStore
 from agentica_cli.batch.task_run import Control, RunOptions, run_attempt
 from agentica_cli.batch.tasks import Task
+
+if TYPE_CHECKING:
+    from agentica_cli.batch.zygote_client import Zygote
 
 
 @dataclass
@@ -96,11 +101,31 @@ class BatchRun:
         return BatchOutcome(self.store.records, self.control.reason or None, self.interrupted)
 
 
-def _local_worker(run: BatchRun) -> None:
+def _local_worker(run: BatchRun, zygote: Zygote | None) -> None:
     while (item := run.next_attempt()) is not None:
         task, attempt = item
         run.progress.started(f"{task.id}#{attempt}")
-        run.record(run_attempt(task, attempt, run.options, run.control, run))
+        run.record(run_attempt(task, attempt, run.options, run.control, run, zygote))
+
+
+def _start_zygote(run: BatchRun) -> Zygote | None:
+    """The zygote the local sessions fork from (its imports run while the first worktrees are
+    made), or None: not wanted, or it could not start (then sessions are plain processes)."""
+    from agentica_cli.batch.zygote_client import ENV_SWITCH, Zygote, ZygoteError, take_early, zygote_wanted
+
+    early = take_early()  # started with the command (cli/app.py)
+    if not zygote_wanted(run.options.agentica):
+        if early is not None:
+            early.close()
+        return None
+    try:
+        zygote = early or Zygote()
+    except (OSError, ZygoteError) as err:
+        run.progress.note(f"sessions start as processes of their own: the zygote did not start ({err})")
+        return None
+    run.progress.note(f"sessions are forked from a zygote (pid {zygote.process.pid}), which imported agentica "
+                      f"once; {ENV_SWITCH}=0 starts each as a process of its own")
+    return zygote
 
 
 @contextmanager
@@ -119,13 +144,21 @@ def _stop_on_signals(run: BatchRun) -> Iterator[None]:
 
 
 def run_local(run: BatchRun) -> None:
-    threads = [threading.Thread(target=_local_worker, args=(run,), name=f"agentica-batch-{n}", daemon=True)
+    zygote = _start_zygote(run) if run.pending else None
+    threads = [threading.Thread(target=_local_worker, args=(run, zygote), name=f"agentica-batch-{n}", daemon=True)
                for n in range(max(1, min(run.settings.workers, len(run.pending))))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        while thread.is_alive():
-            thread.join(0.2)  # short waits: the main thread must get to run the signal handler
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(0.2)  # short waits: the main thread must get to run the signal handler
+    finally:
+        if zygote is not None:
+            zygote.close()
+            if zygote.fallbacks:
+                run.progress.note(f"{len(zygote.fallbacks)} session(s) started as processes of their own: the "
+                                  f"zygote could not fork them ({zygote.fallbacks[0]})")
 
 
 def run_batch(tasks: list[Task], settings: BatchSettings, options: RunOptions, progress: Progress,

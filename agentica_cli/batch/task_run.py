@@ -16,20 +16,22 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from agentica_cli.batch.limiter import Prices
 from agentica_cli.batch.results import Record
 from agentica_cli.batch.tasks import Task
 from agentica_cli.shared_backoff import ENV as BACKOFF_ENV
 from agentica_cli.worktrees import Worktree
+
+if TYPE_CHECKING:
+    from agentica_cli.batch.zygote_client import Zygote
 
 _OUTPUT_TAIL = 4000  # characters of a setup's or check's output kept in the record
 _STOP_GRACE = 5.0  # seconds between SIGTERM and SIGKILL for a cancelled task's processes
@@ -62,6 +64,16 @@ class TaskEvents(Protocol):
     def usage(self, key: str, tokens: int, cost: float | None) -> None: ...
 
 
+class Stoppable(Protocol):
+    """A process an attempt started, leading a process group of its own: a subprocess.Popen made
+    with start_new_session, or a session the zygote forked (zygote_client.ZygoteProcess)."""
+
+    @property
+    def pid(self) -> int: ...
+
+    def poll(self) -> int | None: ...
+
+
 class Control:
     """Stops running attempts: every process an attempt starts is registered here, so a Ctrl-C
     or a spent budget ends them (their whole process group) and the attempt reports cancelled."""
@@ -70,15 +82,15 @@ class Control:
         self.stopping = threading.Event()
         self.reason = ""
         self._lock = threading.Lock()
-        self._processes: set[subprocess.Popen[Any]] = set()
+        self._processes: set[Stoppable] = set()
 
-    def add(self, process: subprocess.Popen[Any]) -> None:
+    def add(self, process: Stoppable) -> None:
         with self._lock:
             self._processes.add(process)
         if self.stopping.is_set():
             _terminate(process)
 
-    def discard(self, process: subprocess.Popen[Any]) -> None:
+    def discard(self, process: Stoppable) -> None:
         with self._lock:
             self._processes.discard(process)
 
@@ -102,12 +114,12 @@ class Control:
         threading.Thread(target=kill_late, daemon=True, name="agentica-batch-stop").start()
 
 
-def _signal_group(process: subprocess.Popen[Any], sig: int) -> None:
+def _signal_group(process: Stoppable, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, sig)
 
 
-def _terminate(process: subprocess.Popen[Any]) -> None:
+def _terminate(process: Stoppable) -> None:
     if process.poll() is None:
         _signal_group(process, signal.SIGTERM)
 
@@ -154,8 +166,12 @@ def _clone(repo: str, options: RunOptions) -> Path:
     return target
 
 
-def _session_argv(task: Task, work_dir: Path, options: RunOptions) -> list[str]:
-    command = options.agentica or (sys.executable, "-m", "agentica_cli")
+def _session_argv(task: Task, work_dir: Path, options: RunOptions, command: tuple[str, ...] | None = None) -> list[str]:
+    if not command and not options.agentica:
+        from agentica_cli.batch.zygote_client import python_module_command
+
+        command = tuple(python_module_command("agentica_cli"))
+    command = command or options.agentica
     argv = [*command, "-p", "--output-format", "stream-json", "-C", str(work_dir)]
     for flag, value in (("--model", task.model or options.model), ("--provider", options.provider),
                         ("--base-url", options.base_url), ("--api-key-file", options.api_key_file),
@@ -178,16 +194,45 @@ class _SessionOutcome:
     model: str | None = None
 
 
+class _Session(Stoppable, Protocol):
+    stdin: Any
+    stdout: Any
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+
+def _start_session(task: Task, work_dir: Path, options: RunOptions, env: dict[str, str], stderr: IO[str],
+                   zygote: Zygote | None) -> _Session:
+    """The session's process: forked by the batch's zygote when there is one (what `agentica`
+    imports is loaded already), else `python -m agentica_cli`."""
+    if zygote is not None:
+        from agentica_cli.batch.zygote_client import ZygoteError
+
+        try:
+            return zygote.spawn(_session_argv(task, work_dir, options, ("agentica",)), str(work_dir), env,
+                                stderr.fileno())
+        except ZygoteError as err:  # the plain process below: slower, the same session
+            zygote.fallbacks.append(str(err))
+            stderr.write(f"agentica batch: the zygote could not start this session ({err}); "
+                         "started it as a process of its own\n")
+            stderr.flush()
+    return subprocess.Popen(_session_argv(task, work_dir, options), cwd=work_dir, env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True,
+                            errors="replace", start_new_session=True)
+
+
 def _run_session(task: Task, key: str, work_dir: Path, options: RunOptions, control: Control,
-                 events: TaskEvents | None) -> _SessionOutcome:
+                 events: TaskEvents | None, zygote: Zygote | None = None) -> _SessionOutcome:
     outcome = _SessionOutcome()
     # on a Ray node the batch's folder may not exist yet: the node's sessions share this file
     Path(options.backoff_file).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     env = {**os.environ, BACKOFF_ENV: options.backoff_file}
     stderr_file = tempfile.TemporaryFile(mode="w+", errors="replace")  # noqa: SIM115 (closed in finally)
-    process = subprocess.Popen(_session_argv(task, work_dir, options), cwd=work_dir, env=env,
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr_file, text=True,
-                               errors="replace", start_new_session=True)
+    try:
+        process = _start_session(task, work_dir, options, env, stderr_file, zygote)
+    except BaseException:
+        stderr_file.close()
+        raise
     control.add(process)
     try:
         assert process.stdin is not None and process.stdout is not None
@@ -269,8 +314,9 @@ def _worktree_for(task: Task, attempt: int, folder: Path, results_path: str) -> 
 
 
 def run_attempt(task: Task, attempt: int, options: RunOptions, control: Control,
-                events: TaskEvents | None = None) -> Record:
-    """Run one attempt to its end; always returns a record (errors become status "error")."""
+                events: TaskEvents | None = None, zygote: Zygote | None = None) -> Record:
+    """Run one attempt to its end; always returns a record (errors become status "error").
+    With `zygote` the session is forked from it (zygote_client.py), else started as a process."""
     key = f"{task.id}#{attempt}"
     started = time.time()
     record: Record = {"id": task.id, "attempt": attempt, "status": "error", "exit_code": None,
@@ -324,7 +370,7 @@ def run_attempt(task: Task, attempt: int, options: RunOptions, control: Control,
                 if commit_all(tree, f"agentica batch: setup of {task.id}"):
                     tree = dataclasses.replace(tree, base=tree.head)
         phase("session")
-        outcome = _run_session(task, key, work_dir, options, control, events)
+        outcome = _run_session(task, key, work_dir, options, control, events, zygote)
         cost = outcome.reported_cost
         if cost is None:
             cost = options.prices.cost(outcome.input_tokens, outcome.output_tokens)
@@ -342,6 +388,10 @@ def run_attempt(task: Task, attempt: int, options: RunOptions, control: Control,
             record.update(files_changed=files, diff=diff)
         if control.stopping.is_set():
             raise _Cancelled
+        if outcome.exit_code is not None and outcome.exit_code < 0:  # a signal ended it: a crash, not an answer
+            record.update(error=f"the session crashed: {_signal_name(-outcome.exit_code)}"
+                          + "".join(f"; {line}" for line in outcome.stderr.strip().splitlines()[-1:]))
+            return record
         if outcome.exit_code != 0:
             detail = outcome.error or outcome.stderr.strip().splitlines()[-1:] or ["no answer"]
             record.update(status="failed", error=detail if isinstance(detail, str) else detail[0])
@@ -370,6 +420,13 @@ def run_attempt(task: Task, attempt: int, options: RunOptions, control: Control,
 
 class _Cancelled(Exception):
     pass
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return f"killed by {signal.Signals(number).name}"
+    except ValueError:
+        return f"killed by signal {number}"
 
 
 def run_attempt_remote(task_data: dict[str, Any], attempt: int, options: RunOptions) -> Record:

@@ -155,7 +155,7 @@ def start(args: argparse.Namespace) -> int:
         sys.stderr.write(f"agentica: {ARGV_WARNING}\n")
     from agentica_cli.app.sandbox_settings import unconfined_warning
 
-    warning = unconfined_warning(settings.sandbox)
+    warning = unconfined_warning(settings.command_sandbox)
     if warning and (args.print_mode or not sys.stdin.isatty()):  # the REPL's banner says it
         sys.stderr.write(f"agentica: warning: {warning}\n")
 

@@ -111,7 +111,7 @@ def _write_checked(path: Path, text: str, before: str) -> None:
 def add_server(name: str, table: dict[str, Any], *, replace: bool = False) -> Path:
     if not NAME.fullmatch(name):
         raise ConfigError(f"server name {name!r}: use only letters, digits, _ and -")
-    check_mcp_servers(Settings(data={"mcp_servers": {name: table}}, sources={f"mcp_servers.{name}": "the new server"}))
+    check_mcp_servers(Settings(mcp_servers={name: table}, sources={f"mcp_servers.{name}": "the new server"}))
     path = user_config()
     before = _read(path)
     existing = load_toml(path).get("mcp_servers", {}) if path.exists() else {}

@@ -98,7 +98,7 @@ def mcp_list(
         return exitcodes.OK
     for name, table in servers.items():
         where = settings.sources.get(f"mcp_servers.{name}", "config")
-        print(safe_text(f"{name}  {describe_server(table)}  [{where}]", keep_newlines=False))
+        print(safe_text(f"{name}  {describe_server(dict(table))}  [{where}]", keep_newlines=False))
     for name, table, path in held:
         print(safe_text(f"{name}  {describe_server(table)}  [{path}, not trusted: agentica --trust]",
                         keep_newlines=False))
@@ -152,7 +152,7 @@ def mcp_add(
             from agentica_cli.app.settings.config import Settings, check_mcp_servers
 
             # the rules start-up applies (env only for a command, headers only for a URL, ...)
-            check_mcp_servers(Settings(data={"mcp_servers": {name: table}},
+            check_mcp_servers(Settings(mcp_servers={name: table},
                                        sources={f"mcp_servers.{name}": "the new server"}))
             path = mcp_json.add_server(Path.cwd(), name, table, replace=replace)
         else:

@@ -83,25 +83,25 @@ async def _run(spec: HookSpec, payload: dict[str, Any], model: Any, work_dir: Pa
     from agentica_cli.agent.config import ToolConfig
     from agentica_cli.agent.events import Error, Notice, TurnFinished
 
-    parent = caller.agent if caller is not None else None
+    parent = caller.agent if caller is not None and isinstance(caller.agent, Agent) else None
     tools = hook_agent_tools(work_dir, caller)
     root = tools[0].work_dir if tools else work_dir
-    config = getattr(parent, "tool_config", None)
     # The caller's result budget and context settings; its own turn limit and no call limit.
-    config = dataclasses.replace(config, max_turns=MAX_TURNS, tool_call_limit=None) \
-        if isinstance(config, ToolConfig) else ToolConfig(max_turns=MAX_TURNS)
+    config = dataclasses.replace(parent.tool_config, max_turns=MAX_TURNS, tool_call_limit=None) \
+        if parent is not None else ToolConfig(max_turns=MAX_TURNS)
     agent = Agent(
         model,
         tools=tools,
         instructions=f"{SYSTEM}\n\nWorking directory: {root}",
         tool_config=config,
-        tool_input_guardrails=getattr(parent, "tool_input_guardrails", None),
-        tool_output_guardrails=getattr(parent, "tool_output_guardrails", None),
-        approve=getattr(parent, "approve", None),
+        tool_input_guardrails=parent.tool_input_guardrails if parent is not None else None,
+        tool_output_guardrails=parent.tool_output_guardrails if parent is not None else None,
+        approve=parent.approve if parent is not None else None,
         name=f"{spec.event} hook",
     )
     agent.is_subagent = True  # no session of its own; and without hooks it fires none
-    agent.session_id = getattr(parent, "session_id", agent.session_id)
+    if parent is not None:
+        agent.session_id = parent.session_id
     source = event_source(spec, payload)
     if caller is not None:
         names = ", ".join(name for tool in tools for name in tool.functions) or "no tools"

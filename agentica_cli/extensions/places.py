@@ -67,7 +67,7 @@ def project_extensions(root: Path) -> list[str]:
 
 def read_text(path: Path, root: Path | None, limit: int = MAX_FILE_BYTES) -> str:
     """A regular file's text (capped). Under a project root: its real path must be inside the
-    root and it is opened beneath it with no symlink on the way (builtin_tools.safe_open)."""
+    root and it is opened beneath it with no symlink on the way (agentica_cli.tools.local.safe_open)."""
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     real = os.path.realpath(path)
     try:
@@ -90,7 +90,7 @@ def read_text(path: Path, root: Path | None, limit: int = MAX_FILE_BYTES) -> str
 
 def _open_beneath(root: Path, parts: tuple[str, ...], flags: int) -> int:
     """Open root/parts... one component at a time, following no symlink (a path swapped for a
-    symlink after the realpath check is refused, not followed). Like builtin_tools.safe_open,
+    symlink after the realpath check is refused, not followed). Like agentica_cli.tools.local.safe_open,
     without importing the builtin tools, which the REPL must not load before its first paint."""
     folder_flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)

@@ -167,7 +167,7 @@ def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prom
     try:
         code = runner.run(prompt)
     finally:
-        background = sys.modules.get("builtin_tools.background")  # loaded only once the agent started one
+        background = sys.modules.get("agentica_cli.tools.local.background")  # loaded only once the agent started one
         if background is not None:
             background.background_processes().stop_all()  # a -p run's servers end with it
         if session is not None:

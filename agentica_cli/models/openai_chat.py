@@ -292,6 +292,7 @@ class OpenAIChat(Model):
     default_context_window = 128_000
     local_server = False  # a server on the user's machine (Ollama, vLLM, ...): its context can be asked
     preset_dialect: str | None = None  # a preset's provider dialect (models/dialects.py); None: guessed
+    vision: bool | None = None  # takes images (config model.vision); None: guessed from the id (images.supports_vision)
 
     def __init__(
         self,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 def read_bytes(sandbox: object, path: str, limit: int = 64 * 1024 * 1024) -> tuple[bytes, str]:
     """The bytes of `path` resolved and opened through the path sandbox (a
-    builtin_tools.paths.PathSandbox), and how the path is shown; refuses what is not a file."""
-    from builtin_tools.file_read import FileReadError, open_readable_file
+    agentica_cli.tools.local.paths.PathSandbox), and how the path is shown; refuses what is not a file."""
+    from agentica_cli.tools.local.file_read import FileReadError, open_readable_file
 
     real = sandbox.resolve(path)  # type: ignore[attr-defined]
     shown = sandbox.display(real)  # type: ignore[attr-defined]

@@ -122,8 +122,8 @@ class CodeTool(Tool):
         Args:
             code: Python source. End with an expression to get its value back.
         """
-        from builtin_tools.execute import scrubbed_environment
-        from builtin_tools.process_group import run_in_group
+        from agentica_cli.tools.local.execute import scrubbed_environment
+        from agentica_cli.tools.local.process_group import run_in_group
 
         if not code.strip():
             raise ValueError("code is empty.")
@@ -163,7 +163,7 @@ class CodeTool(Tool):
         a real folder is removed (it is ours) and the folder made again; everything after
         goes through this descriptor, with O_NOFOLLOW.
         """
-        from builtin_tools.safe_open import PathChangedError, lstat_at, open_dir_beneath, open_root
+        from agentica_cli.tools.local.safe_open import PathChangedError, lstat_at, open_dir_beneath, open_root
 
         root_fd = open_root(self.work_dir)
         try:

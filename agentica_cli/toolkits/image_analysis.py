@@ -26,7 +26,7 @@ class ImageAnalysisTool(Tool):
     def __init__(self, model: Any = None, work_dir: str | os.PathLike[str] = ".", *,
                  allowed_dirs: tuple[str, ...] = ()):
         super().__init__(name="image_analysis")
-        from builtin_tools.paths import PathSandbox
+        from agentica_cli.tools.local.paths import PathSandbox
 
         self.model = model
         self.paths = PathSandbox(work_dir, allowed_dirs)

@@ -55,7 +55,7 @@ class OcrTool(Tool):
     def __init__(self, work_dir: str | os.PathLike[str] = ".", *, allowed_dirs: tuple[str, ...] = (),
                  min_score: float = 0.5, dpi: int = 200, threads: int = 0):
         super().__init__(name="ocr")
-        from builtin_tools.paths import PathSandbox
+        from agentica_cli.tools.local.paths import PathSandbox
 
         self.paths = PathSandbox(work_dir, allowed_dirs)
         self.min_score = min_score

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from typing import Any, Optional
 
 from agentica_cli.tools.context import ToolContext
-from builtin_tools.execute import MAX_OUTPUT_CHARS, MAX_TIMEOUT_S, BuiltinExecuteTool
+from agentica_cli.tools.local.execute import MAX_OUTPUT_CHARS, MAX_TIMEOUT_S, BuiltinExecuteTool
 
 
 class ShellTool(BuiltinExecuteTool):

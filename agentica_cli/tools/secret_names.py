@@ -1,7 +1,7 @@
 """Which environment variables hold secrets, judged by name.
 
 One rule for everything that keeps secrets from what the agent runs: the `execute` tool's
-scrubbed environment (builtin_tools.execute) and the agent process's own startup environment
+scrubbed environment (agentica_cli.tools.local.execute) and the agent process's own startup environment
 (agentica_cli.app.process_hardening). Standard library only: the CLI uses it at startup.
 """
 

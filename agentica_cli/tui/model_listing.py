@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from agentica_cli.app.safe_text import safe_text
 
 if TYPE_CHECKING:
+    from agentica_cli.app.settings.config import Settings
     from agentica_cli.models.discovery import ServedModel
     from agentica_cli.tui.repl_host import ReplHost
 
@@ -71,7 +72,7 @@ def run_models_command(work_dir: Path | None, provider: str | None, base_url: st
     return exitcodes.OK
 
 
-def _model_for_listing(settings: Any) -> Any:
+def _model_for_listing(settings: Settings) -> Any:
     """The configured model client, without the key check a session makes: a listing of a
     local server needs no key, and a provider that wants one says so itself."""
     from agentica_cli.app.runtime import model_timeouts, provider_name

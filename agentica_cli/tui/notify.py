@@ -10,21 +10,23 @@ seconds, default 30) a turn must take before its end is worth a notification.
 from __future__ import annotations
 
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from agentica_cli.app.safe_text import safe_text
+
+if TYPE_CHECKING:
+    from agentica_cli.app.settings.config import Settings
 
 DEFAULT_NOTIFY_AFTER = 30.0
 BELL = "\x07"
 
 
-def enabled(settings: Any) -> bool:
-    return bool(settings is None or settings.get("ui.notify", True))
+def enabled(settings: Settings | None) -> bool:
+    return settings is None or settings.ui.notify
 
 
-def notify_after(settings: Any) -> float:
-    value = settings.get("ui.notify_after") if settings is not None else None
-    return DEFAULT_NOTIFY_AFTER if value is None else float(value)
+def notify_after(settings: Settings | None) -> float:
+    return DEFAULT_NOTIFY_AFTER if settings is None else settings.ui.notify_after
 
 
 def notification(message: str) -> str:
@@ -34,7 +36,7 @@ def notification(message: str) -> str:
     return f"{BELL}\x1b]9;{text}{BELL}"
 
 
-def notify(message: str, settings: Any = None, stream: TextIO | None = None) -> bool:
+def notify(message: str, settings: Settings | None = None, stream: TextIO | None = None) -> bool:
     """Ring the bell and send an OSC 9 notification, unless `ui.notify` is false or the
     output is not a terminal. Returns whether it was sent."""
     out = stream or sys.stdout
@@ -50,7 +52,7 @@ def notify(message: str, settings: Any = None, stream: TextIO | None = None) -> 
     return True
 
 
-def notify_turn_end(elapsed: float, settings: Any, *, interrupted: bool = False) -> bool:
+def notify_turn_end(elapsed: float, settings: Settings | None, *, interrupted: bool = False) -> bool:
     """After a turn: notify when it took `ui.notify_after` seconds or more (an interrupted
     turn was ended by the user, who is here)."""
     if interrupted or elapsed < notify_after(settings):

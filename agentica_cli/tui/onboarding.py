@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from agentica_cli.app.safe_text import safe_text
 from agentica_cli.app.settings.config import Settings, agentica_home, save_user_setting
 from agentica_cli.tui.terminal import home_relative, plain
+
+if TYPE_CHECKING:
+    from agentica_cli.tui.repl_host import ReplHost
 
 CHECK_TIMEOUT = 15.0  # seconds for the key check, connection included
 GAVE_UP = "No key saved; run agentica again when you have one."
@@ -83,7 +86,7 @@ class Onboarding:
     """The dialogue; `ask` reads a line (prompt_toolkit), `on_interrupt` is where the REPL's
     Ctrl-C handler looks for what to cancel while no prompt runs (the key check)."""
 
-    def __init__(self, settings: Settings, ask: AskLine, repl: Any):
+    def __init__(self, settings: Settings, ask: AskLine, repl: ReplHost):
         self.settings = settings
         self.ask = ask
         self.repl = repl
@@ -96,7 +99,7 @@ class Onboarding:
         try:
             return await self._dialogue()
         except (Abandoned, KeyboardInterrupt, EOFError):
-            self.settings.data.get("model", {}).pop("api_key", None)
+            self.settings.model = replace(self.settings.model, api_key=None)
             plain(GAVE_UP, "33")
             return None
 
@@ -105,7 +108,7 @@ class Onboarding:
 
         chosen_here = self.settings.provider is None
         if chosen_here:
-            self.settings.data.setdefault("model", {})["provider"] = await self.choose_provider()
+            self.settings.model = replace(self.settings.model, provider=await self.choose_provider())
             try:
                 model = build_model(self.settings)  # a local server, or a key already in the environment
             except MissingKey:
@@ -123,7 +126,7 @@ class Onboarding:
             key = (await self.ask(f"Paste your {provider} API key (Enter to quit): ", password=True)).strip()
             if not key:
                 raise Abandoned
-            self.settings.data.setdefault("model", {})["api_key"] = key
+            self.settings.model = replace(self.settings.model, api_key=key)
             model = build_model(self.settings)
             plain("Checking the key…", "2")
             result = await self.checked(model)
@@ -168,11 +171,7 @@ class Onboarding:
 
     async def yes(self, question: str, *, default: bool = True) -> bool:
         """One key (y, n, Enter for the default), as an approval is answered."""
-        ask_yes_no = getattr(self.repl, "ask_yes_no", None)
-        if ask_yes_no is not None:
-            return bool(await ask_yes_no(question, default=default))
-        reply = (await self.ask(question)).strip().lower()
-        return default if not reply else reply in ("y", "yes")
+        return await self.repl.ask_yes_no(question, default=default)
 
     async def checked(self, model: Any) -> KeyCheck:
         """The key check, which Ctrl-C cancels (no prompt is running to take the key)."""

@@ -80,7 +80,7 @@ class Repl:
         from agentica_cli.app.usage import UsageCounter
 
         self.usage = UsageCounter()  # the session's tokens, sub-agents' and earlier processes' included
-        history = None if not settings.get("ui.history", True) else self._history_path()
+        history = None if not settings.ui.history else self._history_path()
         self.context_tokens: int | None = None  # prompt tokens of the last request (the status line's context %)
         self.pastes = PastedTexts()
         self.status = StatusLine(self)
@@ -312,8 +312,8 @@ class Repl:
             self.renderer = EventRenderer(
                 self.console,
                 self.work_dir,
-                markdown=self.settings.get("ui.markdown", True),
-                show_reasoning=self.settings.get("ui.show_reasoning", True),
+                markdown=self.settings.ui.markdown,
+                show_reasoning=self.settings.ui.show_reasoning,
             )
 
     def on_message(self, message: dict[str, Any]) -> None:
@@ -465,9 +465,8 @@ class Repl:
 
     def show_typeahead(self, text: str) -> None:
         """Keys typed during a turn, shown under its live area until the next prompt takes them."""
-        setter = getattr(self.renderer, "set_typeahead", None)
-        if setter is not None:
-            setter(text)
+        if self.renderer is not None:
+            self.renderer.set_typeahead(text)
 
     def terminal_for_question(self) -> Any:
         """The approval question reads the terminal itself: stop reading type-ahead meanwhile."""
@@ -753,7 +752,7 @@ class Repl:
             self.sigint_wakeup = None
         if self.agent is not None:
             await self.agent.end_session("prompt_input_exit")
-        background = sys.modules.get("builtin_tools.background")  # loaded only once the agent started one
+        background = sys.modules.get("agentica_cli.tools.local.background")  # loaded only once the agent started one
         if background is not None:
             stopped = await asyncio.to_thread(background.background_processes().stop_all)
             if stopped:

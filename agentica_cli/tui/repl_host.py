@@ -15,6 +15,7 @@ from agentica_cli.app.usage import UsageCounter
 
 if TYPE_CHECKING:
     import argparse
+    import asyncio
 
     from agentica_cli.app.instructions import Instructions
 
@@ -42,6 +43,7 @@ class ReplHost(Protocol):
     extensions: Any  # extensions.Extensions
     on_interrupt: Any  # what Esc/Ctrl-C does now (a task's cancel), or None
     instructions: Instructions | None  # AGENTS.md, CLAUDE.md...; None until read (after the trust question)
+    session_start: asyncio.Task[None] | None  # the SessionStart hooks while they run (tui/session_hooks.py)
 
     async def ask_line(self, message: str, *, password: bool = False) -> str: ...
 

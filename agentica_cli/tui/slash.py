@@ -134,7 +134,7 @@ class SlashCommands:
 
     async def cmd_clear(self, rest: str) -> None:
         repl = self.repl
-        starting = getattr(repl, "session_start", None)
+        starting = repl.session_start
         if starting is not None:
             await starting  # the SessionStart hooks of the session being cleared end first
         if repl.agent is not None:
@@ -446,7 +446,7 @@ class SlashCommands:
         if not entries:
             plain("No background processes (the agent starts them with execute background=true).", "2")
             return
-        from builtin_tools.background import LAST_LINES, format_uptime
+        from agentica_cli.tools.local.background import LAST_LINES, format_uptime
 
         for entry in entries:
             color = "32" if entry.running else "2"
@@ -529,7 +529,7 @@ def _background_registry() -> Any:
     is not even loaded then: /ps stays as quick as the other commands)."""
     import sys
 
-    module = sys.modules.get("builtin_tools.background")
+    module = sys.modules.get("agentica_cli.tools.local.background")
     return module.background_processes() if module is not None else None
 
 

@@ -125,7 +125,7 @@ class StatusLine:
 
     def __call__(self) -> FormattedText:
         """prompt_toolkit's `bottom_toolbar`: called at every redraw, so it never waits."""
-        command = self.repl.settings.get("ui.statusline")
+        command = self.repl.settings.ui.statusline
         if not command:
             return FormattedText(self.builtin_text())
         key = (self.repl.policy.mode, self.model_label(), json.dumps(self.repl.usage),

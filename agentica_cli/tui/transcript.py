@@ -15,11 +15,11 @@ Pure string work with no agent imports: it runs before the first prompt is paint
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
 from agentica_cli.app.safe_text import safe_text
+from agentica_cli.app.session_views.tool_calls import ToolCalls, calls_by_id
 from agentica_cli.app.summaries import summarize_call, summarize_result
 
 # How agent.context.SUMMARY_PREFIX starts (importing that module costs ~80 ms; a test ties them).
@@ -70,16 +70,6 @@ def _labelled(label: str, text: str, code: str, *, head: int | None = None, tail
     return out
 
 
-def _arguments(raw: Any) -> dict[str, Any]:
-    if isinstance(raw, dict):
-        return raw
-    try:
-        value = json.loads(raw or "{}")
-    except (TypeError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 _MARKS = ("you: ", "agent: ", "● ", "⎿ ")
 
 
@@ -100,20 +90,11 @@ def replay(messages: list[dict[str, Any]], *, max_prompts: int = MAX_PROMPTS) ->
     hidden = len(prompts) - max_prompts
     if hidden > 0:
         out.append((f"… {hidden} earlier prompt{'s' if hidden != 1 else ''} not shown", NOTE))
-    out += _lines(messages[start:], _calls_by_id(messages))
+    out += _lines(messages[start:], calls_by_id(messages))
     return out
 
 
-def _calls_by_id(messages: Iterable[dict[str, Any]]) -> dict[str, tuple[str, dict[str, Any]]]:
-    calls: dict[str, tuple[str, dict[str, Any]]] = {}
-    for message in messages:
-        for call in message.get("tool_calls") or ():
-            function = call.get("function") or {}
-            calls[str(call.get("id"))] = (str(function.get("name", "?")), _arguments(function.get("arguments")))
-    return calls
-
-
-def _lines(messages: Iterable[dict[str, Any]], calls: dict[str, tuple[str, dict[str, Any]]]) -> list[Line]:
+def _lines(messages: Iterable[dict[str, Any]], calls: ToolCalls) -> list[Line]:
     out: list[Line] = []
     for message in messages:
         role = message.get("role")

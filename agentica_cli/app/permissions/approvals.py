@@ -32,9 +32,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentica_cli.app.permissions.tool_kinds import COMMAND_TOOLS, EDIT_TOOLS
+from agentica_cli.tools.callables import accepts_positional, require_positional
 
 if TYPE_CHECKING:  # imported when a call is decided: agentica_cli.agent is too heavy for the REPL's first paint
     from agentica_cli.agent.approval import Decision
@@ -49,8 +50,48 @@ class Answer:
     message: str = ""
 
 
-# The front end's question: (call) or (call, verdict) -> Answer, awaited when it is a coroutine.
-AskUser = Callable[..., "Answer | Awaitable[Answer]"]
+class AskUser(Protocol):
+    """The front end's question about one call: `ask(call, verdict) -> Answer`, awaited when it
+    is a coroutine. (A one-argument `ask(call)` is adapted where the policy is given it.)"""
+
+    def __call__(self, call: Any, verdict: Verdict, /) -> Answer | Awaitable[Answer]: ...
+
+
+class RefusalHook(Protocol):
+    """Told of each call the policy refused: `on_refusal(name, mode, why)` (-p reports the flag
+    that would allow it). (A two-argument `on_refusal(name, mode)` is adapted where it is given.)"""
+
+    def __call__(self, name: str, mode: str, why: Reason, /) -> None: ...
+
+
+ASK_SHAPE = "ask(call, verdict) -> Answer (sync or async), or ask(call)"
+REFUSAL_SHAPE = "on_refusal(name, mode, why) -> None, or on_refusal(name, mode)"
+
+
+def as_asker(ask: Callable[..., Answer | Awaitable[Answer]] | None) -> AskUser | None:
+    """`ask` in the two-argument shape; TypeError at once for a callable of neither shape."""
+    if ask is None or accepts_positional(ask, 2):
+        return ask
+    require_positional(ask, 1, ASK_SHAPE)
+    one_argument = ask
+
+    def ask_without_verdict(call: Any, verdict: Verdict, /) -> Answer | Awaitable[Answer]:
+        return one_argument(call)
+
+    return ask_without_verdict
+
+
+def as_refusal_hook(on_refusal: Callable[..., None] | None) -> RefusalHook | None:
+    """`on_refusal` in the three-argument shape; TypeError at once for a callable of neither shape."""
+    if on_refusal is None or accepts_positional(on_refusal, 3):
+        return on_refusal
+    require_positional(on_refusal, 2, REFUSAL_SHAPE)
+    two_arguments = on_refusal
+
+    def refused_without_reason(name: str, mode: str, why: Reason, /) -> None:
+        two_arguments(name, mode)
+
+    return refused_without_reason
 
 
 def call_args(call: Any) -> dict[str, Any]:
@@ -193,6 +234,9 @@ class PermissionPolicy:
     """Decides each tool call: deny rules, sensitive files, plan mode, ask rules, the mode,
     allow rules and this session's grants, in that order; then asks or refuses."""
 
+    _ask: AskUser | None
+    _on_refusal: RefusalHook | None
+
     def __init__(
         self,
         mode: str,
@@ -202,7 +246,7 @@ class PermissionPolicy:
         always_allow: tuple[str, ...] | list[str] = (),
         rules: list[Any] | None = None,
         explicit_auto: bool = False,
-        ask: AskUser | None = None,
+        ask: Callable[..., Answer | Awaitable[Answer]] | None = None,
         on_refusal: Callable[..., None] | None = None,
     ):
         from agentica_cli.app.permissions.permission_rules import PermissionRule
@@ -223,6 +267,23 @@ class PermissionPolicy:
         # The agentica_cli.sandbox.Sandbox that execute's commands run in (set by the CLI);
         # None: commands run unconfined and nothing is asked less because of it.
         self.sandbox: Any = None
+
+    @property
+    def ask(self) -> AskUser | None:
+        """Who is asked when a call needs asking; None: nobody can be (the call is refused)."""
+        return self._ask
+
+    @ask.setter
+    def ask(self, ask: Callable[..., Answer | Awaitable[Answer]] | None) -> None:
+        self._ask = as_asker(ask)
+
+    @property
+    def on_refusal(self) -> RefusalHook | None:
+        return self._on_refusal
+
+    @on_refusal.setter
+    def on_refusal(self, on_refusal: Callable[..., None] | None) -> None:
+        self._on_refusal = as_refusal_hook(on_refusal)
 
     # -- mode and grants ----------------------------------------------------------------
 
@@ -566,7 +627,7 @@ class PermissionPolicy:
         if self.ask is None:
             self._refused(name, verdict.why)
             return Decision.deny(self._cannot_ask_message(name, verdict))
-        answer = self.ask(call, verdict) if _takes_verdict(self.ask) else self.ask(call)
+        answer = self.ask(call, verdict)
         if inspect.isawaitable(answer):
             answer = await answer
         settled = self.apply_answer(call, verdict, answer)
@@ -579,10 +640,7 @@ class PermissionPolicy:
     def _refused(self, name: str, why: Reason) -> None:
         self.refusals.append(name)
         if self.on_refusal is not None:
-            try:
-                self.on_refusal(name, self.mode, why)
-            except TypeError:  # an older two-argument callback
-                self.on_refusal(name, self.mode)
+            self.on_refusal(name, self.mode, why)
 
     def _cannot_ask_message(self, name: str, verdict: Verdict) -> str:
         if verdict.why == Reason.SENSITIVE:
@@ -638,15 +696,6 @@ def _command_of(args: dict[str, Any]) -> str | None:
     return None
 
 
-def _takes_verdict(ask: Any) -> bool:
-    try:
-        params = inspect.signature(ask).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in params)
-
-
 def refusal_hint(name: str, mode: str, why: str = Reason.PLAIN) -> str:
     """What stderr says when a -p run refused a call."""
     if why == Reason.RULE:
@@ -681,7 +730,7 @@ def policy_from_settings(
     work_dir: Path,
     *,
     allowed_dirs: list[Path] | tuple[Path, ...] = (),
-    ask: AskUser | None = None,
+    ask: Callable[..., Answer | Awaitable[Answer]] | None = None,
     on_refusal: Callable[..., None] | None = None,
     on_grant: Callable[[str, bool], Awaitable[None] | None] | None = None,
 ) -> PermissionPolicy:

@@ -6,7 +6,7 @@ diff of the strings it replaced, or a new file's content) and each result. JSON:
 messages as they are stored (the OpenAI chat format the session file keeps), with the same
 diffs by call id, for scripts.
 
-The file is written through the path sandbox (`builtin_tools.paths.PathSandbox`): inside the
+The file is written through the path sandbox (`agentica_cli.tools.local.paths.PathSandbox`): inside the
 project or an --add-dir folder, opened beneath its root without following symlinks, created
 exclusively. An existing file is never replaced unless the caller says `overwrite` (the REPL's
 `--force`), and then it says it replaced it. The default name is new in the project folder.
@@ -18,10 +18,12 @@ import difflib
 import json
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from agentica_cli.app.session_views.tool_calls import calls_by_id
 
 EXPORT_FORMAT = "agentica-conversation"
 EXPORT_VERSION = 1
@@ -57,16 +59,6 @@ def _text_of(content: Any) -> str:
                 parts.append("[image]")
         return "\n".join(parts)
     return ""
-
-
-def _arguments(raw: Any) -> dict[str, Any]:
-    if isinstance(raw, dict):
-        return raw
-    try:
-        value = json.loads(raw or "{}")
-    except (TypeError, ValueError):
-        return {"arguments": raw}
-    return value if isinstance(value, dict) else {"arguments": value}
 
 
 def _fence(body: str, language: str = "") -> str:
@@ -113,18 +105,9 @@ def edit_diff(name: str, args: dict[str, Any]) -> str | None:
     return "".join(chunks) or None
 
 
-def _calls(messages: Iterable[dict[str, Any]]) -> dict[str, tuple[str, dict[str, Any]]]:
-    found: dict[str, tuple[str, dict[str, Any]]] = {}
-    for message in messages:
-        for call in message.get("tool_calls") or ():
-            function = call.get("function") or {}
-            found[str(call.get("id"))] = (str(function.get("name", "?")), _arguments(function.get("arguments")))
-    return found
-
-
 def diffs_by_call(messages: Sequence[dict[str, Any]]) -> dict[str, str]:
     out: dict[str, str] = {}
-    for call_id, (name, args) in _calls(messages).items():
+    for call_id, (name, args) in calls_by_id(messages).items():
         diff = edit_diff(name, args)
         if diff:
             out[call_id] = diff
@@ -132,7 +115,7 @@ def diffs_by_call(messages: Sequence[dict[str, Any]]) -> dict[str, str]:
 
 
 def to_markdown(messages: Sequence[dict[str, Any]], meta: ExportMeta) -> str:
-    calls = _calls(messages)
+    calls = calls_by_id(messages)
     out = [f"# agentica conversation{f' {meta.session_id}' if meta.session_id else ''}", "",
            f"- project: `{meta.work_dir}`", f"- model: `{meta.model}`",
            f"- exported: {time.strftime('%Y-%m-%d %H:%M:%S %z')}", ""]
@@ -193,7 +176,7 @@ def write_export(text: str, target: str, work_dir: Path, allowed_dirs: Sequence[
     """Write `text` to `target` through the path sandbox; (the real path, whether an existing
     file was replaced). ExportError when outside the roots, existing (without `overwrite`), a
     folder, or not writable."""
-    from builtin_tools.paths import PathOutsideRootsError, PathSandbox
+    from agentica_cli.tools.local.paths import PathOutsideRootsError, PathSandbox
 
     sandbox = PathSandbox(work_dir, allowed_dirs)
     try:

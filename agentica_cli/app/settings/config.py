@@ -2,9 +2,11 @@
 
     ~/.agentica/config.toml  <  <project>/.agentica/config.toml  <  AGENTICA_* env vars  <  flags
 
-Every key is checked against `SCHEMA`; an unknown key or a wrong type is a `ConfigError`
-naming the key and the file (the command exits 2). Project-level keys that start programs
-or loosen safety (`UNTRUSTED_PROJECT_KEYS`) are held back until the project is trusted.
+Every layer is checked against `SCHEMA` (derived from the typed tables of settings/schema.py);
+an unknown key or a wrong type is a `ConfigError` naming the key and the file (the command exits
+2). The merged layers become the typed `Settings` once, at the end of `load_settings`.
+Project-level keys that start programs or loosen safety (`UNTRUSTED_PROJECT_KEYS`) are held
+back until the project is trusted.
 MCP servers may also come from Claude Code's files (cli/mcp_json.py): a project's
 `.mcp.json` (held back like the project's own `[mcp_servers]`) and `--mcp-config`.
 """
@@ -13,149 +15,43 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentica_cli.app.settings.project_paths import project_folders
+from agentica_cli.app.settings.schema import (  # noqa: F401  (the names stay importable from here)
+    HOOK_SCHEMA,
+    LIFECYCLE_HOOK_EVENTS,
+    LIFECYCLE_HOOK_SCHEMA,
+    MCP_SERVER_SCHEMA,
+    PERMISSION_MODES,
+    PROVIDERS,
+    REASONING_EFFORTS,
+    SCHEMA,
+    TOOL_CALL_FORMATS,
+    TOOLKIT_OPTIONS,
+    CheckpointSettings,
+    Config,
+    ModelSettings,
+    ModelsSettings,
+    PermissionSettings,
+    SandboxSettings,
+    ToolkitSettings,
+    ToolSettings,
+    UiSettings,
+    build,
+    schema_of,
+)
 from agentica_cli.private_files import agentica_home, open_private
-from agentica_cli.tools.mcp.keys import CONFIG_KEYS as MCP_CONFIG_KEYS
-from agentica_cli.tools.mcp.keys import TRANSPORTS as MCP_TRANSPORTS
 
 if TYPE_CHECKING:
     from agentica_cli.app.settings.mcp_json import CommandLineMcp
 
-PERMISSION_MODES = ("default", "accept-edits", "auto", "plan")
-PROVIDERS = (  # agentica_cli.models.presets.PROVIDERS (not imported: this module stays light)
-    "openai",
-    "zhipuai",
-    "deepseek",
-    "moonshot",
-    "qwen",
-    "openrouter",
-    "ollama",
-    "openai-like",
-    # the same platforms' other endpoints, and local servers by name (their default ports)
-    "zai",
-    "zhipuai-coding",
-    "zai-coding",
-    "moonshot-intl",
-    "qwen-intl",
-    "lmstudio",
-    "llamacpp",
-    "vllm",
-)
-# reasoning_effort values some provider accepts (OpenAI: minimal..high, xhigh; DeepSeek V4: high, max)
-REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
-# agentica_cli.models.text_tool_calls.FORMATS
-TOOL_CALL_FORMATS = ("native", "hermes", "qwen3-coder", "mistral", "text")
-
-
 class ConfigError(Exception):
     """A bad setting; the message names the key and where it came from."""
 
-
-# -- schema ----------------------------------------------------------------------------
-# A leaf is a type description: "str", "int", "float", "bool", "list[str]", "dict[str,str]",
-# or a tuple of allowed strings. A nested dict is a table; "*" means "any table name";
-# a one-element list [schema] is an array of tables.
-
-HOOK_SCHEMA: dict[str, Any] = {
-    "command": "str",
-    "tools": "list[str]",
-    "timeout": "float",
-}
-
-# agentica_cli.agent.hooks.HOOK_EVENTS (not imported: this module stays light)
-LIFECYCLE_HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
-                         "PermissionRequest", "Notification", "Stop", "SubagentStart", "SubagentStop", "PreCompact",
-                         "SessionEnd")
-LIFECYCLE_HOOK_SCHEMA: dict[str, Any] = {"matcher": "str", "command": "str", "timeout": "float",
-                                         "type": "str", "prompt": "str", "model": "str",  # a prompt hook
-                                         "url": "str", "headers": "dict[str,str]",  # an http hook
-                                         "allowed_env_vars": "list[str]",
-                                         "if": "str", "async": "bool"}  # a permission-rule condition; run in background
-
-# The transport is checked here as one of its values; the rest as the MCP layer types them.
-MCP_SERVER_SCHEMA: dict[str, Any] = {**MCP_CONFIG_KEYS, "transport": MCP_TRANSPORTS}
-
-# [toolkits.<name>] keys (each toolkit takes the ones its class has: cli/toolkit_setup.py)
-TOOLKIT_OPTIONS: dict[str, Any] = {
-    "url": "str", "read_only": "bool", "max_rows": "int", "timeout": "int", "memory_mb": "int",
-    "network": "bool", "model": "str", "size": "str", "quality": "str", "output_dir": "str",
-    "base_url": "str", "max_results": "int", "min_score": "float", "threads": "int",
-}
-
-SCHEMA: dict[str, Any] = {
-    "model": {
-        "provider": "provider",
-        "name": "str",
-        "choices": "list[str]",  # other model ids an editor offers in its model picker (agentica acp)
-        "base_url": "str",
-        "api_key": "str",
-        # seconds (0: no limit); checked for sign by runtime.check_model_timeouts
-        "request_timeout": "float",
-        "attempt_timeout": "float",
-        "stall_timeout": "float",
-        "vision": "bool",  # the model takes images (default: guessed from its name)
-        "max_tokens": "int",  # the answer's length limit, sent as max_tokens
-        "context_window": "int",  # tokens; default: the preset's, or what a local server reports
-        "reasoning_effort": REASONING_EFFORTS,  # sent as reasoning_effort
-        "extra_body": "table",  # merged into every request body: {thinking = {type = "disabled"}}, ...
-        "tool_call_format": TOOL_CALL_FORMATS,  # tool calls written as text (local servers): hermes, ...
-        "dialect": "str",  # what the provider wants sent back (models/dialects.py); default: from provider/URL
-    },
-    "permissions": {
-        "mode": PERMISSION_MODES,
-        "allow": "list[str]",
-        "deny": "list[str]",
-        "ask": "list[str]",
-    },
-    "tools": {
-        "tool_call_limit": "int",
-        "max_turns": "int",
-        "compress_tool_results": "bool",
-        "context_overflow_threshold": "float",
-        "max_result_tokens": "int",  # one tool result's budget; larger ones are saved to a file
-        "exclude": "list[str]",
-        "enable": "list[str]",  # toolkits by name (agentica_cli.toolkits.catalog): arxiv, weather, sql, ...
-        "fetch_allow_private": "list[str]",  # networks fetch_url may reach besides public ones: ["10.0.0.0/8"]
-    },
-    "toolkits": {"*": TOOLKIT_OPTIONS},  # [toolkits.<name>]: cli/toolkit_setup.py
-    "ui": {
-        "markdown": "bool",
-        "show_reasoning": "bool",
-        "history": "bool",
-        "statusline": "str",  # a shell command whose first line of output is the status line
-        "notify": "bool",  # bell + OSC 9 when a long turn ends or a question waits
-        "notify_after": "float",  # seconds a turn must take before its end notifies
-    },
-    "instructions": "str",
-    "checkpoints": {
-        "enabled": "bool",  # snapshots for /diff, /undo, /rewind, agentica --undo
-        "max_file_size": "int",  # bytes; larger files are left out of snapshots
-        "keep_sessions": "int",  # sessions whose snapshots are kept per project
-        "keep_days": "float",  # snapshots older than this are dropped
-    },
-    "hooks": {
-        # arrays of tables: [[hooks.before_tool_call]] ...
-        "before_tool_call": [HOOK_SCHEMA],
-        "after_tool_call": [HOOK_SCHEMA],
-        # Claude Code's lifecycle events: [[hooks.PreToolUse]] matcher, command, timeout
-        **{event: [LIFECYCLE_HOOK_SCHEMA] for event in LIFECYCLE_HOOK_EVENTS},
-    },
-    "mcp_servers": {"*": MCP_SERVER_SCHEMA},
-    # Claude's model names in commands and agents -> model ids here (extensions/model_names.py)
-    "models": {"aliases": "dict[str,str]"},
-    "sandbox": {
-        "mode": ("workspace-write", "read-only", "off"),  # agentica_cli.sandbox.MODES
-        "backend": ("auto", "bubblewrap", "landlock", "seatbelt"),
-        "network": "bool",  # commands may open connections
-        "unix_sockets": "bool",  # commands may create Unix sockets (local services: docker, agents, databases)
-        "hide": "list[str]",  # more paths commands may not read (besides ~/.ssh, ~/.aws, ...)
-        "env_allow": "list[str]",  # variables commands keep even if their names look secret
-    },
-}
 
 # Keys a project config may only set once the user trusts the project (docs/security.md lists
 # them with these reasons): they start programs, decide where the user's key or data goes,
@@ -400,8 +296,11 @@ def project_config_path(work_dir: Path) -> Path | None:
 
 
 @dataclass
-class Settings:
-    data: dict[str, Any]
+class Settings(Config):
+    """The settings in force: the typed tables of `Config` (checked and built once, at load) and
+    where each key came from. Code reads the tables (`settings.model.request_timeout`); a change
+    for this run replaces a table whole (`settings.model = replace(settings.model, name=...)`)."""
+
     sources: dict[str, str] = field(default_factory=dict)  # dotted key -> where it came from
     user_file: Path | None = None
     project_file: Path | None = None
@@ -416,31 +315,49 @@ class Settings:
     permission_rules: list[tuple[str, str, str]] = field(default_factory=list)
     # The run's command sandbox (agentica_cli.sandbox.Sandbox), built once from these settings by
     # app/sandbox_settings.sandbox_for; the policy, the execute tool and the banner share it.
-    sandbox: Any = field(default=None, repr=False, compare=False)
+    command_sandbox: Any = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any], where: str = "settings", **loaded: Any) -> Settings:
+        """Settings from one TOML-shaped table (checked here, the error naming `where`); `loaded`:
+        the other fields (sources, ...)."""
+        config = build(Config, validate(data, where))
+        return cls(**{f: getattr(config, f) for f in SCHEMA}, **loaded)
 
     def get(self, dotted: str, default: Any = None) -> Any:
-        value = get_key(self.data, dotted)
-        return default if value is None else value
+        """The value of a dotted key (`model.request_timeout`), or `default` when it is None: for
+        names that arrive as text (tests, a command line). Code reads the typed attributes."""
+        node: Any = self
+        for part in dotted.split("."):
+            if isinstance(node, Mapping):
+                node = node.get(part)
+            elif part in getattr(node, "__dataclass_fields__", ()):
+                node = getattr(node, part)
+            else:
+                raise KeyError(f"no setting {dotted!r}")
+            if node is None:
+                return default
+        return node
 
     @property
     def provider(self) -> str | None:
-        return self.get("model.provider")
+        return self.model.provider
 
     @property
     def model_name(self) -> str | None:
-        return self.get("model.name")
+        return self.model.name
 
     @property
     def base_url(self) -> str | None:
-        return self.get("model.base_url") or None
+        return self.model.base_url or None
 
     @property
     def api_key(self) -> str | None:
-        return self.get("model.api_key") or None
+        return self.model.api_key or None
 
     @property
     def permission_mode(self) -> str:
-        return self.get("permissions.mode", "default")
+        return self.permissions.mode
 
     @property
     def explicit_auto(self) -> bool:
@@ -450,10 +367,6 @@ class Settings:
             "command line",
             "environment",
         )
-
-    @property
-    def mcp_servers(self) -> dict[str, dict[str, Any]]:
-        return self.get("mcp_servers", {})
 
 
 def _record_sources(data: dict[str, Any], where: str, sources: dict[str, str], prefix: str = "") -> None:
@@ -518,7 +431,7 @@ def load_settings(
     data: dict[str, Any] = {}
     sources: dict[str, str] = {}
     user_file = agentica_home() / "config.toml"
-    settings = Settings(data)
+    settings = Settings()
     key_for: str | None = None  # the provider a config file's api_key was set for
     if user_file.is_file():
         layer = load_toml(user_file)
@@ -559,9 +472,11 @@ def load_settings(
     if mcp_flags is not None and mcp_flags.servers:
         data = merge(data, {"mcp_servers": validate({"mcp_servers": mcp_flags.servers}, "--mcp-config")["mcp_servers"]})
         sources.update({f"mcp_servers.{name}": where for name, where in mcp_flags.sources.items()})
-    settings.data = data
     settings.sources = sources
     settings.unsent_key = _keep_key_with_its_provider(data, sources, key_for)
+    config = build(Config, data)  # every layer was checked as it was read
+    for table in SCHEMA:
+        setattr(settings, table, getattr(config, table))
     return settings
 
 

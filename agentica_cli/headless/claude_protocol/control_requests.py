@@ -167,13 +167,14 @@ class SdkControlRequests:
         target = str(name).strip() if isinstance(name, str) and name.strip() not in ("", "default") else None
         if target is not None and is_claude_model(target):
             target = model_names(self.settings).resolve(target)
-        model_table = self.settings.data.setdefault("model", {})
-        previous = model_table.get("name")
-        model_table["name"] = target or self.configured_model
+        from dataclasses import replace
+
+        previous = self.settings.model
+        self.settings.model = replace(previous, name=target or self.configured_model)
         try:
             model = build_model(self.settings)
         except (MissingKey, ValueError) as err:
-            model_table["name"] = previous
+            self.settings.model = previous
             raise ValueError(f"cannot switch to {name}: {err}") from None
         self.model = model
         if self.agent is not None:

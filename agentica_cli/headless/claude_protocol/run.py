@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import sys
 import time
@@ -45,14 +46,14 @@ def run_claude(args: argparse.Namespace, settings: Settings, work_dir: Path) -> 
     if opts.model_alias and not args.model:
         mapped = model_names(settings).resolve(opts.model_alias)  # None: the configured model
         if mapped:
-            settings.data.setdefault("model", {})["name"] = mapped
+            settings.model = dataclasses.replace(settings.model, name=mapped)
     # --tools keeps only those builtins; a whole builtin in --disallowedTools (no pattern) is taken
     # away too, as Claude Code takes it out of the model's context (its deny rule stays as well)
     left_out = [ours(name) for name in BUILTIN_CLAUDE_TOOLS
                 if (opts.base_tools is not None and ours(name) not in opts.base_tools) or name in args.disallowed_tools]
     if left_out:
-        tools = settings.data.setdefault("tools", {})
-        tools["exclude"] = list(dict.fromkeys([*(tools.get("exclude") or []), *left_out]))
+        exclude = tuple(dict.fromkeys([*settings.tools.exclude, *left_out]))
+        settings.tools = dataclasses.replace(settings.tools, exclude=exclude)
     if opts.json_schema is not None:
         note = SCHEMA_NOTE.format(schema=json.dumps(opts.json_schema, ensure_ascii=False))
         args.append_system_prompt = f"{args.append_system_prompt}\n\n{note}" if args.append_system_prompt else note

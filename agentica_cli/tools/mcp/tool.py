@@ -545,10 +545,11 @@ class McpTool(Tool):
 
     def _entrypoint(self, tool_name: str) -> Any:
         async def call_mcp_tool(**arguments: Any) -> Any:
+            from agentica_cli.tools.context import ToolContext
             from agentica_cli.tools.mcp.results import with_images
 
             context = arguments.pop(CONTEXT_PARAM, None)
-            output = getattr(context, "output", None)
+            output = context.output if isinstance(context, ToolContext) else None
             return with_images(*await self._call_with_result(tool_name, arguments, on_progress=output))
 
         call_mcp_tool.__name__ = safe_name(tool_name)

@@ -1,0 +1,440 @@
+"""The batch's zygote: one warm process that forks each task's `agentica -p` session.
+
+Every task of a local batch is a session process of its own (its own cwd, environment, sandbox,
+crash). Started as `python -m agentica_cli` each of them pays ~0.4-0.6 s of CPU for the
+interpreter's start and the imports before its first model request; on a 2-core machine that,
+not the model, caps how many tasks finish per second. The zygote pays it once: it imports what
+`-p` needs, then forks a child per task, and the child runs the very entry point `agentica -p`
+runs (`agentica_cli.cli.app:main`) with the task's argv, cwd, environment and stdio.
+
+    python -m agentica_cli.batch.zygote --fd N [--preload MODULE]... [--entry MODULE:FUNCTION]
+
+Protocol, on the SOCK_SEQPACKET socket N (one JSON message a packet; zygote_client.py is the
+other end): the zygote says {"ready": true, "pid"} once its imports are done; a request
+{"id", "argv", "cwd", "env"} carries three file descriptors (the child's stdin, stdout,
+stderr) and is answered {"id", "pid"} or {"id", "error"}; when a child ends, {"id", "exit"}
+(the exit code; minus the signal number when a signal ended it, as subprocess reports it)
+with "cpu_s", the CPU time the child used (user + system, from wait4).
+The zygote ends when the socket closes.
+
+The zygote is single-threaded and stays so: fork() copies only the calling thread, so a lock
+another thread held would stay locked in the child. It refuses to fork (an "error" answer)
+when more than one thread runs. Nothing is shared that must not be: no model client, HTTP
+connection or thread exists before the fork (the imports make none), `random` reseeds itself
+in the child (os.register_at_fork), the sandbox (bubblewrap, Landlock) is applied by each
+session to its own commands, and the child replaces its environment, argv, cwd, stdio and
+signal handlers before any agentica code runs. See docs/batch.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+# What `agentica -p --output-format stream-json` imports before its first model request: the
+# command line, the start-up, the printers, the runtime (agent, tools, model transport).
+PRELOAD = (
+    "agentica_cli.cli.app",
+    "agentica_cli.cli.commands",
+    "agentica_cli.cli.launch",
+    "agentica_cli.app.process_hardening",
+    "agentica_cli.sandbox.descendants",
+    "agentica_cli.sandbox.sandbox",
+    "agentica_cli.app.settings.config",
+    "agentica_cli.app.settings.trust",
+    "agentica_cli.app.startup",
+    "agentica_cli.app.runtime",
+    "agentica_cli.headless.printers",
+    "agentica_cli.models.chat_http",
+    "agentica_cli.deep",
+    "builtin_tools",
+    "anyio._core._sockets",
+    "anyio._core._streams",
+    "anyio._backends._asyncio",
+    # imported inside functions on the way to the first request (found by diffing sys.modules
+    # of a forked `-p` run before and after)
+    "agentica_cli.agent.result_budget",
+    "agentica_cli.app.checkpoint_setup",
+    "agentica_cli.app.extension_setup",
+    "agentica_cli.app.hooks",
+    "agentica_cli.app.instruction_imports",
+    "agentica_cli.app.instructions",
+    "agentica_cli.app.permissions.approvals",
+    "agentica_cli.app.permissions.permission_rules",
+    "agentica_cli.app.permissions.shell_grammar",
+    "agentica_cli.app.permissions.shell_parts",
+    "agentica_cli.app.permissions.tool_kinds",
+    "agentica_cli.app.sandbox_settings",
+    "agentica_cli.app.session_images",
+    "agentica_cli.app.sessions",
+    "agentica_cli.app.settings.api_key_input",
+    "agentica_cli.app.settings.mcp_json",
+    "agentica_cli.app.settings.system_prompt_flags",
+    "agentica_cli.app.toolkit_setup",
+    "agentica_cli.app.usage",
+    "agentica_cli.checkpoints.backups",
+    "agentica_cli.checkpoints.journal",
+    "agentica_cli.checkpoints.prune",
+    "agentica_cli.checkpoints.shadow",
+    "agentica_cli.checkpoints.store",
+    "agentica_cli.extensions.agents",
+    "agentica_cli.extensions.commands",
+    "agentica_cli.extensions.frontmatter",
+    "agentica_cli.extensions.hook_config",
+    "agentica_cli.extensions.loading",
+    "agentica_cli.extensions.model_names",
+    "agentica_cli.extensions.places",
+    "agentica_cli.extensions.skills",
+    "agentica_cli.extensions.tool_names",
+    "agentica_cli.headless.claude_protocol",
+    "agentica_cli.models.dialects",
+    "agentica_cli.models.provider_errors",  # a failed request's words
+    "agentica_cli.models.warmup",
+    "agentica_cli.toolkits.catalog",
+    "agentica_cli.tools.listing",
+    "agentica_cli.tools.mcp.env_refs",
+    "agentica_cli.tools.schema",
+    "agentica_cli.worktrees",
+    "builtin_tools.task",
+    "docstring_parser",
+    "typer._click.decorators",
+    "hmac",
+    "secrets",
+    "shlex",
+    "encodings.ascii",
+)
+ENTRY = "agentica_cli.cli.app:main"
+MAX_MESSAGE = 1 << 20  # a request: argv, cwd and the whole environment
+
+
+class ZygoteRefusal(Exception):
+    """Why the zygote will not fork now (sent back as the request's "error")."""
+
+
+def threads_running() -> int:
+    """The threads of this process: Python's, and on Linux also any a C library started."""
+    try:
+        return max(threading.active_count(), len(os.listdir("/proc/self/task")))
+    except OSError:
+        return threading.active_count()
+
+
+def preload(modules: tuple[str, ...] | list[str]) -> int:
+    """Import `modules` (one that is missing is skipped: the child imports it itself, or fails
+    as `agentica -p` would) and do the machine-wide probes whose answers are cached; the
+    number of modules loaded."""
+    import importlib
+
+    for name in filter(None, modules):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            continue
+    if "agentica_cli.sandbox.sandbox" in sys.modules:  # which sandbox backend works here (bwrap's probe
+        # runs a process): the same answer for every task, asked once, without a thread
+        from agentica_cli.sandbox.sandbox import BACKENDS, _available
+
+        try:
+            next((name for name in BACKENDS if _available(name)), None)
+        except Exception:
+            pass  # each session asks again and reports it
+    if "builtin_tools" in sys.modules:
+        _warm_tool_schemas()
+    if "agentica_cli.models.chat_http" in sys.modules:  # the CA certificates in a TLS context
+        try:
+            sys.modules["agentica_cli.models.chat_http"].tls_context()
+        except Exception:
+            pass
+    return len(sys.modules)
+
+
+def _warm_tool_schemas() -> None:
+    """Build the builtin tools' schemas once: each session builds its own tools (and their
+    schemas) again, but with the caches this fills (compiled regular expressions, typing's
+    generic aliases, docstring_parser's) it takes ~5 ms instead of ~20."""
+    import tempfile
+
+    try:
+        from builtin_tools import get_builtin_tools
+
+        with tempfile.TemporaryDirectory(prefix="agentica-zygote-") as folder:
+            for tool in get_builtin_tools(folder):
+                for function in tool.functions.values():
+                    function.to_openai()
+    except Exception:
+        pass  # each session builds its own and reports what fails
+
+
+def resolve_entry(spec: str) -> Callable[[list[str]], int | None]:
+    import importlib
+
+    module, _, function = spec.partition(":")
+    entry: Callable[[list[str]], int | None] = getattr(importlib.import_module(module), function or "main")
+    return entry
+
+
+def _send(sock: socket.socket, message: dict[str, Any]) -> None:
+    try:
+        sock.send(json.dumps(message).encode())
+    except OSError:
+        pass  # the batch is gone: the loop sees the end of the socket next
+
+
+def serve(sock: socket.socket, entry: Callable[[list[str]], int | None]) -> None:
+    """Answer fork requests until the socket closes; reap the children and report their ends."""
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)  # wakes the select() through the fd
+    children: dict[int, Any] = {}
+    open_socket = True
+    try:
+        _send(sock, {"ready": True, "pid": os.getpid(), "modules": len(sys.modules)})
+        while open_socket:
+            readable, _, _ = select.select([sock.fileno(), wake_r], [], [], 1.0)
+            if wake_r in readable:
+                try:
+                    while os.read(wake_r, 512):
+                        pass
+                except BlockingIOError:
+                    pass
+            _reap(sock, children)
+            if sock.fileno() in readable:
+                open_socket = _answer(sock, children, entry, (wake_r, wake_w))
+    finally:
+        signal.set_wakeup_fd(-1)
+        os.close(wake_r)
+        os.close(wake_w)
+
+
+def _reap(sock: socket.socket, children: dict[int, Any]) -> None:
+    while children:
+        try:
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        request_id = children.pop(pid, None)
+        if request_id is not None:
+            _send(sock, {"id": request_id, "exit": os.waitstatus_to_exitcode(status),
+                         "cpu_s": round(usage.ru_utime + usage.ru_stime, 4)})
+
+
+def _answer(sock: socket.socket, children: dict[int, Any], entry: Callable[[list[str]], int | None],
+            own_fds: tuple[int, ...]) -> bool:
+    """Read one request and fork its child; False when the socket has closed."""
+    try:
+        data, fds, _flags, _address = socket.recv_fds(sock, MAX_MESSAGE, 3)
+    except OSError:
+        return False
+    if not data:
+        return False
+    request_id: Any = None
+    try:
+        request = json.loads(data)
+        request_id = request.get("id")
+        if len(fds) != 3:
+            raise ZygoteRefusal(f"a request carries 3 file descriptors (stdin, stdout, stderr), not {len(fds)}")
+        argv, cwd, env = request["argv"], request["cwd"], request["env"]
+        if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv) and argv):
+            raise ZygoteRefusal("argv must be a non-empty list of strings")
+        if not (isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())):
+            raise ZygoteRefusal("env must map strings to strings")
+        pid = fork_child(argv, str(cwd), env, fds, entry, close=(sock.fileno(), *own_fds))
+    except ZygoteRefusal as err:
+        _send(sock, {"id": request_id, "error": str(err)})
+        return True
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
+        _send(sock, {"id": request_id, "error": f"bad request: {err}"})
+        return True
+    except OSError as err:
+        _send(sock, {"id": request_id, "error": f"fork failed: {err}"})
+        return True
+    finally:
+        for fd in fds:
+            os.close(fd)
+    children[pid] = request_id
+    _send(sock, {"id": request_id, "pid": pid})
+    return True
+
+
+def fork_child(argv: list[str], cwd: str, env: dict[str, str], fds: list[int],
+               entry: Callable[[list[str]], int | None], close: tuple[int, ...] = ()) -> int:
+    """Fork a child that runs `entry(argv[1:])` as a process of its own; its pid, once the
+    child leads a session and process group of its own (so that a signal sent to the group
+    right after this returns reaches it, as with subprocess's start_new_session)."""
+    running = threads_running()
+    if running != 1:
+        raise ZygoteRefusal(f"{running} threads are running in the zygote; fork() copies only one "
+                            "(a lock another held would stay locked in the child)")
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    started_r, started_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        try:
+            os.close(started_r)
+            os.setsid()
+        finally:
+            os.close(started_w)  # tells the zygote setsid() is done (or failed: then it exits at once)
+        _run_child(argv, cwd, env, fds, entry, close)
+    os.close(started_w)
+    try:
+        os.read(started_r, 1)  # returns b"" once the child closed its end
+    finally:
+        os.close(started_r)
+    return pid
+
+
+def _run_child(argv: list[str], cwd: str, env: dict[str, str], fds: list[int],
+               entry: Callable[[list[str]], int | None], close: tuple[int, ...]) -> None:
+    code = 1
+    try:
+        _become_the_task(argv, cwd, env, fds, close)
+        code = _exit_code_of(entry, argv[1:])
+    except BaseException:  # nothing may return into the zygote's loop
+        try:
+            import traceback
+
+            traceback.print_exc()
+        except BaseException:
+            pass
+    finally:
+        _finalize()
+        os._exit(code)
+
+
+def _become_the_task(argv: list[str], cwd: str, env: dict[str, str], fds: list[int], close: tuple[int, ...]) -> None:
+    """Everything the task's process must not share with the zygote: the socket, the signal
+    set-up, stdio, the cwd, the environment, argv."""
+    signal.set_wakeup_fd(-1)
+    for fd in close:
+        os.close(fd)
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+    os.closerange(3, _max_fd())  # the received fds, anything an import left open
+    # the handlers a fresh interpreter has
+    for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2,
+                signal.SIGALRM):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    if hasattr(signal, "SIGXFSZ"):
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+    sys.argv = list(argv)
+    _new_stdio()
+    from agentica_cli import child_env
+
+    child_env.note_user_environment()  # the task's environment is the user's, not the zygote's
+
+
+def _max_fd() -> int:
+    try:
+        return int(os.sysconf("SC_OPEN_MAX"))
+    except (ValueError, OSError):
+        return 65536
+
+
+def _new_stdio() -> None:
+    """sys.stdin/stdout/stderr on the new fds 0-2, buffered as a fresh interpreter buffers them."""
+    import io
+
+    def stream(fd: int, mode: str, old: Any, line_buffering: bool) -> io.TextIOWrapper:
+        raw = io.FileIO(fd, mode, closefd=False)
+        buffered: Any = io.BufferedReader(raw) if mode == "r" else io.BufferedWriter(raw)
+        return io.TextIOWrapper(buffered, encoding=getattr(old, "encoding", None) or "utf-8",
+                                errors=getattr(old, "errors", None) or "strict", line_buffering=line_buffering)
+
+    for name, fd, mode, line_buffering in (("stdin", 0, "r", False), ("stdout", 1, "w", os.isatty(1)),
+                                           ("stderr", 2, "w", True)):
+        new = stream(fd, mode, getattr(sys, f"__{name}__"), line_buffering)
+        setattr(sys, name, new)
+        setattr(sys, f"__{name}__", new)
+
+
+def _exit_code_of(entry: Callable[[list[str]], int | None], args: list[str]) -> int:
+    """Run `entry` as the interpreter runs a program: SystemExit's code, 1 after an uncaught
+    exception (its traceback on stderr), and death by SIGINT after an uncaught Ctrl-C."""
+    try:
+        result = entry(args)
+    except SystemExit as stop:
+        result = stop.code  # type: ignore[assignment]
+    except KeyboardInterrupt:
+        _finalize()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+        return 130
+    if result is None:
+        return 0
+    if isinstance(result, int):
+        return result & 0xFF
+    print(result, file=sys.stderr)
+    return 1
+
+
+_finalized = False
+
+
+def _finalize() -> None:
+    """What the interpreter does at exit, which os._exit() skips: wait for the non-daemon
+    threads, run the atexit functions (agentica's end of its descendants), flush stdio."""
+    global _finalized
+    if _finalized:
+        return
+    _finalized = True
+    import atexit
+
+    try:
+        shutdown = getattr(threading, "_shutdown", None)
+        if shutdown is not None:
+            shutdown()
+    except BaseException:
+        pass
+    try:
+        atexit._run_exitfuncs()
+    except BaseException:
+        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m agentica_cli.batch.zygote", description=__doc__.splitlines()[0])
+    parser.add_argument("--fd", type=int, required=True, help="the SOCK_SEQPACKET socket to the batch")
+    parser.add_argument("--preload", action="append", default=None, metavar="MODULE",
+                        help="a module to import before forking (repeatable; default: what -p needs)")
+    parser.add_argument("--entry", default=ENTRY, metavar="MODULE:FUNCTION", help="what each child runs")
+    opts = parser.parse_args(argv)
+    sock = socket.socket(fileno=opts.fd)
+    from agentica_cli.app.process_hardening import harden_process
+
+    harden_process()  # as `agentica -p` does: its environment (the batch's) unreadable by others
+    preload(tuple(opts.preload) if opts.preload is not None else PRELOAD)
+    entry = resolve_entry(opts.entry)
+    try:
+        serve(sock, entry)
+    finally:
+        sock.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,211 @@
+"""The batch's zygote (agentica_cli/batch/zygote.py): a real zygote process forking children
+that run small fake session entry points (written to tmp_path, imported by the zygote), so
+that what a child sees, a crash, a cancel and a refusal are each checked in a second or two.
+The whole batch over the zygote against the scripted model server is in test_batch.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from agentica_cli.batch.task_run import Control, RunOptions, run_attempt
+from agentica_cli.batch.tasks import Task
+from agentica_cli.batch.zygote_client import Zygote, ZygoteError
+from agentica_cli.procs import is_running
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the zygote is Linux only")
+
+FAKES = '''
+import json, os, random, subprocess, sys, threading, time
+
+def report(args):
+    """What a session would see: argv, cwd, environment, stdin, its process group."""
+    from agentica_cli import child_env
+
+    data = sys.stdin.read()
+    child_env.withhold("task-only-value")  # the task's own variable: not withheld from its hooks
+    print(json.dumps({"argv": sys.argv, "args": args, "cwd": os.getcwd(), "env": dict(os.environ),
+                      "stdin": data, "pid": os.getpid(), "pgid": os.getpgid(0), "sid": os.getsid(0),
+                      "threads": threading.active_count(), "random": random.random(),
+                      "withheld": child_env.holds_withheld("task-only-value"),
+                      "sigint": repr(__import__("signal").getsignal(2)),
+                      "sigchld": repr(__import__("signal").getsignal(17))}))
+    sys.stderr.write("a line on stderr\\n")
+    return 3
+
+def hang(args):
+    """A session that started a command of its own (same process group) and waits."""
+    child = subprocess.Popen(["sleep", "300"])
+    print(child.pid, flush=True)
+    time.sleep(300)
+
+def abort(args):
+    print('{"type": "session", "session_id": "crash-1"}', flush=True)
+    os.abort()
+
+def fail(args):
+    raise RuntimeError("boom in the session")
+'''
+
+THREADED = '''
+import threading, time
+threading.Thread(target=time.sleep, args=(300,), daemon=True).start()  # a library that starts a thread
+'''
+
+
+@pytest.fixture
+def fakes(tmp_path: Path) -> dict[str, str]:
+    """The zygote's environment: PYTHONPATH to the fake entry points."""
+    folder = tmp_path / "fakes"
+    folder.mkdir()
+    (folder / "fake_session.py").write_text(FAKES)
+    (folder / "threaded_preload.py").write_text(THREADED)
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")])}
+
+
+@contextmanager
+def zygote(env: dict[str, str], entry: str, preload: list[str] | None = None) -> Iterator[Zygote]:
+    started = Zygote(preload=preload or ["fake_session"], entry=entry, env=env)
+    try:
+        started.wait_ready()
+        yield started
+    finally:
+        started.close()
+
+
+def _run(z: Zygote, argv: list[str], cwd: Path, env: dict[str, str], stdin: str = "") -> tuple[int, str, str]:
+    with tempfile.TemporaryFile(mode="w+") as err:
+        child = z.spawn(argv, str(cwd), env, err.fileno())
+        assert child.stdin is not None and child.stdout is not None
+        child.stdin.write(stdin)
+        child.stdin.close()
+        out = child.stdout.read()
+        child.stdout.close()
+        code = child.wait(30)
+        err.seek(0)
+        return code, out, err.read()
+
+
+def test_each_child_has_its_own_argv_cwd_environment_stdio_and_process_group(tmp_path: Path,
+                                                                             fakes: dict[str, str]) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    with zygote(fakes, "fake_session:report") as z:
+        assert z.threads() == 1
+        code, out, err = _run(z, ["agentica", "-p", "--model", "m1"], one, {"TASK": "one", "X": "task-only-value"},
+                              stdin="the prompt")
+        code2, out2, _ = _run(z, ["agentica", "-p"], two, {"TASK": "two"})
+        assert z.threads() == 1  # forking started no thread in the zygote
+    assert (code, code2) == (3, 3) and err == "a line on stderr\n"
+    seen, seen2 = json.loads(out), json.loads(out2)
+    assert seen["argv"] == ["agentica", "-p", "--model", "m1"] and seen["args"] == ["-p", "--model", "m1"]
+    assert seen["cwd"] == str(one) and seen2["cwd"] == str(two)
+    assert seen["env"] == {"TASK": "one", "X": "task-only-value"} and seen2["env"] == {"TASK": "two"}
+    assert seen["stdin"] == "the prompt"
+    assert seen["pgid"] == seen["pid"] == seen["sid"]  # its own session and group: the batch's killpg reaches it
+    assert seen["pid"] != seen2["pid"] and seen["random"] != seen2["random"]  # random reseeded per child
+    assert seen["threads"] == 1
+    assert seen["withheld"] is False  # child_env took the task's environment as the user's, not the zygote's
+    assert "default_int_handler" in seen["sigint"] and "SIG_DFL" in seen["sigchld"]
+
+
+def test_an_uncaught_exception_is_exit_1_with_its_traceback(tmp_path: Path, fakes: dict[str, str]) -> None:
+    with zygote(fakes, "fake_session:fail") as z:
+        code, out, err = _run(z, ["agentica", "-p"], tmp_path, {})
+    assert code == 1 and out == ""
+    assert "RuntimeError: boom in the session" in err and "Traceback" in err
+
+
+def test_a_crashing_session_is_an_error_record_and_the_zygote_goes_on(tmp_path: Path, fakes: dict[str, str]) -> None:
+    options = RunOptions(batch_cwd=str(tmp_path), backoff_file=str(tmp_path / "backoff"), use_worktrees=False)
+    with zygote(fakes, "fake_session:abort") as z:
+        started = time.monotonic()
+        record = run_attempt(Task(id="c1", prompt="crash"), 1, options, Control(), None, z)
+        assert time.monotonic() - started < 30
+        again = run_attempt(Task(id="c2", prompt="crash"), 1, options, Control(), None, z)
+    assert record["status"] == "error" and record["exit_code"] == -signal.SIGABRT
+    assert "the session crashed: killed by SIGABRT" in record["error"]
+    assert record["session_id"] == "crash-1"
+    assert again["status"] == "error" and again["exit_code"] == -signal.SIGABRT
+
+
+def test_cancel_ends_a_forked_session_and_its_process_group(tmp_path: Path, fakes: dict[str, str]) -> None:
+    control = Control()
+    with zygote(fakes, "fake_session:hang") as z, tempfile.TemporaryFile(mode="w+") as err:
+        child = z.spawn(["agentica", "-p"], str(tmp_path), dict(os.environ), err.fileno())
+        assert child.stdout is not None and child.stdin is not None
+        child.stdin.close()
+        command = int(child.stdout.readline())  # the session's own command, in its process group
+        control.add(child)
+        assert child.poll() is None and is_running(command)
+        control.stop("interrupted (Ctrl-C)")
+        assert child.wait(10) == -signal.SIGTERM
+        deadline = time.monotonic() + 10
+        while is_running(command):
+            assert time.monotonic() < deadline, "the session's command outlived the cancel"
+            time.sleep(0.05)
+        assert child.poll() == -signal.SIGTERM
+
+
+def test_the_zygote_refuses_to_fork_when_a_second_thread_runs(tmp_path: Path, fakes: dict[str, str]) -> None:
+    with zygote(fakes, "fake_session:report", preload=["threaded_preload", "fake_session"]) as z:
+        assert z.threads() == 2
+        with tempfile.TemporaryFile(mode="w+") as err, pytest.raises(ZygoteError, match="2 threads are running"):
+            z.spawn(["agentica", "-p"], str(tmp_path), {}, err.fileno())
+        # a refused session is started as a process of its own instead: slower, the same session
+        answer = 'import sys; sys.stdin.read(); print(\'{"type": "result", "session_id": "s-1"}\')'
+        options = RunOptions(batch_cwd=str(tmp_path), backoff_file=str(tmp_path / "backoff"), use_worktrees=False,
+                             agentica=(sys.executable, "-c", answer))
+        record = run_attempt(Task(id="f1", prompt="hi"), 1, options, Control(), None, z)
+    assert record["status"] == "done" and record["session_id"] == "s-1", record
+    assert len(z.fallbacks) == 1 and "2 threads are running" in z.fallbacks[0]  # the batch says so at its end
+
+
+def test_a_zygote_that_cannot_start_is_an_error_not_a_hang(tmp_path: Path, fakes: dict[str, str]) -> None:
+    z = Zygote(preload=[], entry="no_such_module:main", env=fakes)
+    try:
+        with pytest.raises(ZygoteError, match="no_such_module"):
+            z.wait_ready(30)
+    finally:
+        z.close()
+
+
+def test_every_module_the_zygote_preloads_exists() -> None:
+    """A module renamed or moved would silently drop out of the preload (each session would
+    import it again after the fork): the list must name real modules."""
+    import importlib.util
+
+    from agentica_cli.batch.zygote import PRELOAD
+
+    assert [name for name in PRELOAD if importlib.util.find_spec(name) is None] == []
+
+
+def test_a_zygote_that_dies_leaves_its_sessions_running_and_refuses_new_ones(tmp_path: Path,
+                                                                           fakes: dict[str, str]) -> None:
+    with zygote(fakes, "fake_session:hang") as z, tempfile.TemporaryFile(mode="w+") as err:
+        child = z.spawn(["agentica", "-p"], str(tmp_path), dict(os.environ), err.fileno())
+        assert child.stdout is not None and child.stdin is not None
+        child.stdin.close()
+        command = int(child.stdout.readline())
+        z.process.kill()
+        z.process.wait(10)
+        time.sleep(0.3)
+        assert is_running(child.pid) and child.poll() is None  # the session goes on
+        with pytest.raises(ZygoteError):
+            z.spawn(["agentica", "-p"], str(tmp_path), {}, err.fileno())
+        os.killpg(child.pid, signal.SIGKILL)  # the batch's cancel still reaches its group
+        assert child.wait(10) == 255  # its exit status died with the zygote
+        deadline = time.monotonic() + 10
+        while is_running(command):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
