@@ -22,7 +22,6 @@ the policy allows Unix sockets bwrap starts with seccomp.py's filter refusing so
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import os
 import shutil
@@ -113,6 +112,8 @@ def _refuse_unix_sockets() -> None:
     """The setup of the thread that starts bwrap: no_new_privs and the filter, for bwrap and
     everything it starts. A setuid bwrap would not be setuid under no_new_privs, so it is
     refused here rather than started unconfined for sockets."""
+    import ctypes  # here: the -p start's backend probe imports this module and needs no ctypes
+
     from agentica_cli.sandbox.seccomp import confine_sockets, supported
 
     path = bwrap_path()

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentica_cli.app.permissions.shell_parts import parse_command
 from agentica_cli.app.permissions.tool_kinds import COMMAND_TOOLS
 
 RULE_KINDS = ("deny", "ask", "allow")
@@ -130,7 +129,9 @@ class PermissionRule:
         """An allow rule must match every simple command of a command line it fully
         understands; a deny or ask rule matches when any simple command (also one a wrapper
         or `bash -c` runs) may match, and always when the line cannot be accounted for."""
-        from agentica_cli.app.permissions.shell_parts import DenyCheckOpaque, deny_candidates
+        # here: the shell parser (~10 ms of imports) is needed when a command is checked, not when
+        # the rules are read at start-up
+        from agentica_cli.app.permissions.shell_parts import DenyCheckOpaque, deny_candidates, parse_command
 
         parsed = parse_command(command)
         if self.kind == "allow":
