@@ -22,7 +22,7 @@ from cli_support import AGENTICA, cli_env, model_args
 PROMPT = "❯"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 # Waits for output, not speed claims: long enough for a busy 2-core machine running the suite on
-# two xdist workers beside other work.
+# four xdist workers beside other work.
 WAIT = 30
 
 

