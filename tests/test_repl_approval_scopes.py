@@ -52,10 +52,12 @@ def test_always_on_a_compound_command_grants_each_part(
         assert "three" in tool_results(server.requests[2])["c2"]
 
 
-def test_an_empty_argument_is_not_shown_in_the_question(home: Path, project: Path, screens: list[Screen]) -> None:
+@pytest.mark.parametrize(("columns", "lines"), [(80, 24), (120, 40)])
+def test_an_empty_argument_is_not_shown_in_the_question(home: Path, project: Path, screens: list[Screen],
+        columns: int, lines: int) -> None:
     script = [_run("echo hi > out.txt", "c1", reason="", timeout=30), turns.text("Done.")]
     with ScriptedModelServer(script) as server:
-        screen = spawn_screen(home, project, server, columns=80, lines=24)
+        screen = spawn_screen(home, project, server, columns=columns, lines=lines)
         screens.append(screen)
         screen.send("go\r")
         shown = screen.wait_text("Allow?")
@@ -65,11 +67,11 @@ def test_an_empty_argument_is_not_shown_in_the_question(home: Path, project: Pat
         screen.wait_text("Done.")
 
 
+@pytest.mark.parametrize(("columns", "lines"), [(80, 24), (120, 40)])
 def test_always_in_this_project_is_saved_applied_next_time_and_revocable(
-    home: Path, project: Path, screens: list[Screen]
-) -> None:
+    home: Path, project: Path, screens: list[Screen], columns: int, lines: int) -> None:
     with ScriptedModelServer([_run("git status", "c1"), turns.text("First.")]) as server:
-        screen = spawn_screen(home, project, server, columns=80, lines=24)
+        screen = spawn_screen(home, project, server, columns=columns, lines=lines)
         screens.append(screen)
         screen.send("check git\r")
         screen.wait_text("Allow?")
@@ -83,7 +85,7 @@ def test_always_in_this_project_is_saved_applied_next_time_and_revocable(
                                                  "domain": ""}]}
     script = [_run("git status", "c2"), turns.text("Second."), _run("git status", "c3"), turns.text("Third.")]
     with ScriptedModelServer(script) as server:
-        screen = spawn_screen(home, project, server, columns=80, lines=24)
+        screen = spawn_screen(home, project, server, columns=columns, lines=lines)
         screens.append(screen)
         screen.send("again\r")
         screen.wait_text("Second.")

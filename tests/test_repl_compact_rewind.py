@@ -58,10 +58,12 @@ def test_compact_passes_its_instructions_to_the_summariser(
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="checkpoints need the git program")
+@pytest.mark.parametrize(("columns", "lines"), [(80, 24), (120, 40)])
 def test_rewind_after_compact_goes_back_to_before_the_summarised_turn(home: Path, project: Path,
-                                                                     screens: list[Screen]) -> None:
+                                                                     screens: list[Screen],
+        columns: int, lines: int) -> None:
     with ScriptedModelServer([*two_turns(), turns.text("Fresh start.")]) as server:
-        screen = spawn_screen(home, project, server, columns=80, lines=24)
+        screen = spawn_screen(home, project, server, columns=columns, lines=lines)
         screens.append(screen)
         _two_turns_then(screen, "/compact")
         _wait_requests(screen, server, 5)

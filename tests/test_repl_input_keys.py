@@ -104,9 +104,11 @@ def test_vi_editing_mode_from_config(
         assert last_user_message(server.requests[0]) == "brave world"
 
 
-def test_the_command_menu_opens_as_slash_is_typed(home: Path, project: Path, screens: list[Screen]) -> None:
+@pytest.mark.parametrize(("columns", "lines"), [(80, 24), (120, 40)])
+def test_the_command_menu_opens_as_slash_is_typed(home: Path, project: Path, screens: list[Screen],
+        columns: int, lines: int) -> None:
     with ScriptedModelServer([]) as server:
-        screen = spawn_screen(home, project, server, columns=80, lines=24)
+        screen = spawn_screen(home, project, server, columns=columns, lines=lines)
         screens.append(screen)
         screen.send("/re")  # no Tab
         text = screen.wait_text("/rewind")
@@ -148,10 +150,12 @@ def test_at_matches_the_projects_files_fuzzily_as_typed(home: Path, project: Pat
         assert "return 42" in sent  # the file went with the message
 
 
-def test_at_folder_attaches_a_listing(home: Path, project: Path, screens: list[Screen]) -> None:
+@pytest.mark.parametrize(("columns", "lines"), [(80, 24), (120, 40)])
+def test_at_folder_attaches_a_listing(home: Path, project: Path, screens: list[Screen],
+        columns: int, lines: int) -> None:
     _git_project(project)
     with ScriptedModelServer([turns.text("Listed.")]) as server:
-        screen = spawn_screen(home, project, server, columns=80, lines=24)
+        screen = spawn_screen(home, project, server, columns=columns, lines=lines)
         screens.append(screen)
         screen.send("what is in @src/deep/pkg/ ?\r")
         screen.wait_text("Listed.")
@@ -202,12 +206,14 @@ def test_a_name_from_two_sources_is_one_completion(project: Path) -> None:
     assert _typed_at_once("/summ\t\r", project, entries) == "/summarise"
 
 
+@pytest.mark.parametrize(("columns", "lines"), [(80, 24), (120, 40)])
 def test_a_message_typed_while_a_command_runs_is_sent_at_the_next_prompt(home: Path, project: Path,
-                                                                         screens: list[Screen]) -> None:
+                                                                         screens: list[Screen],
+        columns: int, lines: int) -> None:
     """Typed (with Enter) before `!cmd` or a slash command is done: the terminal between prompts
     turned that Enter into a newline, and the message stayed an unsent two-line draft."""
     with ScriptedModelServer([turns.text("Yes, done.")]) as server:
-        screen = spawn_screen(home, project, server, columns=80, lines=24)
+        screen = spawn_screen(home, project, server, columns=columns, lines=lines)
         screens.append(screen)
         screen.send("!echo started; sleep 1.5; echo finished\r")
         screen.wait_text("started")

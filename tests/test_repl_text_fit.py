@@ -57,14 +57,15 @@ def settle(screen: Screen, seconds: float = 0.3) -> str:
 # -- item 1 and 11: prose wraps between words; a yes/no question takes one key -------------------
 
 
+@pytest.mark.parametrize(("columns", "lines"), [(80, 24), (120, 40)])
 def test_the_trust_question_and_help_wrap_between_words_and_a_yes_no_question_takes_one_key(
-        home: Path, project: Path) -> None:
+        home: Path, project: Path, columns: int, lines: int) -> None:
     from agentica_cli.tui import slash
 
     (project / ".agentica").mkdir()
     (project / ".agentica" / "config.toml").write_text('[permissions]\nmode = "auto"\n')
     with ScriptedModelServer([]) as server:
-        screen = open_screen(home, project, model_args(server), columns=80, lines=24, history=400)
+        screen = open_screen(home, project, model_args(server), columns=columns, lines=lines, history=400)
         try:
             shown = screen.wait_whole("Trust this project? [y/N]")
             assert_no_word_cut(shown, TRUST_TEXT)
@@ -86,7 +87,8 @@ def test_the_trust_question_and_help_wrap_between_words_and_a_yes_no_question_ta
     assert shown.rstrip().endswith(PROMPT) or PROMPT in shown
 
 
-def test_the_continue_replay_wraps_under_its_text(home: Path, project: Path) -> None:
+@pytest.mark.parametrize(("columns", "lines"), [(80, 24), (120, 40)])
+def test_the_continue_replay_wraps_under_its_text(home: Path, project: Path, columns: int, lines: int) -> None:
     prompt = ("please read every file in this project and tell me which of them still mention the old "
               "configuration format, then suggest how to move each of them to the new one")
     answer = ("Three files still use the old format: the settings loader, the command line parser and the "
@@ -95,7 +97,7 @@ def test_the_continue_replay_wraps_under_its_text(home: Path, project: Path) -> 
         done = subprocess.run([*AGENTICA, "-p", prompt, *model_args(server)], cwd=project, env=cli_env(home),
                               capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
-        screen = spawn_screen(home, project, server, "--continue", columns=80, lines=24)
+        screen = spawn_screen(home, project, server, "--continue", columns=columns, lines=lines)
         try:
             shown = screen.text()
         finally:
@@ -109,12 +111,14 @@ def test_the_continue_replay_wraps_under_its_text(home: Path, project: Path) -> 
     assert_no_word_cut(shown, answer)
 
 
-def test_an_80_wide_output_line_keeps_its_end_under_the_indent(home: Path, project: Path) -> None:
-    line = "tests/test_a.py ...." + " " * 54 + "[100%]"  # pytest pads to the terminal's 80 columns
+@pytest.mark.parametrize(("columns", "lines"), [(80, 24), (120, 40)])
+def test_a_terminal_wide_output_line_keeps_its_end_under_the_indent(home: Path, project: Path,
+        columns: int, lines: int) -> None:
+    line = "tests/test_a.py ...." + " " * (columns - 26) + "[100%]"  # pytest pads to the terminal's width
     command = f"printf '%s\\n' '{line}'"
     script = [turns.tool_calls(turns.call("execute", {"command": command}, id="x1")), turns.text("Tests pass.")]
     with ScriptedModelServer(script) as server:
-        screen = spawn_screen(home, project, server, "--yes", columns=80, lines=24)
+        screen = spawn_screen(home, project, server, "--yes", columns=columns, lines=lines)
         try:
             screen.send("run the tests\r")
             shown = screen.wait_text("Tests pass.")
@@ -200,14 +204,15 @@ class FrameWatch:
         pass
 
 
+@pytest.mark.parametrize(("columns", "lines"), [(80, 24), (120, 40)])
 def test_a_streamed_list_and_the_text_before_a_tool_call_are_on_screen_once_in_every_frame(
-        home: Path, project: Path) -> None:
+        home: Path, project: Path, columns: int, lines: int) -> None:
     text = ("Here is the plan for the change.\n\n- first item alpha\n- second item beta\n- third item gamma\n\n"
             "Now I read the notes before I change anything.")
     script = [turns.tool_calls(turns.call("read_file", {"file_path": "notes.txt"}, id="r1"), content=text)
               | {"chunk_delay": 0.03}, turns.text("All read.")]
     with ScriptedModelServer(script) as server:
-        screen = spawn_screen(home, project, server, columns=80, lines=24)
+        screen = spawn_screen(home, project, server, columns=columns, lines=lines)
         watch = FrameWatch(screen, ["first item alpha", "third item gamma", "Now I read the notes"])
         try:
             screen.send("plan it\r")
@@ -224,10 +229,12 @@ STORY = ("Once upon a time a small parser lived in a large repository, and every
          "configuration files one by one, slowly, carefully, and it never skipped a single line of them.")
 
 
-def test_an_interrupted_answer_reaches_the_model_and_a_first_message_is_shown(home: Path, project: Path) -> None:
+@pytest.mark.parametrize(("columns", "lines"), [(80, 24), (120, 40)])
+def test_an_interrupted_answer_reaches_the_model_and_a_first_message_is_shown(home: Path, project: Path,
+        columns: int, lines: int) -> None:
     script = [turns.text(STORY, chunk_delay=0.15), turns.text("Understood.")]
     with ScriptedModelServer(script) as server:
-        screen = open_screen(home, project, [*model_args(server), "tell me a story"], columns=80, lines=24)
+        screen = open_screen(home, project, [*model_args(server), "tell me a story"], columns=columns, lines=lines)
         try:
             screen.wait_text("Once upon a time")
             assert f"{PROMPT} tell me a story" in screen.text()  # the argument is in the transcript
@@ -246,11 +253,13 @@ def test_an_interrupted_answer_reaches_the_model_and_a_first_message_is_shown(ho
     assert history[asked + 2]["content"] == "go on"
 
 
-def test_ctrl_c_on_a_running_command_keeps_its_output_and_adds_a_cancelled_line(home: Path, project: Path) -> None:
+@pytest.mark.parametrize(("columns", "lines"), [(80, 24), (120, 40)])
+def test_ctrl_c_on_a_running_command_keeps_its_output_and_adds_a_cancelled_line(home: Path, project: Path,
+        columns: int, lines: int) -> None:
     command = "printf 'compiling step-one\\ncompiling step-two\\n'; sleep 30"
     script = [turns.tool_calls(turns.call("execute", {"command": command}, id="x1")), turns.text("unused")]
     with ScriptedModelServer(script) as server:
-        screen = spawn_screen(home, project, server, "--yes", columns=80, lines=24)
+        screen = spawn_screen(home, project, server, "--yes", columns=columns, lines=lines)
         try:
             screen.send("build it\r")
             screen.wait_for(lambda t: "\n    compiling step-two" in t, what="the output under the spinner")
@@ -349,13 +358,14 @@ def test_status_and_context_name_each_mcp_server_and_what_its_tools_take(home: P
     assert server.requests == []
 
 
+@pytest.mark.parametrize(("columns", "lines"), [(80, 24), (120, 40)])
 def test_export_writes_the_conversation_with_its_diffs_and_never_overwrites_unasked(
-        home: Path, project: Path) -> None:
+        home: Path, project: Path, columns: int, lines: int) -> None:
     edit = {"file_path": "notes.txt", "old_string": "hello from the notes", "new_string": "goodbye from the notes"}
     script = [turns.tool_calls(turns.call("read_file", {"file_path": "notes.txt"}, id="r1")),
               turns.tool_calls(turns.call("edit_file", edit, id="e1")), turns.text("Edited the notes.")]
     with ScriptedModelServer(script) as server:
-        screen = spawn_screen(home, project, server, "--yes", columns=80, lines=24, history=400)
+        screen = spawn_screen(home, project, server, "--yes", columns=columns, lines=lines, history=400)
         try:
             screen.send("change the notes\r")
             screen.wait_text("Edited the notes.")
@@ -386,13 +396,16 @@ def test_export_writes_the_conversation_with_its_diffs_and_never_overwrites_unas
     assert json.loads((project / "conversation.json").read_text())["messages"] == exported["messages"]
 
 
-def test_onboarding_yes_no_questions_take_one_key_as_approvals_do(home: Path, project: Path) -> None:
+@pytest.mark.parametrize(("columns", "lines"), [(80, 24), (120, 40)])
+def test_onboarding_yes_no_questions_take_one_key_as_approvals_do(home: Path, project: Path,
+        columns: int, lines: int) -> None:
     import socket
 
     with socket.socket() as sock:  # a port nobody listens on: the key cannot be checked
         sock.bind(("127.0.0.1", 0))
         unreachable = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
-    screen = open_screen(home, project, ["--base-url", unreachable, "--provider", "deepseek"], columns=80, lines=24)
+    screen = open_screen(home, project, ["--base-url", unreachable, "--provider", "deepseek"],
+            columns=columns, lines=lines)
     try:
         screen.wait_text("Paste your deepseek API key")
         screen.send("sk-offline\r")
