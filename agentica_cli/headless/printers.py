@@ -179,7 +179,7 @@ class PrintRun:
         self.out = sys.stdout
         self.progress = StderrProgress(sys.stderr)
         self.interrupted = False
-        from agentica_cli.models.prices import CostMeter, parse_prices
+        from agentica_cli.app.prices import CostMeter, parse_prices
 
         self.cost = CostMeter(parse_prices(dict(app.settings.prices)))  # this run's money (--max-cost)
         self.max_cost: float | None = getattr(args, "max_cost", None)
@@ -261,7 +261,7 @@ class PrintRun:
         if kind == "usage":  # this turn's, for the result object (the session's: app.usage)
             for key in self.usage:
                 self.usage[key] += getattr(event, key, 0) or 0
-            from agentica_cli.models.prices import cost_fields
+            from agentica_cli.app.prices import cost_fields
 
             cost = self.cost.add(getattr(self.model, "id", ""), event.input_tokens, event.output_tokens, event.cost)
             if self.session is not None:
@@ -292,7 +292,7 @@ class PrintRun:
         limit that cannot be checked is not kept), the run stops after this request."""
         if self.max_cost is None or self.over_budget:
             return
-        from agentica_cli.models.prices import format_dollars
+        from agentica_cli.app.prices import format_dollars
 
         if self.cost.unpriced:
             model = safe_text(getattr(self.model, "id", "") or "the model", keep_newlines=False)

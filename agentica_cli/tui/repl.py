@@ -77,8 +77,8 @@ class Repl:
         self.approval_lock = asyncio.Lock()
         self.policy = policy_from_settings(settings, work_dir, allowed_dirs=self.allowed_dirs, ask=self.ask_approval,
                                            on_grant=self.show_grant)
+        from agentica_cli.app.prices import CostMeter, parse_prices
         from agentica_cli.app.usage import UsageCounter
-        from agentica_cli.models.prices import CostMeter, parse_prices
 
         self.usage = UsageCounter()  # the session's tokens, sub-agents' and earlier processes' included
         self.cost = CostMeter(parse_prices(dict(settings.prices)))  # money, where a price is known
@@ -205,7 +205,7 @@ class Repl:
             trust(self.work_dir)
             self.settings = load_settings(self.work_dir, flag_settings(self.args), trusted=True,
                                           mcp_flags=getattr(self.args, "mcp_flags", None))
-            from agentica_cli.models.prices import parse_prices
+            from agentica_cli.app.prices import parse_prices
 
             self.cost.prices = parse_prices(dict(self.settings.prices))  # the project's own, now trusted
             # the project's [permissions] rules and mode apply from now on
@@ -338,7 +338,7 @@ class Repl:
     def count_cost(self, event: Any) -> None:
         """One model request's money (sub-agents' included), into /cost and the status line, and
         beside its tokens in the session's usage file (a later --continue counts it)."""
-        from agentica_cli.models.prices import cost_fields
+        from agentica_cli.app.prices import cost_fields
 
         cost = self.cost.add(getattr(self.model, "id", ""), event.input_tokens or 0, event.output_tokens or 0,
                              event.cost)
@@ -349,8 +349,8 @@ class Repl:
     def count_session_usage(self) -> None:
         """A resumed session's tokens and money so far, from its usage file: /cost and the status
         line count the whole session, not only this process."""
+        from agentica_cli.app.prices import CostMeter
         from agentica_cli.app.usage import UsageCounter
-        from agentica_cli.models.prices import CostMeter
 
         self.usage = UsageCounter.for_session(self.session)
         self.cost = CostMeter.from_stored(self.cost.prices, getattr(self.session, "usage", None) or {})

@@ -34,7 +34,7 @@ class ReplHost(Protocol):
     renderer: Any
     policy: Any  # approvals.ApprovalPolicy
     usage: UsageCounter  # app/usage.py: a dict of token counts that also counts and stores
-    cost: Any  # models.prices.CostMeter
+    cost: Any  # app.prices.CostMeter
     context_tokens: int | None
     pending_context: list[str]
     next_default: str

@@ -250,7 +250,7 @@ class SlashCommands:
     async def cmd_cost(self, rest: str) -> None:
         repl = self.repl
         plain(repl.usage.describe())
-        from agentica_cli.models.prices import format_dollars
+        from agentica_cli.app.prices import format_dollars
 
         cost = repl.cost
         if cost.known:

@@ -97,7 +97,7 @@ class StatusLine:
             parts.append(("class:status", f"· {short_count(total)} tokens"))
         cost = getattr(self.repl, "cost", None)
         if cost is not None and cost.known:
-            from agentica_cli.models.prices import format_dollars
+            from agentica_cli.app.prices import format_dollars
 
             parts.append(("class:status", f" · {format_dollars(cost.dollars)}"))
         return parts

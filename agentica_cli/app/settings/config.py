@@ -182,7 +182,7 @@ def _check_leaf(kind: Any, value: Any, key: str, where: str) -> Any:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise bad("an array of strings")
     elif kind == "prices":
-        from agentica_cli.models.prices import PriceError, parse_prices
+        from agentica_cli.app.prices import PriceError, parse_prices
 
         if not isinstance(value, dict):
             raise bad('a table ([prices] "model" = { input = 0.28, output = 0.42 })')

@@ -223,7 +223,7 @@ class Config:
     toolkits: Mapping[str, ToolkitSettings] = field(default_factory=dict)  # [toolkits.<name>]
     ui: UiSettings = field(default_factory=UiSettings)
     instructions: str | None = None  # extra text for the system prompt (AGENTS.md files are read as well)
-    # model -> {input, output}: US dollars per million tokens (models/prices.py checks and reads it)
+    # model -> {input, output}: US dollars per million tokens (app/prices.py checks and reads it)
     prices: Mapping[str, object] = field(default_factory=dict, metadata={"kind": "prices"})
     checkpoints: CheckpointSettings = field(default_factory=CheckpointSettings)
     hooks: Mapping[str, tuple[HookTable, ...]] = field(default_factory=dict, metadata={"kind": HOOKS_SCHEMA})
