@@ -34,6 +34,21 @@ def home_relative(path: Path) -> str:
     return "~" + text[len(home) :] if text.startswith(home + os.sep) else text
 
 
+def quiet_attributes(saved: list[Any], *, keep_enter: bool = False) -> list[Any]:
+    """`saved` (termios.tcgetattr) with no echo and no line editing, reading key by key;
+    `keep_enter`: Enter stays a carriage return (ICRNL off) instead of becoming Ctrl-J."""
+    import termios
+
+    quiet = list(saved)
+    if keep_enter:
+        quiet[0] &= ~termios.ICRNL
+    quiet[3] &= ~(termios.ECHO | termios.ECHOCTL | termios.ICANON)
+    quiet[6] = list(quiet[6])
+    quiet[6][termios.VMIN] = 1
+    quiet[6][termios.VTIME] = 0
+    return quiet
+
+
 @contextmanager
 def typeahead_kept() -> Iterator[None]:
     """Keys typed while the input line is not reading wait for the next prompt as typed.
@@ -58,14 +73,8 @@ def typeahead_kept() -> Iterator[None]:
     except (OSError, ValueError, termios.error):  # not a terminal
         yield
         return
-    held = list(saved)
-    held[0] &= ~termios.ICRNL
-    held[3] &= ~(termios.ECHO | termios.ECHOCTL | termios.ICANON)
-    held[6] = list(held[6])
-    held[6][termios.VMIN] = 1
-    held[6][termios.VTIME] = 0
     try:
-        termios.tcsetattr(fd, termios.TCSANOW, held)
+        termios.tcsetattr(fd, termios.TCSANOW, quiet_attributes(saved, keep_enter=True))
     except termios.error:
         yield
         return

@@ -50,13 +50,10 @@ class TurnInput:
             saved = termios.tcgetattr(fd)
         except (ImportError, OSError, ValueError):  # not a terminal: nothing to read or hide
             return self
-        quiet = list(saved)
-        quiet[3] &= ~(termios.ECHO | termios.ECHOCTL | termios.ICANON)
-        quiet[6] = list(quiet[6])
-        quiet[6][termios.VMIN] = 1
-        quiet[6][termios.VTIME] = 0
+        from agentica_cli.tui.terminal import quiet_attributes
+
         try:
-            termios.tcsetattr(fd, termios.TCSANOW, quiet)
+            termios.tcsetattr(fd, termios.TCSANOW, quiet_attributes(saved))
         except termios.error:
             return self
         self._fd, self._saved = fd, saved
