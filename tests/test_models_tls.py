@@ -8,11 +8,8 @@ import asyncio
 import datetime
 import ipaddress
 import json
-import os
 import ssl
-import subprocess
 import sys
-import textwrap
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,6 +18,7 @@ from typing import ClassVar
 
 import httpx2
 import pytest
+from first_request_probe import noted_at_first_request
 
 from agentica_cli.models import chat_http, warmup
 from agentica_cli.models.chat_http import ChatEndpoint, HttpConnectionError
@@ -147,54 +145,21 @@ def test_a_plain_http_endpoint_never_loads_the_ca_certificates() -> None:
 
 # `agentica -p` itself, in a subprocess: at its first request (the warm-up thread let finish first,
 # so what it would load is counted) the certificate settings whose CA files were read.
-CHILD = textwrap.dedent("""
-    import json, sys, threading
-    from agentica_cli.models.openai_chat import OpenAIChat
-
-    out = sys.argv.pop(1)
-    endpoint = OpenAIChat.endpoint
-
-    def noting_endpoint(self):
-        found = endpoint(self)
-        send = found._send
-
-        async def noting_send(params, **kwargs):
-            if not hasattr(noting_send, "noted"):
-                noting_send.noted = True
-                for thread in threading.enumerate():
-                    if thread.name == "agentica-warm-transport":
-                        thread.join(30)
-                from agentica_cli.models import chat_http
-                with open(out, "w") as f:
-                    json.dump({"loaded": [list(key) for key in chat_http._tls_contexts]}, f)
-            return await send(params, **kwargs)
-
-        found._send = noting_send
-        return found
-
-    OpenAIChat.endpoint = noting_endpoint
-    from agentica_cli.cli.app import main
-    sys.exit(main(sys.argv[1:]))
-""")
+LOADED = """
+    def noted():
+        import threading
+        for thread in threading.enumerate():
+            if thread.name == "agentica-warm-transport":
+                thread.join(30)
+        from agentica_cli.models import chat_http
+        return {"loaded": [list(key) for key in chat_http._tls_contexts]}
+"""
 
 
 def test_print_mode_against_an_http_server_reads_no_ca_file_before_its_first_request(tmp_path: Path) -> None:
-    home, work = tmp_path / "home", tmp_path / "work"
-    home.mkdir()
-    work.mkdir()
-    noted = tmp_path / "noted.json"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTICA_", "OPENAI_", "SSL_CERT_"))
-           and k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
-    env.update(AGENTICA_HOME=str(home), AGENTICA_API_KEY="sk-test")
-    with ScriptedModelServer([turns.text("ok")]) as server:
-        proc = subprocess.run(
-            [sys.executable, "-c", CHILD, str(noted), "-p", "hi", "--base-url", server.base_url, "--yes"],
-            cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
-        )
-        requests = len(server.request_log)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "ok" and requests == 1
-    assert json.loads(noted.read_text()) == {"loaded": []}
+    noted = noted_at_first_request(tmp_path, LOADED, "hi", drop_env=("SSL_CERT_", "http_proxy", "https_proxy",
+                                                                      "all_proxy"))
+    assert noted == {"loaded": []}
 
 
 def test_the_warm_up_still_loads_them_when_the_endpoint_may_be_https() -> None:

@@ -9,40 +9,14 @@ the body is built), without changing what the command imports or when.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
-from agentica_cli.testing import ScriptedModelServer, turns
+from first_request_probe import noted_at_first_request
 
-CHILD = textwrap.dedent("""
-    import json, sys
-    from agentica_cli.models.openai_chat import OpenAIChat
-
-    out = sys.argv.pop(1)
-    endpoint = OpenAIChat.endpoint
-
-    def noting_endpoint(self):
-        found = endpoint(self)
-        send = found._send
-
-        async def noting_send(params, **kwargs):
-            if not hasattr(noting_send, "noted"):
-                noting_send.noted = True
-                with open(out, "w") as f:
-                    json.dump(sorted(sys.modules), f)
-            return await send(params, **kwargs)
-
-        found._send = noting_send
-        return found
-
-    OpenAIChat.endpoint = noting_endpoint
-    from agentica_cli.cli.app import main
-    sys.exit(main(sys.argv[1:]))
-""")
+MODULES = """
+    def noted():
+        return sorted(sys.modules)
+"""
 
 # Not needed before the first request of a -p run:
 NOT_BEFORE_FIRST_REQUEST = (
@@ -58,23 +32,7 @@ NOT_BEFORE_FIRST_REQUEST = (
 
 
 def modules_at_first_request(tmp_path: Path) -> list[str]:
-    home, work = tmp_path / "home", tmp_path / "work"
-    home.mkdir()
-    work.mkdir()
-    (work / "notes.txt").write_text("a small file\n")
-    noted = tmp_path / "modules.json"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTICA_", "OPENAI_"))}
-    env.update(AGENTICA_HOME=str(home), AGENTICA_API_KEY="sk-test")
-    with ScriptedModelServer([turns.text("ok")]) as server:
-        proc = subprocess.run(
-            [sys.executable, "-c", CHILD, str(noted), "-p", "read notes.txt", "--base-url", server.base_url, "--yes"],
-            cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
-        )
-        requests = len(server.request_log)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "ok"
-    assert requests == 1
-    return json.loads(noted.read_text())
+    return noted_at_first_request(tmp_path, MODULES, "read notes.txt")
 
 
 def test_print_mode_sends_its_first_request_without_the_modules_it_does_not_need(tmp_path: Path) -> None:
