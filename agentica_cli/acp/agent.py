@@ -188,10 +188,10 @@ class AgenticaAcpAgent:
 
         async def send() -> None:
             await asyncio.sleep(0)
-            await session.send(update_available_commands(available_commands(session.extensions.commands)))
+            await session.send(update_available_commands(available_commands(session.app.extensions.commands)))
             if self.warming is not None:
                 await asyncio.shield(self.warming)
-            agent = session.agent
+            agent = session.app.agent
             # Tool schemas and the system prompt are built (and kept) on first use: ~0.1 s.
             await asyncio.to_thread(lambda: ([f.to_openai() for f in agent.functions.values()], agent.system_prompt()))
             make_client = getattr(agent.model, "client", None)
@@ -214,7 +214,7 @@ class AgenticaAcpAgent:
         self.announce_commands(session)
         from agentica_cli.acp.modes import mode_state
 
-        return NewSessionResponse(session_id=session.id, modes=mode_state(session.policy.mode),
+        return NewSessionResponse(session_id=session.id, modes=mode_state(session.app.policy.mode),
                                   config_options=session.config_options())
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
@@ -231,7 +231,7 @@ class AgenticaAcpAgent:
         for update in replay_updates(session.app.messages or [], session.work_dir):
             await session.send(update)
         self.announce_commands(session)
-        return LoadSessionResponse(modes=mode_state(session.policy.mode), config_options=session.config_options())
+        return LoadSessionResponse(modes=mode_state(session.app.policy.mode), config_options=session.config_options())
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **kwargs: Any) -> ListSessionsResponse:

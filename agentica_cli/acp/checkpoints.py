@@ -120,7 +120,7 @@ def _put(access: Any, path: Path, text: str) -> None:
 
 
 async def _backups(session: Any, action: str, force: bool) -> str:
-    backups = session.agent.checkpoints
+    backups = session.app.agent.checkpoints
     if backups is None:
         return "Checkpoints are off ([checkpoints] enabled = false in config.toml)."
     try:

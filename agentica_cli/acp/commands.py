@@ -35,7 +35,7 @@ async def run_command(session: Any, line: str) -> bool:
     if name not in ACP_COMMANDS:
         return False
     say = session.say
-    agent = session.agent
+    agent = session.app.agent
     if name == "compact":
         before = len(agent.messages)
         try:
@@ -63,11 +63,11 @@ async def run_command(session: Any, line: str) -> bool:
                 return True
             await session.set_mode(rest)
             await session.mode_changed()
-        await say(f"Permission mode: {session.policy.mode}.")
+        await say(f"Permission mode: {session.app.policy.mode}.")
     elif name == "tools":
         from agentica_cli.app.commands import tool_rows
 
-        lines = [f"- `{n}`: {does}" for n, does, _, _ in tool_rows(agent.functions, session.policy)]
+        lines = [f"- `{n}`: {does}" for n, does, _, _ in tool_rows(agent.functions, session.app.policy)]
         await say("Tools, and what a call does in this mode:\n" + "\n".join(lines))
     elif name == "todos":
         from builtin_tools.todos import BuiltinTodoTool, render_todos
@@ -79,5 +79,5 @@ async def run_command(session: Any, line: str) -> bool:
 
         await say(await getattr(checkpoints, name)(session, rest == "force"))
     elif name == "cost":
-        await say(session.usage.describe() + ".")
+        await say(session.app.usage.describe() + ".")
     return True

@@ -81,31 +81,6 @@ class AcpSession:
         await app.start()
         self.plug_client_io(bool(self.client_caps and self.client_caps.terminal))
 
-    # The session's parts, as commands.py and checkpoints.py name them.
-    @property
-    def agent(self) -> Any:
-        return self.app.agent
-
-    @property
-    def policy(self) -> Any:
-        return self.app.policy
-
-    @property
-    def usage(self) -> Any:
-        return self.app.usage
-
-    @property
-    def settings(self) -> Any:
-        return self.app.settings
-
-    @property
-    def extensions(self) -> Any:
-        return self.app.extensions
-
-    @property
-    def stored(self) -> Any:
-        return self.app.stored
-
     async def session_started(self) -> None:
         """Wait for SessionStart; what its hooks said for the user is shown as a thought, once,
         after what the session ignores of an untrusted project (app/startup.untrusted_notices)."""
@@ -147,7 +122,7 @@ class AcpSession:
 
             self.journal = EditJournal()
         self.file_access = None
-        for tool in self.agent.tools:
+        for tool in self.app.agent.tools:
             # Both fs methods or neither: an edit reads the buffer it changes. (Sub-agents'
             # file tools get the same access: builtin_tools/task.py.)
             if isinstance(tool, BuiltinFileTool) and self.journal is not None:
@@ -161,10 +136,10 @@ class AcpSession:
             from agentica_cli.acp.client_io import CommandWatch
             from builtin_tools.todos import BuiltinTodoTool
 
-            safe = {name for tool in self.agent.tools if isinstance(tool, (BuiltinFileTool, BuiltinTodoTool))
+            safe = {name for tool in self.app.agent.tools if isinstance(tool, (BuiltinFileTool, BuiltinTodoTool))
                     for name in tool.functions}
             safe.add("task")  # a sub-agent gets a copy of these hooks: its own tool calls are watched
-            self.agent.hooks.append(CommandWatch(self.file_access, safe))
+            self.app.agent.hooks.append(CommandWatch(self.file_access, safe))
 
     async def show_terminal(self, call_id: str, terminal_id: str) -> None:
         self.terminals[call_id] = terminal_id
@@ -272,9 +247,9 @@ class AcpSession:
 
     async def tool_started(self, call_id: str, name: str, args: dict[str, Any]) -> None:
         self.started[call_id] = (name, args)
-        function = self.agent.functions.get(name)
+        function = self.app.agent.functions.get(name)
         # Pending while the policy will ask about it; a call that runs at once is in progress.
-        asks = self.policy.evaluate(SimpleNamespace(name=name, args=args, function=function)).kind == "ask"
+        asks = self.app.policy.evaluate(SimpleNamespace(name=name, args=args, function=function)).kind == "ask"
         content = await self.edit_content(call_id, name, args)
         await self.send(start_tool_call(
             call_id, updates.tool_title(name, args), kind=updates.tool_kind(name),
@@ -371,7 +346,7 @@ class AcpSession:
     async def mode_changed(self) -> None:
         from acp.helpers import update_current_mode
 
-        await self.send(update_current_mode(self.policy.mode))
+        await self.send(update_current_mode(self.app.policy.mode))
 
     def switch_model(self, name: str) -> str | None:
         """Use model `name` from the next request on; a message when it cannot be built."""
@@ -385,7 +360,7 @@ class AcpSession:
         from agentica_cli.app.runtime import model_label
 
         current = model_label(self.app.model)
-        choices = list(dict.fromkeys([current, *self.settings.model.choices]))
+        choices = list(dict.fromkeys([current, *self.app.settings.model.choices]))
         return [SessionConfigOptionSelect(
             id="model", name="Model", category="model", type="select", current_value=current,
             options=[SessionConfigSelectOption(value=c, name=c) for c in choices],
