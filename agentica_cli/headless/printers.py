@@ -218,14 +218,6 @@ class PrintRun:
     def model(self, model: Any) -> None:
         self.app.use_model(model)
 
-    @property
-    def mcp(self) -> Any:
-        return self.app.mcp
-
-    @property
-    def checkpoints(self) -> Any:  # snapshots for --undo and /undo
-        return self.app.checkpoints
-
     def reset_turn(self) -> None:
         """What the result object reports starts again: one run has one turn; with
         --input-format stream-json each message is a turn with its own result."""
@@ -436,7 +428,8 @@ class PrintRun:
     def turn_changes(self) -> dict[str, Any]:
         """This run's turn in the session's checkpoints (`agentica --undo` undoes it) and the
         files it changed; empty lists when checkpoints are off."""
-        turns = self.checkpoints.turns() if self.checkpoints is not None and self.checkpoint_turn else []
+        checkpoints = self.app.checkpoints  # snapshots for --undo and /undo
+        turns = checkpoints.turns() if checkpoints is not None and self.checkpoint_turn else []
         last = next((t for t in turns if t.number == self.checkpoint_turn), None)
         return {"turn": last.number if last else None, "files_changed": list(last.files) if last else []}
 

@@ -177,8 +177,8 @@ class SdkControlRequests:
         states = {"ready": "connected", "starting": "pending", "idle": "pending", "failed": "failed",
                   "closed": "failed"}
         entries = []
-        if self.mcp is not None:
-            for status in self.mcp.statuses():
+        if self.app.mcp is not None:
+            for status in self.app.mcp.statuses():
                 entry: dict[str, Any] = {"name": status.name, "status": states.get(status.state, status.state),
                                          "tools": [{"name": claude(t)} for t in status.tools]}
                 if status.error:
