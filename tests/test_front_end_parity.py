@@ -356,8 +356,8 @@ def test_drift2_the_mcp_server_front_end_checks_the_config_as_the_others_do(
     monkeypatch.setenv("AGENTICA_HOME", str(home))
     printed = run_cli(["-p", "hi", "--base-url", "http://127.0.0.1:9/v1", "--api-key", "k"], cwd=project, home=home)
     message = next(line for line in printed.stderr.splitlines() if "config error" in line).removeprefix("agentica: ")
-    with pytest.raises(ServeError) as raised:
-        SessionHub(ServeOptions()).settings_for(project, "default", None)
+    with pytest.raises(ServeError) as raised:  # a served session opens as the others do (AppSession.open)
+        asyncio.run(SessionHub(ServeOptions()).create(str(project), None, None))
     assert says in message and str(raised.value) == message
 
 

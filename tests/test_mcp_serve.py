@@ -274,3 +274,63 @@ def test_a_served_session_has_the_folders_configured_mcp_servers(agentica_home: 
     assert "demo__add" in {t["function"]["name"] for t in requests[0]["tools"]}
     assert next(m["content"] for m in requests[1]["messages"] if m.get("tool_call_id") == "m1") == "5"
     assert result.structured_content["answer"] == "2 + 3 = 5"
+
+
+def test_a_served_session_runs_its_session_hooks_as_every_front_end_does(agentica_home: Path, project: Path,
+                                                                        tmp_path: Path) -> None:
+    """A served session is an AppSession: SessionStart's context reaches the first request and
+    SessionEnd runs, with the session's id, when the server closes it."""
+    import json
+
+    from agentica_cli.mcp_serve.hub import ServeOptions
+    from agentica_cli.mcp_serve.server import AgenticaMcpServer
+
+    ended = tmp_path / "ended.json"
+    agentica_home.mkdir()
+    (agentica_home / "settings.json").write_text(json.dumps({"hooks": {
+        "SessionStart": [{"hooks": [{"type": "command", "command": "echo 'The release is on Friday.'"}]}],
+        "SessionEnd": [{"hooks": [{"type": "command", "command": f"cat > {ended}"}]}],
+    }}))
+    with ScriptedModelServer([turns.text("Noted.")]) as server:
+        app = AgenticaMcpServer(ServeOptions(flags={
+            "model.base_url": server.base_url, "model.api_key": "test-key", "model.name": "scripted-model"}))
+
+        async def run() -> Any:
+            async with Client(app.mcp) as client:
+                result = await client.call_tool("agentica", {"prompt": "when is the release?", "cwd": str(project)})
+            await app.hub.close()
+            return result
+
+        result = asyncio.run(run())
+        first = server.requests[0]["messages"][-1]["content"]
+    assert first == "when is the release?\n\nThe release is on Friday."
+    record = json.loads(ended.read_text())
+    assert record["hook_event_name"] == "SessionEnd"
+    assert record["session_id"] == result.structured_content["session_id"]
+
+
+def test_the_question_says_what_always_would_allow_as_the_policy_offers_it(agentica_home: Path, project: Path) -> None:
+    """The client is asked the policy's question (app/permissions: the one place "always" is
+    offered): an edit's says what "always" allows; a command with network is asked each time."""
+    from agentica_cli.mcp_serve.hub import ServeOptions
+    from agentica_cli.mcp_serve.server import AgenticaMcpServer
+
+    answers = Answers("decline")
+    script = [EDIT, turns.tool_calls(turns.call("execute", {"command": "curl -s http://127.0.0.1:9/x",
+                                                            "network": True}, id="call_n")),
+              turns.text("Both refused.")]
+    with ScriptedModelServer(script) as server:
+        app = AgenticaMcpServer(ServeOptions(flags={
+            "model.base_url": server.base_url, "model.api_key": "test-key", "model.name": "scripted-model"}))
+
+        async def run() -> Any:
+            async with Client(app.mcp, elicitation_callback=answers) as client:
+                result = await client.call_tool("agentica", {"prompt": "edit, then fetch", "cwd": str(project)})
+            await app.hub.close()
+            return result
+
+        asyncio.run(run())
+    edit, command = (q.message for q in answers.questions)
+    assert "Checking 'always' also allows file edits in this folder (accept-edits)" in edit
+    assert "asked about each time" in command and "Checking 'always'" not in command
+    assert not (project / "hello.txt").exists()

@@ -537,6 +537,11 @@ class AppSession:
         if self.mode_prompt is not None:
             self.mode_prompt.apply(mode)
 
+    def set_can_ask(self, can_ask: bool) -> None:
+        """Whether the user can be asked from now on (`agentica mcp serve`: per client, whether it
+        answers elicitation); when not, a call the policy would ask about is refused at once."""
+        self.policy.ask = self._ask if can_ask else None
+
     # -- questions ----------------------------------------------------------------------------
 
     async def _ask(self, call: Any, verdict: Verdict) -> Answer:

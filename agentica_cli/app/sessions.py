@@ -257,18 +257,24 @@ class SessionStore:
             return session
         return Session(self, session_id, path, [], fh)
 
+    def find(self, session_id: str) -> Path:
+        """The file of the saved session `session_id` (or of the one session it is a prefix of);
+        FileNotFoundError when there is none, or more than one."""
+        path = self.path_for(session_id)
+        if path.is_file():
+            return path
+        matches = sorted(self.root.glob(f"{session_id}*.jsonl")) if self.root.is_dir() else []
+        if len(matches) != 1:
+            raise FileNotFoundError(session_id)
+        return matches[0]
+
     def open(self, session_id: str) -> Session:
         """Reopen a saved session to continue it; raises FileNotFoundError for an unknown id.
 
         When another process has it open, the result is a new session forked from it (with
         a copy of its history), and `notice` says so."""
-        path = self.path_for(session_id)
-        if not path.is_file():
-            matches = sorted(self.root.glob(f"{session_id}*.jsonl")) if self.root.is_dir() else []
-            if len(matches) != 1:
-                raise FileNotFoundError(session_id)
-            path = matches[0]
-            session_id = path.stem
+        path = self.find(session_id)
+        session_id = path.stem
         private_dir(self.root)  # folders made by an older version were 0755
         try:
             fh = _open_locked(path)

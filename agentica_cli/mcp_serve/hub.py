@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentica_cli.mcp_serve.session import ServeError, ServeSession, log
+from agentica_cli.mcp_serve.session import ServeError, ServeSession
 from agentica_cli.mcp_serve.turn import Turn
 
 MODES = ("default", "accept-edits", "plan", "auto")
@@ -45,30 +45,17 @@ class SessionHub:
         return mode
 
     def settings_for(self, work_dir: Path, mode: str, model: str | None) -> Any:
+        """The folder's settings under the server's flags; AppSession.open checks them."""
         from agentica_cli.app.settings.config import ConfigError, load_settings
         from agentica_cli.app.settings.trust import is_trusted
-        from agentica_cli.app.startup import check_config, untrusted_notices
 
         flags = {**self.options.flags, "permissions.mode": mode}
         if model:
             flags["model.name"] = model
         try:
-            settings = load_settings(work_dir, flags, trusted=is_trusted(work_dir))
-            check_config(settings, work_dir)  # every start-up check, as -p and ACP make them
+            return load_settings(work_dir, flags, trusted=is_trusted(work_dir))
         except ConfigError as err:
             raise ServeError(f"config error: {err}") from None
-        for line in untrusted_notices(settings, work_dir, "run `agentica --trust` there"):
-            log(line)
-        return settings
-
-    @staticmethod
-    def model_for(settings: Any) -> Any:
-        from agentica_cli.app.runtime import MissingKey, build_model
-
-        try:
-            return build_model(settings)
-        except MissingKey as err:
-            raise ServeError(str(err)) from None
 
     @staticmethod
     def folder(cwd: str | None) -> Path:
@@ -77,40 +64,9 @@ class SessionHub:
             raise ServeError(f"cwd {cwd}: no such folder")
         return path
 
-    @staticmethod
-    async def start_mcp(settings: Any, work_dir: Path) -> Any:
-        """The folder's MCP servers, as -p starts them: waited for (bounded by their connect
-        timeouts), a failed one reported on stderr and left out; their requests for input are
-        declined (nobody is there to answer them)."""
-        tables = {k: v for k, v in settings.mcp_servers.items() if v.get("enabled", True)}
-        if not tables:
-            return None
-        from agentica_cli.app.mcp_client import print_mode_handlers
-        from agentica_cli.private_files import agentica_home
-        from agentica_cli.tools.mcp.servers import McpConfigError, McpServerSet
-
-        try:
-            servers = McpServerSet.from_tables(tables, base_dir=work_dir, log_dir=agentica_home() / "logs" / "mcp",
-                                               handlers=print_mode_handlers(work_dir, []))
-        except McpConfigError as err:
-            raise ServeError(f"MCP server config: {err}") from None
-        servers.start()
-        await servers.wait_ready()
-        for failed in servers.new_failures():
-            log(failed.failure_message())
-        return servers
-
     async def create(self, cwd: str | None, mode: str | None, model: str | None) -> ServeSession:
-        from agentica_cli.app.runtime import model_label
-        from agentica_cli.app.sessions import SessionStore, new_session_id
-
         work_dir = self.folder(cwd)
-        settings = self.settings_for(work_dir, self.mode_for(mode), model)
-        built = self.model_for(settings)
-        mcp = await self.start_mcp(settings, work_dir)
-        stored = SessionStore().create(work_dir, model_label(built)) if self.options.save_sessions else None
-        session_id = stored.id if stored is not None else new_session_id()
-        return self._add(await self._open(session_id, work_dir, settings, built, stored, None, mcp))
+        return self._add(await self._open(work_dir, self.settings_for(work_dir, self.mode_for(mode), model)))
 
     async def get(self, session_id: str) -> ServeSession:
         """A live session, or a saved one reopened (in the folder it was started in)."""
@@ -122,35 +78,40 @@ class SessionHub:
 
         store = SessionStore()
         try:
-            stored = store.open(session_id)
+            found = store.find(session_id)
         except (FileNotFoundError, OSError):
             raise ServeError(f"unknown session {session_id!r}") from None
-        if stored.id in self.sessions:  # a prefix of a live id
-            stored.close()
-            return self.sessions[stored.id]
-        info = next((i for i in store.list(None) if i.id == stored.id), None)
+        full_id = found.stem
+        if full_id in self.sessions:  # a prefix of a live id
+            return self.sessions[full_id]
+        info = next((i for i in store.list(None) if i.id == full_id), None)
         work_dir = self.folder(info.cwd if info is not None else None)
-        try:
-            settings = self.settings_for(work_dir, self.mode_for(None), None)
-            built = self.model_for(settings)
-            mcp = await self.start_mcp(settings, work_dir)
-        except ServeError:
-            stored.close()
-            raise
-        return self._add(await self._open(stored.id, work_dir, settings, built, stored, list(stored.messages), mcp))
+        return self._add(await self._open(work_dir, self.settings_for(work_dir, self.mode_for(None), None),
+                                          resume=full_id))
 
-    @staticmethod
-    async def _open(session_id: str, work_dir: Path, settings: Any, model: Any, stored: Any,
-                    messages: list[dict[str, Any]] | None, mcp: Any) -> ServeSession:
-        """The session, or nothing left open (its saved file, its MCP servers) when it cannot start."""
+    async def _open(self, work_dir: Path, settings: Any, resume: str | None = None) -> ServeSession:
+        """An AppSession with a ServeSession as its front end, started as -p starts one (the
+        folder's MCP servers waited for, a failed one reported and left out); nothing is left
+        open when it cannot start. A start-up problem is the client's tool result."""
+        from agentica_cli.app.session import AppSession, SessionOptions, StartupError
+        from agentica_cli.app.sessions import new_session_id
+
+        save = self.options.save_sessions
+        options = SessionOptions(work_dir, settings, resume=resume, save=save, lazy_file=False,
+                                 session_id=None if save else new_session_id(),
+                                 how_to_trust="run `agentica --trust` there")
+        front = ServeSession()
         try:
-            return ServeSession(session_id, work_dir, settings, model, stored=stored, messages=messages, mcp=mcp)
+            app = AppSession.open(options, front)
+        except StartupError as err:
+            raise ServeError(err.problem.message) from None
+        front.attach(app)
+        try:
+            await app.start()
         except BaseException:
-            if mcp is not None:
-                await mcp.close()
-            if stored is not None:
-                stored.close()
+            await app.close()
             raise
+        return front
 
     def _add(self, session: ServeSession) -> ServeSession:
         self.sessions[session.id] = session

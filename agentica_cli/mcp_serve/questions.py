@@ -56,6 +56,7 @@ class Question:
             except ValueError:  # not the form that was asked for: no consent to anything
                 self.future.set_result(Answer("no", "The answer did not match the approval form."))
                 return
+            # the policy remembers an "always" only where its question offered one (apply_answer)
             self.future.set_result(Answer("always" if form.always else "once"))
         elif action == "decline":
             self.future.set_result(Answer("no"))
@@ -71,14 +72,20 @@ def client_can_elicit(capabilities: Any) -> bool:
     return getattr(elicitation, "form", None) is not None or getattr(elicitation, "url", None) is None
 
 
-def question_text(call: Any, verdict: Any, work_dir: Path) -> str:
-    """What the client is asked: the tool, its target, why it asks, and an edit's diff."""
+def question_text(call: Any, question: Any, work_dir: Path) -> str:
+    """What the client is asked: the tool, its target, why it asks (the policy's question), what
+    "always" would allow when the policy offers it, and an edit's diff."""
     name = str(getattr(call, "name", "") or "tool")
     args = call_args(call)
     lines = [f"agentica asks to run {name}{_target(name, args)}."]
-    note = getattr(verdict, "note", "")
+    note = getattr(question, "note", "")
     if note:
         lines.append(f"Why it asks: {note}")
+    always = getattr(question, "always", None)
+    if always:
+        lines.append(f"Checking 'always' also allows {always} for the rest of this session.")
+    elif question is not None:
+        lines.append("This call is asked about each time: 'always' allows it once.")
     diff = _edit_diff(name, args, work_dir)
     if diff:
         lines += ["", diff]

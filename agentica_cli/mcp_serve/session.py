@@ -1,6 +1,6 @@
-"""One session `agentica mcp serve` runs for its clients: an ordinary agentica session (saved, so
-`agentica --resume ID` continues it in a terminal too) with settings for its folder, a permission
-policy whose questions go to the client, a DeepAgent, checkpoints, the folder's MCP servers.
+"""One session `agentica mcp serve` runs for its clients: an ordinary agentica session, the same
+AppSession (app/session.py) as the REPL's, -p's and ACP's (saved, so `agentica --resume ID`
+continues it in a terminal too), whose permission questions go to the client.
 A turn runs in a task of its own, outside the MCP request that started it, so it can wait on an
 approval while the client answers (mid-request on handshake connections, across the retried
 request on 2026-07-28 ones).
@@ -35,57 +35,69 @@ def log(text: str) -> None:
 
 
 class ServeSession:
-    def __init__(self, session_id: str, work_dir: Path, settings: Any, model: Any, *, stored: Any,
-                 messages: list[dict[str, Any]] | None, mcp: Any = None) -> None:
-        from agentica_cli.app.permissions.approvals import policy_from_settings
-        from agentica_cli.app.runtime import build_agent
+    """The front end of one AppSession (app/session.py) served to MCP clients: the policy's
+    questions go to the client that runs the turn; MCP forms and sampling are declined (the
+    client is another agent, not a person at this session's servers); notices go to stderr."""
 
-        self.id = session_id
-        self.work_dir = work_dir
-        self.stored = stored
-        self.mcp = mcp  # the folder's configured MCP servers (McpServerSet), closed with the session
-        self.policy = policy_from_settings(settings, work_dir, ask=self.ask)
-        self.agent = build_agent(
-            settings, work_dir, model=model, allowed_dirs=[], approve=self.policy, messages=messages,
-            extra_tools=mcp.ready_tools() if mcp is not None else None,
-            on_message=stored.append if stored is not None else None,
-            on_history_replaced=stored.replace_history if stored is not None else None,
-            report=log,
-        )
-        self.agent.session_id = session_id
-        self.agent.transcript_path = str(stored.path) if stored is not None else ""
-        from agentica_cli.app.checkpoint_setup import attach_checkpoints, checkpoints_from_settings
-        from agentica_cli.app.runtime import PermissionModePrompt
-        from agentica_cli.app.settings.config import ConfigError
+    can_ask = True  # a turn started by a client without elicitation refuses at once (start())
 
-        PermissionModePrompt(self.agent).apply(self.policy.mode)  # plan mode: the model is told up front
-        try:  # as -p: each turn is a checkpoint (`agentica --undo`), and its changed files are known
-            self.checkpoints = attach_checkpoints(self.agent, checkpoints_from_settings(settings, work_dir, session_id))
-        except ConfigError as err:
-            raise ServeError(f"config error: {err}") from None
+    def __init__(self) -> None:
+        self.app: Any = None  # the AppSession, set by attach()
         self.turn: Turn | None = None
         self._started_paths: dict[str, str] = {}  # edit call id -> the file it edits
 
-    async def ask(self, call: Any, verdict: Any = None) -> Answer:
+    def attach(self, app: Any) -> None:
+        self.app = app
+
+    @property
+    def id(self) -> str:
+        return str(self.app.id)
+
+    @property
+    def work_dir(self) -> Path:
+        return Path(self.app.work_dir)
+
+    # -- FrontEnd --------------------------------------------------------------------------
+
+    async def ask_permission(self, call: Any, question: Any) -> Answer:
         """The policy's question: queued for the client; the turn waits for its answer."""
         turn = self.turn
         if turn is None or turn.done:
             return Answer("no", "No client request is waiting for this session's questions.")
-        question = Question(str(getattr(call, "name", "") or "tool"), question_text(call, verdict, self.work_dir),
-                            asyncio.get_running_loop().create_future())
-        turn.add_question(question)
+        pending = Question(str(getattr(call, "name", "") or "tool"), question_text(call, question, self.work_dir),
+                           asyncio.get_running_loop().create_future())
+        turn.add_question(pending)
         try:
-            return await asyncio.wait_for(asyncio.shield(question.future), QUESTION_TIMEOUT)
+            return await asyncio.wait_for(asyncio.shield(pending.future), QUESTION_TIMEOUT)
         except asyncio.TimeoutError:
-            question.answer(None)
+            pending.answer(None)
             return Answer("no", "Nobody answered the approval request in time.")
+
+    async def elicit(self, request: Any) -> Any:
+        from agentica_cli.app.mcp_client import decline_input
+
+        return await decline_input(request, "agentica mcp serve")
+
+    async def sample(self, request: Any) -> str | None:
+        from agentica_cli.app.mcp_client import decline_sampling
+
+        return await decline_sampling(request, "agentica mcp serve")
+
+    def report(self, text: str) -> None:
+        log(text)
+
+    def refused(self, name: str, mode: str, why: Any) -> None:
+        return None  # the turn's result lists the calls refused for want of an answer
+
+    async def granted(self, granted: str, mode_changed: bool) -> None:
+        log(f"session {self.id}: {granted} allowed for the rest of this session")
 
     def start(self, prompt: str, *, can_ask: bool) -> Turn:
         if self.turn is not None and not self.turn.done:
             raise ServeError(f"session {self.id} is still running a prompt; wait for its result")
         # A client that cannot answer elicitation requests: every call needing approval is refused
         # at once (the policy's "cannot ask" path), and the result says why.
-        self.policy.ask = self.ask if can_ask else None
+        self.app.set_can_ask(can_ask)
         turn = self.turn = Turn(self.id)
         turn.task = asyncio.create_task(self._run(prompt, turn))
         return turn
@@ -96,7 +108,7 @@ class ServeSession:
         changed: dict[str, None] = {}  # the edit tools' files, in order
         checkpoint_turn = 0
         try:
-            async with aclosing(self.agent.run_stream(prompt)) as stream:
+            async with aclosing(self.app.turn(prompt)) as stream:
                 async for event in stream:
                     if event.source:
                         continue  # a sub-agent's steps: its task call's result is what counts
@@ -105,7 +117,8 @@ class ServeSession:
                     elif event.type == "tool_call_started":
                         turn.progress.put_nowait(f"running {event.name}")
                         started[event.call_id] = (event.name, event.args if isinstance(event.args, dict) else {})
-                    elif (event.type == "tool_call_finished" and event.status == "denied" and self.policy.ask is None
+                    elif (event.type == "tool_call_finished" and event.status == "denied"
+                          and self.app.policy.ask is None
                           and self._needed_asking(*started.get(event.call_id, (event.name, {})))):
                         outcome.refused.append(event.name)
                     if event.type == "tool_call_finished" and event.status == "ok" and event.name in EDIT_TOOLS:
@@ -136,15 +149,15 @@ class ServeSession:
         """A denied call was refused for want of someone to ask (not by a deny rule or plan mode)."""
         from types import SimpleNamespace
 
-        call = SimpleNamespace(name=name, args=args, function=self.agent.functions.get(name))
+        call = SimpleNamespace(name=name, args=args, function=self.app.agent.functions.get(name))
         try:
-            return self.policy.evaluate(call).kind == "ask"
+            return self.app.policy.evaluate(call).kind == "ask"
         except Exception:
             return False
 
     def _turn_files(self, number: int) -> list[str]:
         """What the turn changed by any means (a command's writes too), from its checkpoint."""
-        turns = getattr(self.checkpoints, "turns", None)
+        turns = getattr(self.app.checkpoints, "turns", None)
         if not number or turns is None:
             return []
         try:
@@ -161,16 +174,8 @@ class ServeSession:
             return str(full)
 
     async def close(self) -> None:
+        """The AppSession's close: the turn cancelled, SessionEnd hooks, the MCP servers stopped,
+        old checkpoints pruned, the saved file closed."""
         if self.turn is not None:
             self.turn.cancel()
-        try:
-            await self.agent.end_session("other")
-        except Exception as exc:
-            log(f"SessionEnd hooks failed: {type(exc).__name__}: {exc}")
-        if self.mcp is not None:
-            try:
-                await self.mcp.close()
-            except Exception as exc:
-                log(f"closing the MCP servers failed: {type(exc).__name__}: {exc}")
-        if self.stored is not None:
-            self.stored.close()
+        await self.app.close()
