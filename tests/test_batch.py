@@ -93,6 +93,12 @@ def test_six_tasks_over_two_workers_statuses_and_shared_backoff(tmp_path: Path, 
         tree = Path(record["worktree"])
         assert (tree / "shared.txt").read_text() == f"from {task_id}\n"
         assert git(tree, "log", "-1", "--format=%s").strip() == f"agentica batch: {task_id} (attempt 1)"
+        # the stored session is whole though a forked session leaves through os._exit: its answer
+        # is the file's last line, and the session was closed (its pid file removed)
+        stored = home / "sessions" / f"{record['session_id']}.jsonl"
+        last = json.loads(stored.read_text().splitlines()[-1])
+        assert last["type"] == "message" and last["message"]["role"] == "assistant", last
+        assert not stored.with_suffix(".pid").exists()
     assert records["t3"]["check_exit_code"] == 1 and records["t4"]["check_exit_code"] == 0
     assert records["t6"]["model"] == "other-model"
     # the setup ran in t5's worktree; what it made is committed apart, not in the agent's diff

@@ -54,6 +54,18 @@ def abort(args):
 
 def fail(args):
     raise RuntimeError("boom in the session")
+
+def chatty(args):
+    """A session that leaves its last lines in Python's buffers (no flush) and an atexit
+    function, then returns: os._exit() in the child must come after both."""
+    import atexit, gc
+
+    atexit.register(lambda: print(json.dumps({"type": "atexit"})))
+    for n in range(20000):
+        sys.stdout.write(json.dumps({"type": "line", "n": n}) + "\\n")
+    sys.stdout.write(json.dumps({"type": "result", "frozen": gc.get_freeze_count()}) + "\\n")
+    sys.stderr.write("the last words")
+    return 0
 '''
 
 THREADED = '''
@@ -117,6 +129,21 @@ def test_each_child_has_its_own_argv_cwd_environment_stdio_and_process_group(tmp
     assert seen["threads"] == 1
     assert seen["withheld"] is False  # child_env took the task's environment as the user's, not the zygote's
     assert "default_int_handler" in seen["sigint"] and "SIG_DFL" in seen["sigchld"]
+
+
+def test_a_childs_buffered_output_and_atexit_functions_are_out_before_it_exits(tmp_path: Path,
+                                                                              fakes: dict[str, str]) -> None:
+    """The child leaves through os._exit (no interpreter finalisation of the preloaded heap):
+    whatever its stdio still buffers and what its atexit functions write reach the batch first,
+    so a result line is never lost; and it forked from a frozen heap (gc.freeze)."""
+    with zygote(fakes, "fake_session:chatty") as z:
+        for _ in range(2):
+            code, out, err = _run(z, ["agentica", "-p"], tmp_path, {})
+            lines = [json.loads(line) for line in out.splitlines()]
+            assert code == 0 and err == "the last words"
+            assert [line["n"] for line in lines[:-2]] == list(range(20000))
+            assert lines[-2]["type"] == "result" and lines[-2]["frozen"] > 0
+            assert lines[-1] == {"type": "atexit"}
 
 
 def test_an_uncaught_exception_is_exit_1_with_its_traceback(tmp_path: Path, fakes: dict[str, str]) -> None:

@@ -168,3 +168,27 @@ def test_a_bare_agentica_skips_the_parser_with_the_same_flags_it_would_give(monk
     monkeypatch.setattr(launch, "start", lambda args: seen.append(args) or 0)
     assert commands.run([]) == 0
     assert seen == [launch.default_args()]
+
+
+def test_the_cached_command_line_parses_as_a_fresh_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batch's zygote builds the root command once and every forked session parses its own
+    argv with it: each parse gives what a freshly built command gives, with nothing carried over
+    from the one before (list options, defaults)."""
+    import typer
+
+    from agentica_cli.cli import commands, launch
+
+    seen: list[object] = []
+    monkeypatch.setattr(launch, "start", lambda args: seen.append(args) or 0)
+    assert commands.click_command(False) is commands.click_command(False)
+    lines = [["-p", "--model", "m1", "--allowedTools", "read_file", "--add-dir", "/tmp", "say hi"],
+             ["-p", "--output-format", "stream-json", "-C", "/tmp", "--max-turns", "3"],
+             ["-p", "--model", "m1", "--allowedTools", "read_file", "--add-dir", "/tmp", "say hi"],
+             ["the prompt", "in words"]]
+    for argv in lines:
+        assert commands.run(list(argv)) == 0
+        cached = seen.pop()
+        fresh = typer.main.get_command(commands._root_app())
+        assert fresh.main(args=commands._worktree_name_optional(list(argv)), prog_name="agentica",
+                          standalone_mode=False) == 0
+        assert vars(cached) == vars(seen.pop())

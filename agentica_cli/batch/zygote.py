@@ -109,6 +109,11 @@ PRELOAD = (
     "secrets",
     "shlex",
     "encodings.ascii",
+    # imported by every forked session and not above (found by a sys.modules diff in the child)
+    "agentica_cli.app.prices",
+    "agentica_cli.app.session",
+    "agentica_cli.project_grants",
+    "ctypes",
 )
 ENTRY = "agentica_cli.cli.app:main"
 MAX_MESSAGE = 1 << 20  # a request: argv, cwd and the whole environment
@@ -147,12 +152,28 @@ def preload(modules: tuple[str, ...] | list[str]) -> int:
             pass  # each session asks again and reports it
     if "builtin_tools" in sys.modules:
         _warm_tool_schemas()
+    if "agentica_cli.cli.commands" in sys.modules:  # the command line every task's `-p` parses its argv with
+        try:
+            sys.modules["agentica_cli.cli.commands"].click_command(False)
+        except Exception:
+            pass  # each session builds its own and reports what fails
     if "agentica_cli.models.chat_http" in sys.modules:  # the CA certificates in a TLS context
         try:
             sys.modules["agentica_cli.models.chat_http"].tls_context()
         except Exception:
             pass
     return len(sys.modules)
+
+
+def freeze_heap() -> None:
+    """Move everything the imports made into the collector's permanent generation (gc.freeze,
+    meant for fork without exec): a child's collections then never walk the preloaded heap,
+    which would write to every object's header and so copy every page of it (memory, and CPU
+    in a long task). No gc.collect() first: it walks the whole heap (~28 ms of the zygote's
+    start, which every batch waits for) to free the little garbage imports leave."""
+    import gc
+
+    gc.freeze()
 
 
 def _warm_tool_schemas() -> None:
@@ -429,6 +450,7 @@ def main(argv: list[str] | None = None) -> int:
     harden_process()  # as `agentica -p` does: its environment (the batch's) unreadable by others
     preload(tuple(opts.preload) if opts.preload is not None else PRELOAD)
     entry = resolve_entry(opts.entry)
+    freeze_heap()
     try:
         serve(sock, entry)
     finally:
