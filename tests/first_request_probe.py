@@ -47,10 +47,12 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-def noted_at_first_request(tmp_path: Path, noted: str, prompt: str, *, drop_env: tuple[str, ...] = ()) -> Any:
+def noted_at_first_request(tmp_path: Path, noted: str, prompt: str, *, drop_env: tuple[str, ...] = (),
+                           base_url_in_config: bool = False) -> Any:
     """`noted`: the source of a function `noted()` run in the child at its first request,
     returning what to report (JSON). `drop_env`: more environment variables (prefixes,
-    case-insensitive) to leave out of the child's environment. Asserts the run answered "ok"
+    case-insensitive) to leave out of the child's environment. `base_url_in_config`: the server's
+    URL is set in the user's config.toml, not by --base-url. Asserts the run answered "ok"
     with exactly one request, and returns what `noted()` returned."""
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()
@@ -62,8 +64,11 @@ def noted_at_first_request(tmp_path: Path, noted: str, prompt: str, *, drop_env:
     env.update(AGENTICA_HOME=str(home), AGENTICA_API_KEY="sk-test")
     child = textwrap.dedent(noted) + _CHILD
     with ScriptedModelServer([turns.text("ok")]) as server:
+        if base_url_in_config:
+            (home / "config.toml").write_text(f'[model]\nbase_url = "{server.base_url}"\n')
+        where = [] if base_url_in_config else ["--base-url", server.base_url]
         proc = subprocess.run(
-            [sys.executable, "-c", child, str(out), "-p", prompt, "--base-url", server.base_url, "--yes"],
+            [sys.executable, "-c", child, str(out), "-p", prompt, *where, "--yes"],
             cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
         )
         requests = len(server.request_log)

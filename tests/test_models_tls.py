@@ -135,7 +135,7 @@ def test_a_plain_http_endpoint_never_loads_the_ca_certificates() -> None:
     with ScriptedModelServer([turns.text("ok")]) as server:
         base = server.base_url
         assert not warmup.may_use_tls(base)
-        warmup._warm(warmup.may_use_tls(base))  # what `agentica -p --base-url http://...` starts with
+        warmup._warm(base)  # what `agentica -p --base-url http://...` starts with
         assert chat_http._tls_contexts == {}
         answer = _ask(base)
         assert server.request_log, "the request reached the server"
@@ -162,9 +162,17 @@ def test_print_mode_against_an_http_server_reads_no_ca_file_before_its_first_req
     assert noted == {"loaded": []}
 
 
+def test_print_mode_with_an_http_base_url_from_the_config_reads_no_ca_file(tmp_path: Path) -> None:
+    """The command line names no endpoint: the warm-up waits for the settings, whose config file
+    says it is plain http (it used to load the certificates at once, for a maybe-https one)."""
+    noted = noted_at_first_request(tmp_path, LOADED, "hi", base_url_in_config=True,
+                                   drop_env=("SSL_CERT_", "http_proxy", "https_proxy", "all_proxy"))
+    assert noted == {"loaded": []}
+
+
 def test_the_warm_up_still_loads_them_when_the_endpoint_may_be_https() -> None:
     assert warmup.may_use_tls(None) and warmup.may_use_tls("https://api.example/v1")
-    warmup._warm(True)
+    warmup._warm("https://api.example/v1")
     assert list(chat_http._tls_contexts) == [(None, None)]
 
 

@@ -153,6 +153,10 @@ def start(args: argparse.Namespace) -> int:
         check_config(settings, work_dir, args.add_dir)  # the same checks ACP's session/new makes
     except ConfigError as err:
         return fail(f"config error: {err}")
+    if args.print_mode:
+        from agentica_cli.models.warmup import endpoint_known
+
+        endpoint_known(settings.base_url)  # a config file's http:// endpoint: no CA certificates to load
     if settings.warnings:  # a broken project .mcp.json: agentica goes on without it
         from agentica_cli.app.safe_text import safe_text
 

@@ -7,9 +7,11 @@ machine) can run beside that, on a thread. Nothing waits for the thread: the fir
 what it finished (imports and `chat_http.tls_context()` are each done once, under their own locks)
 and does the rest itself.
 
-The certificates are loaded only when the endpoint may be https: not when the command line named
-a plain `http://` base URL (a local server: Ollama, vLLM, llama.cpp, a test server), whose
-requests never use them. That is only a head start either way: the client itself loads them
+The certificates are loaded only when the endpoint may be https: not for a plain `http://` base
+URL (a local server: Ollama, vLLM, llama.cpp, a test server), whose requests never use them.
+The command line may name it (then the thread knows at once); else the thread does the imports
+first and then waits, briefly, for `endpoint_known(url)`, called once the settings are read (a
+base URL set in a config file). That is only a head start either way: the client itself loads them
 before any request that reaches an https URL (a redirect too, chat_http's request hook), and an
 https proxy's own TLS is httpcore2's.
 """
@@ -21,6 +23,9 @@ import threading
 
 _started = False
 _lock = threading.Lock()
+_endpoint: list[str | None] = []  # the base URL the settings resolved, once known (endpoint_known)
+_endpoint_known = threading.Event()
+ENDPOINT_WAIT = 2.0  # seconds the thread waits for the settings; past that it loads the certificates
 
 
 def warm_transport(base_url: str | None = None) -> None:
@@ -31,7 +36,14 @@ def warm_transport(base_url: str | None = None) -> None:
         if _started or "agentica_cli.models.chat_http" in sys.modules:
             return
         _started = True
-    threading.Thread(target=_warm, args=(may_use_tls(base_url),), name="agentica-warm-transport", daemon=True).start()
+    threading.Thread(target=_warm, args=(base_url,), name="agentica-warm-transport", daemon=True).start()
+
+
+def endpoint_known(base_url: str | None) -> None:
+    """The settings are read: `base_url` is where requests go (None: the provider's, https)."""
+    if not _endpoint_known.is_set():
+        _endpoint.append(base_url)
+        _endpoint_known.set()
 
 
 def may_use_tls(base_url: str | None) -> bool:
@@ -39,14 +51,17 @@ def may_use_tls(base_url: str | None) -> bool:
     return base_url is None or not base_url.strip().lower().startswith("http://")
 
 
-def _warm(load_certificates: bool) -> None:
+def _warm(base_url: str | None) -> None:
     try:
-        from agentica_cli.models import chat_http
-
-        if load_certificates:
-            chat_http.tls_context()
         # What the first connection imports (httpx2's transport runs on anyio's streams).
         import anyio._core._sockets
         import anyio._core._streams  # noqa: F401
+
+        from agentica_cli.models import chat_http
+
+        if base_url is None and _endpoint_known.wait(ENDPOINT_WAIT) and _endpoint:
+            base_url = _endpoint[0]  # the command line named none: the settings' (maybe a config file's)
+        if may_use_tls(base_url):
+            chat_http.tls_context()
     except Exception:
         pass  # the first request meets the same failure and reports it
