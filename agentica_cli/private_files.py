@@ -61,13 +61,16 @@ def private_file(path: Path) -> Path:
     return path
 
 
-def open_private(path: Path, mode: str = "a", *, exclusive: bool = False, **kwargs: Any) -> IO[Any]:
+def open_private(path: Path, mode: str = "a", *, exclusive: bool = False, folder_made: bool = False,
+                 **kwargs: Any) -> IO[Any]:
     """`open(path, mode)` for writing a private file: created 0600 (never readable by others,
     not even for a moment), an existing one tightened to 0600, its folder 0700.
 
     `mode` is "a", "w" (truncates) or "x" (fails if it exists), text or binary; `exclusive`
-    makes "a" fail if the file exists too."""
-    private_dir(path.parent)
+    makes "a" fail if the file exists too. `folder_made`: the caller made the folder private
+    already (a file written at every step need not check it again)."""
+    if not folder_made:
+        private_dir(path.parent)
     flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
     if "a" in mode:
         flags |= os.O_APPEND

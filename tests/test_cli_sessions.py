@@ -121,3 +121,28 @@ def test_a_replaced_history_is_where_loading_starts(store: SessionStore, tmp_pat
     session.append({"role": "user", "content": "third"})
     session.close()
     assert store.open(session.id).messages == [*summary, {"role": "user", "content": "third"}]
+
+
+def test_usage_is_saved_with_the_message_it_belongs_to_in_one_write(store: SessionStore, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A request's tokens and its cost (two record_usage calls) reach `<id>.usage.json` in one
+    replace, with the answer's message line; close saves what no message followed; a reopened
+    session counts from the file."""
+    from agentica_cli.app.sessions import usage_path
+
+    session = store.create(tmp_path, "m1")
+    session.append({"role": "user", "content": "hello"})
+    replaced: list[str] = []
+    real_replace = os.replace
+    monkeypatch.setattr(os, "replace", lambda a, b: (replaced.append(str(b)), real_replace(a, b))[1])
+    session.record_usage({"input_tokens": 100, "output_tokens": 5, "total_tokens": 105})
+    session.record_usage({"cost_micro_usd": 42})
+    assert replaced == []  # nothing yet: the answer's line comes with it
+    session.append({"role": "assistant", "content": "hi"})
+    assert replaced == [str(usage_path(session.path))]
+    assert json.loads(usage_path(session.path).read_text()) == {
+        "input_tokens": 100, "output_tokens": 5, "total_tokens": 105, "cost_micro_usd": 42}
+    session.record_usage({"input_tokens": 1, "output_tokens": 1, "total_tokens": 2})  # no message after it
+    session.close()
+    assert len(replaced) == 2
+    assert store.open(session.id).usage["input_tokens"] == 101

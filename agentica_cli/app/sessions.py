@@ -89,6 +89,7 @@ class Session:
         self._header_written: dict[str, Any] | None = None  # the first line, while only it is in the file
         self.save_error = ""  # why this session stopped being saved ("" while it is saved)
         self.usage: dict[str, int] = {}  # the tokens earlier processes used in it (app/usage.py)
+        self._usage_unsaved = False  # record_usage counted more than <id>.usage.json holds
 
     @property
     def saved(self) -> bool:
@@ -100,17 +101,23 @@ class Session:
         self._write({"type": "message", "message": message})
 
     def record_usage(self, usage: dict[str, int]) -> None:
-        """Add one model request's tokens to the session's total, kept in `<id>.usage.json`
-        (replaced whole: a killed process leaves the last total). Not before the session has a
-        file, nor once saving failed."""
+        """Add one model request's tokens (or money) to the session's total, kept in
+        `<id>.usage.json`. The file is replaced whole with the next message line and at close,
+        not at each call: a request's tokens and its cost are one write, and a step pays one
+        (a killed process loses at most the request whose message was not written either).
+        Nothing is written before the session has a file, nor once saving failed."""
         for key, value in usage.items():
             self.usage[key] = self.usage.get(key, 0) + value
-        if self._header is not None or self.save_error:
+        self._usage_unsaved = True
+
+    def _save_usage(self) -> None:
+        if not self._usage_unsaved or self._header is not None or self.save_error:
             return
+        self._usage_unsaved = False
         path = usage_path(self.path)
         temporary = path.with_name(path.name + ".tmp")
         with contextlib.suppress(OSError):  # the conversation matters; a lost count does not stop it
-            with open_private(temporary, "w", encoding="utf-8") as fh:
+            with open_private(temporary, "w", encoding="utf-8", folder_made=True) as fh:
                 fh.write(json.dumps(self.usage))
             os.replace(temporary, path)
 
@@ -131,6 +138,7 @@ class Session:
 
             entry = externalize(entry, images_dir(self.path), self._image_refs)  # image bytes go to files
             _append_line(self._fh, json.dumps(entry, ensure_ascii=False, default=str) + "\n")
+            self._save_usage()  # the request this message answers, counted beside it
         except SessionInUse:
             raise
         except OSError as err:
@@ -161,6 +169,7 @@ class Session:
         self._write({"type": "history", "messages": messages})
 
     def close(self) -> None:
+        self._save_usage()
         if self._fh is not None:
             try:
                 _pid_path(self.path).unlink()  # before the lock goes: the next holder writes its own
