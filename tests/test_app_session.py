@@ -445,3 +445,35 @@ def test_mcp_servers_ask_the_front_end_get_roots_and_stop_at_an_idempotent_close
     assert states == ["ready"] and len(running) == 1
     assert after == [], "the MCP server still runs after close()"
     assert all(s.state != "ready" for s in mcp.statuses())
+
+
+def test_cost_counts_sub_agents_and_earlier_processes_and_is_recorded_once(home: Path, project: Path) -> None:
+    # AppSession.cost is the one place that counts money: the usage file gets each request once
+    # (a front end recording it too would double it), and a resumed session goes on from it.
+    (home / "config.toml").write_text('[prices]\n"scripted-*" = { input = 1.0, output = 10.0 }\n')
+    script = [turns.tool_calls(turns.call("task", {"description": "look", "prompt": "Say hi"}, id="t1"),
+                               usage={"prompt_tokens": 100, "completion_tokens": 10}),
+              turns.text("hi from the sub-agent", usage={"prompt_tokens": 1000, "completion_tokens": 20}),
+              turns.text("done", usage={"prompt_tokens": 200, "completion_tokens": 30})]
+    expected = (1300 * 1.0 + 60 * 10.0) / 1_000_000
+
+    async def scenario() -> tuple[float, int, str | None, dict[str, int]]:
+        auto = settings_for(project, **{"permissions.mode": "auto"})
+        session = open_session(project, ScriptedModel(script), RecordingFrontEnd(), settings=auto)
+        await drain(session.turn("go"))
+        dollars, requests = session.cost.dollars, session.cost.requests
+        await session.close()
+        return dollars, requests, session.id, dict(session.stored.usage)  # type: ignore[union-attr]
+
+    dollars, requests, session_id, stored = run(scenario())
+    assert dollars == pytest.approx(expected)
+    assert requests == 3
+    assert stored["priced_requests"] == 3 and stored["cost_microusd"] == round(expected * 1_000_000)
+
+    async def later() -> tuple[float, int]:
+        session = open_session(project, ScriptedModel([]), RecordingFrontEnd(), resume=session_id)
+        meter = session.cost
+        await session.close()
+        return meter.dollars, meter.requests
+
+    assert run(later()) == (pytest.approx(expected), 3)

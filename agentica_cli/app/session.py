@@ -199,6 +199,7 @@ class AppSession:
         self.mcp = mcp
         self.notices = notices  # what this untrusted project sets and the session ignores (told at open)
         self.usage = UsageCounter.for_session(stored)  # /cost: sub-agents and earlier processes included
+        self.cost = self._cost_meter(stored)  # the money, counted like `usage` (the one place that records it)
         self.context_tokens: int | None = None  # the prompt tokens of the agent's last request
         self.policy: PermissionPolicy = policy_from_settings(
             self.settings, self.work_dir, allowed_dirs=self.add_dirs,
@@ -298,6 +299,24 @@ class AppSession:
             return None, None
         return store.create(options.work_dir, model_label(model), lazy=options.lazy_file), None
 
+    def _cost_meter(self, stored: Session | None) -> Any:
+        """An app.prices.CostMeter going on from what `stored` recorded (its earlier processes)."""
+        from agentica_cli.app.prices import CostMeter, parse_prices
+
+        return CostMeter.from_stored(parse_prices(dict(self.settings.prices)),
+                                     getattr(stored, "usage", None) or {})
+
+    def _count_cost(self, event: Any) -> None:
+        """One model request's money (a sub-agent's too) into `cost`, and beside its tokens in the
+        stored session's usage file (a later --continue/--resume counts it). Front ends read
+        `cost`; none records it itself, so the file is written once per request."""
+        from agentica_cli.app.prices import cost_fields
+
+        cost = self.cost.add(getattr(self.model, "id", ""), getattr(event, "input_tokens", 0) or 0,
+                             getattr(event, "output_tokens", 0) or 0, getattr(event, "cost", None))
+        if self.stored is not None:
+            self.stored.record_usage(cost_fields(cost))
+
     def use_stored(self, stored: Session | None) -> None:
         """Write to `stored` instead (a front end's own: the SDK's --session-id, --fork-session)."""
         from agentica_cli.app.usage import UsageCounter
@@ -306,6 +325,7 @@ class AppSession:
         self.id = stored.id if stored is not None else self.options.session_id
         self.messages = list(stored.messages) if stored is not None else self.messages
         self.usage = UsageCounter.for_session(stored)
+        self.cost = self._cost_meter(stored)
         self._bind_ids()  # hooks and checkpoints follow the session written to
         if self.checkpoints is not None and self.id is not None:
             self.checkpoints.session_id = self.id
@@ -460,6 +480,8 @@ class AppSession:
             async with aclosing(agent.run_stream(prompt, images)) as events:
                 async for event in events:
                     self.usage.add(event)
+                    if event.type == "usage":
+                        self._count_cost(event)
                     if event.type == "usage" and not event.source:  # a sub-agent's is not this context
                         self.context_tokens = getattr(event, "input_tokens", None)
                     yield event

@@ -253,11 +253,8 @@ class PrintRun:
         if kind == "usage":  # this turn's, for the result object (the session's: app.usage)
             for key in self.usage:
                 self.usage[key] += getattr(event, key, 0) or 0
-            from agentica_cli.app.prices import cost_fields
-
-            cost = self.cost.add(getattr(self.model, "id", ""), event.input_tokens, event.output_tokens, event.cost)
-            if self.session is not None:
-                self.session.record_usage(cost_fields(cost))  # beside its tokens: /cost after --continue
+            # this run's money, for --max-cost; the session's (and its usage file) is AppSession.cost's
+            self.cost.add(getattr(self.model, "id", ""), event.input_tokens, event.output_tokens, event.cost)
             self.check_budget()
         elif kind == "model_request_started" and not event.source:
             self.requests += 1
