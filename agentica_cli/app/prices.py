@@ -104,6 +104,17 @@ def cost_fields(cost: float | None) -> dict[str, int]:
     return {"cost_microusd": round(cost * 1_000_000), "priced_requests": 1}
 
 
+def count_request(meter: CostMeter, model_id: str, event: Any, stored: Any | None) -> float | None:
+    """One `usage` event's money into `meter` and, beside its tokens, into the stored session's
+    usage file (`stored.record_usage`; None: nothing is saved). The one way a request's cost is
+    counted, so every front end counts it alike and the file gets it once."""
+    cost = meter.add(model_id, getattr(event, "input_tokens", 0) or 0, getattr(event, "output_tokens", 0) or 0,
+                     getattr(event, "cost", None))
+    if stored is not None:
+        stored.record_usage(cost_fields(cost))
+    return cost
+
+
 def format_dollars(amount: float) -> str:
     """`$0.0123` below a dollar (cents are too coarse for one request), `$12.34` above."""
     return f"${amount:.4f}" if amount < 1 else f"${amount:,.2f}"

@@ -310,12 +310,9 @@ class AppSession:
         """One model request's money (a sub-agent's too) into `cost`, and beside its tokens in the
         stored session's usage file (a later --continue/--resume counts it). Front ends read
         `cost`; none records it itself, so the file is written once per request."""
-        from agentica_cli.app.prices import cost_fields
+        from agentica_cli.app.prices import count_request
 
-        cost = self.cost.add(getattr(self.model, "id", ""), getattr(event, "input_tokens", 0) or 0,
-                             getattr(event, "output_tokens", 0) or 0, getattr(event, "cost", None))
-        if self.stored is not None:
-            self.stored.record_usage(cost_fields(cost))
+        count_request(self.cost, getattr(self.model, "id", ""), event, self.stored)
 
     def use_stored(self, stored: Session | None) -> None:
         """Write to `stored` instead (a front end's own: the SDK's --session-id, --fork-session)."""

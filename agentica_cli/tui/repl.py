@@ -338,13 +338,9 @@ class Repl:
     def count_cost(self, event: Any) -> None:
         """One model request's money (sub-agents' included), into /cost and the status line, and
         beside its tokens in the session's usage file (a later --continue counts it)."""
-        from agentica_cli.app.prices import cost_fields
+        from agentica_cli.app.prices import count_request
 
-        cost = self.cost.add(getattr(self.model, "id", ""), event.input_tokens or 0, event.output_tokens or 0,
-                             event.cost)
-        session = self.current_session()
-        if session is not None:
-            session.record_usage(cost_fields(cost))
+        count_request(self.cost, getattr(self.model, "id", ""), event, self.current_session())
 
     def count_session_usage(self) -> None:
         """A resumed session's tokens and money so far, from its usage file: /cost and the status
