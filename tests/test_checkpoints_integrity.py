@@ -238,3 +238,28 @@ def test_undo_names_a_live_lock_file_and_refuses_a_turn_whose_snapshot_failed(ho
     assert "turn 2 cannot be undone: its snapshot failed" in undo.stderr
     assert "Undid" not in undo.stdout
     assert (tree / "notes.txt").read_text() == "two\n"
+
+
+def test_a_new_checkpoints_object_keeps_the_sessions_ref_and_moves_it_with_a_new_snapshot(tree, agentica_home,
+                                                                                        monkeypatch):
+    first = Checkpoints(tree, session_id="s1")
+    first.begin_turn("one")
+    first.end_turn()
+    again = Checkpoints(tree, session_id="s1")  # e.g. the next `-p` run of the session
+    calls: list[tuple[str, ...]] = []
+    run = type(again.repo).run
+
+    def counted(self, *args, **kwargs):
+        calls.append(args)
+        return run(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(again.repo), "run", counted)
+    again.begin_turn("two, nothing changed")
+    assert not [c for c in calls if c[0] == "update-ref"]  # the ref already holds the last snapshot
+    (tree / "notes.txt").write_text("changed\n")
+    again.snapshot()
+    again.end_turn()
+    ref = subprocess.run(["git", "--git-dir", str(shadow_dir_for(tree)), "rev-parse", "refs/agentica/s1"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert ref == again.journal["last"] and [c for c in calls if c[0] == "update-ref"]
+    assert again.undo().files == ["notes.txt"]
