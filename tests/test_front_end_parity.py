@@ -415,8 +415,11 @@ def test_drift7_a_session_builds_its_sandbox_and_finds_its_extensions_once(home:
             args = ["acp", "--base-url", server.base_url, "--api-key-file", scripted_key_file(), "--model",
                     "scripted-model"]
             env = cli_env(home, COUNTS_FILE=str(tmp_path / "acp"))
+            # The counts are written at the agent's exit: give it time to end on its own after stdin
+            # closes (the library's 2 s, then SIGTERM, was too short beside two CPU burners).
+            patient = {"stderr": None, "shutdown_timeout": 30.0}
             async with spawn_agent_process(client, counted[0], *counted[1:], *args, env=env, cwd=str(project),
-                                           transport_kwargs={"stderr": None}) as (conn, _proc):
+                                           transport_kwargs=patient) as (conn, _proc):
                 await conn.initialize(protocol_version=1, client_capabilities=client.capabilities())
                 session = await conn.new_session(cwd=str(project), mcp_servers=[])
                 await conn.prompt(session_id=session.session_id, prompt=[text_block("/hi")])
