@@ -18,6 +18,7 @@ from typing import Any
 from agentica_cli.app.permissions.approvals import Answer, edit_path
 from agentica_cli.app.permissions.tool_kinds import EDIT_TOOLS
 from agentica_cli.app.safe_text import safe_text
+from agentica_cli.app.session import HeadlessFrontEnd
 from agentica_cli.mcp_serve.questions import Question, question_text
 from agentica_cli.mcp_serve.turn import Turn
 
@@ -34,14 +35,16 @@ def log(text: str) -> None:
     sys.stderr.flush()
 
 
-class ServeSession:
+class ServeSession(HeadlessFrontEnd):
     """The front end of one AppSession (app/session.py) served to MCP clients: the policy's
-    questions go to the client that runs the turn; MCP forms and sampling are declined (the
-    client is another agent, not a person at this session's servers); notices go to stderr."""
+    questions go to the client that runs the turn; MCP forms and sampling are declined as -p
+    declines them (the client is another agent, not a person at this session's servers);
+    notices go to stderr."""
 
     can_ask = True  # a turn started by a client without elicitation refuses at once (start())
 
     def __init__(self) -> None:
+        super().__init__("agentica mcp serve")
         self.app: Any = None  # the AppSession, set by attach()
         self.turn: Turn | None = None
         self._started_paths: dict[str, str] = {}  # edit call id -> the file it edits
@@ -72,16 +75,6 @@ class ServeSession:
         except asyncio.TimeoutError:
             pending.answer(None)
             return Answer("no", "Nobody answered the approval request in time.")
-
-    async def elicit(self, request: Any) -> Any:
-        from agentica_cli.app.mcp_client import decline_input
-
-        return await decline_input(request, "agentica mcp serve")
-
-    async def sample(self, request: Any) -> str | None:
-        from agentica_cli.app.mcp_client import decline_sampling
-
-        return await decline_sampling(request, "agentica mcp serve")
 
     def report(self, text: str) -> None:
         log(text)
