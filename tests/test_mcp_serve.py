@@ -49,6 +49,27 @@ class Answers:
         return types.ElicitResult(action=self.action)  # type: ignore[arg-type]
 
 
+def _call_in_process(script: list[dict[str, Any]], prompt: str, project: Path,
+                     answers: Answers | None = None) -> tuple[Any, list[dict[str, Any]]]:
+    """One `agentica` tool call to an in-process server (the official client, `answers` as its
+    elicitation callback; None: a client without the capability), the server closed after it
+    (its sessions' SessionEnd, their MCP servers); the call's result and the model's requests."""
+    from agentica_cli.mcp_serve.hub import ServeOptions
+    from agentica_cli.mcp_serve.server import AgenticaMcpServer
+
+    with ScriptedModelServer(script) as server:
+        app = AgenticaMcpServer(ServeOptions(flags={
+            "model.base_url": server.base_url, "model.api_key": "test-key", "model.name": "scripted-model"}))
+
+        async def run() -> Any:
+            async with Client(app.mcp, elicitation_callback=answers) as client:
+                result = await client.call_tool("agentica", {"prompt": prompt, "cwd": str(project)})
+            await app.hub.close()
+            return result
+
+        return asyncio.run(run()), server.requests
+
+
 def _stdio(server: ScriptedModelServer, home: Path, project: Path, *extra: str) -> StdioServerParameters:
     return StdioServerParameters(command=AGENTICA[0], args=[*AGENTICA[1:], "mcp", "serve", *model_args(server), *extra],
                                  env=cli_env(home), cwd=str(project))
@@ -227,23 +248,10 @@ def test_idle_sessions_beyond_the_limit_are_closed_and_a_saved_one_reopens(
 
 
 def test_files_a_command_changed_are_reported_too(agentica_home: Path, project: Path) -> None:
-    from agentica_cli.mcp_serve.hub import ServeOptions
-    from agentica_cli.mcp_serve.server import AgenticaMcpServer
-
     answers = Answers("accept")
     script = [turns.tool_calls(turns.call("execute", {"command": "printf made > made.txt"}, id="call_x")),
               turns.text("Made it.")]
-    with ScriptedModelServer(script) as server:
-        app = AgenticaMcpServer(ServeOptions(flags={
-            "model.base_url": server.base_url, "model.api_key": "test-key", "model.name": "scripted-model"}))
-
-        async def run() -> Any:
-            async with Client(app.mcp, elicitation_callback=answers) as client:
-                result = await client.call_tool("agentica", {"prompt": "make a file", "cwd": str(project)})
-            await app.hub.close()
-            return result
-
-        result = asyncio.run(run())
+    result, _ = _call_in_process(script, "make a file", project, answers)
     assert (project / "made.txt").read_text() == "made"
     assert "printf made > made.txt" in answers.questions[0].message  # the command, asked about
     assert result.structured_content["files_changed"] == ["made.txt"]  # from the turn's checkpoint
@@ -252,25 +260,11 @@ def test_files_a_command_changed_are_reported_too(agentica_home: Path, project: 
 def test_a_served_session_has_the_folders_configured_mcp_servers(agentica_home: Path, project: Path) -> None:
     import sys
 
-    from agentica_cli.mcp_serve.hub import ServeOptions
-    from agentica_cli.mcp_serve.server import AgenticaMcpServer
-
     demo = Path(__file__).resolve().parent / "mcp_servers" / "demo_server.py"
     agentica_home.mkdir()
     (agentica_home / "config.toml").write_text(f'[mcp_servers.demo]\ncommand = "{sys.executable}"\nargs = ["{demo}"]\n')
     script = [turns.tool_calls(turns.call("demo__add", {"a": 2, "b": 3}, id="m1")), turns.text("2 + 3 = 5")]
-    with ScriptedModelServer(script) as server:
-        app = AgenticaMcpServer(ServeOptions(flags={
-            "model.base_url": server.base_url, "model.api_key": "test-key", "model.name": "scripted-model"}))
-
-        async def run() -> Any:
-            async with Client(app.mcp, elicitation_callback=Answers("accept")) as client:
-                result = await client.call_tool("agentica", {"prompt": "add", "cwd": str(project)})
-            await app.hub.close()  # the demo server stops with its session
-            return result
-
-        result = asyncio.run(run())
-        requests = server.requests
+    result, requests = _call_in_process(script, "add", project, Answers("accept"))  # the demo server stops with it
     assert "demo__add" in {t["function"]["name"] for t in requests[0]["tools"]}
     assert next(m["content"] for m in requests[1]["messages"] if m.get("tool_call_id") == "m1") == "5"
     assert result.structured_content["answer"] == "2 + 3 = 5"
@@ -282,27 +276,14 @@ def test_a_served_session_runs_its_session_hooks_as_every_front_end_does(agentic
     SessionEnd runs, with the session's id, when the server closes it."""
     import json
 
-    from agentica_cli.mcp_serve.hub import ServeOptions
-    from agentica_cli.mcp_serve.server import AgenticaMcpServer
-
     ended = tmp_path / "ended.json"
     agentica_home.mkdir()
     (agentica_home / "settings.json").write_text(json.dumps({"hooks": {
         "SessionStart": [{"hooks": [{"type": "command", "command": "echo 'The release is on Friday.'"}]}],
         "SessionEnd": [{"hooks": [{"type": "command", "command": f"cat > {ended}"}]}],
     }}))
-    with ScriptedModelServer([turns.text("Noted.")]) as server:
-        app = AgenticaMcpServer(ServeOptions(flags={
-            "model.base_url": server.base_url, "model.api_key": "test-key", "model.name": "scripted-model"}))
-
-        async def run() -> Any:
-            async with Client(app.mcp) as client:
-                result = await client.call_tool("agentica", {"prompt": "when is the release?", "cwd": str(project)})
-            await app.hub.close()
-            return result
-
-        result = asyncio.run(run())
-        first = server.requests[0]["messages"][-1]["content"]
+    result, requests = _call_in_process([turns.text("Noted.")], "when is the release?", project)
+    first = requests[0]["messages"][-1]["content"]
     assert first == "when is the release?\n\nThe release is on Friday."
     record = json.loads(ended.read_text())
     assert record["hook_event_name"] == "SessionEnd"
@@ -312,24 +293,11 @@ def test_a_served_session_runs_its_session_hooks_as_every_front_end_does(agentic
 def test_the_question_says_what_always_would_allow_as_the_policy_offers_it(agentica_home: Path, project: Path) -> None:
     """The client is asked the policy's question (app/permissions: the one place "always" is
     offered): an edit's says what "always" allows; a command with network is asked each time."""
-    from agentica_cli.mcp_serve.hub import ServeOptions
-    from agentica_cli.mcp_serve.server import AgenticaMcpServer
-
     answers = Answers("decline")
     script = [EDIT, turns.tool_calls(turns.call("execute", {"command": "curl -s http://127.0.0.1:9/x",
                                                             "network": True}, id="call_n")),
               turns.text("Both refused.")]
-    with ScriptedModelServer(script) as server:
-        app = AgenticaMcpServer(ServeOptions(flags={
-            "model.base_url": server.base_url, "model.api_key": "test-key", "model.name": "scripted-model"}))
-
-        async def run() -> Any:
-            async with Client(app.mcp, elicitation_callback=answers) as client:
-                result = await client.call_tool("agentica", {"prompt": "edit, then fetch", "cwd": str(project)})
-            await app.hub.close()
-            return result
-
-        asyncio.run(run())
+    _call_in_process(script, "edit, then fetch", project, answers)
     edit, command = (q.message for q in answers.questions)
     assert "Checking 'always' also allows file edits in this folder (accept-edits)" in edit
     assert "asked about each time" in command and "Checking 'always'" not in command
