@@ -476,11 +476,11 @@ class AppSession:
         try:
             async with aclosing(agent.run_stream(prompt, images)) as events:
                 async for event in events:
-                    self.usage.add(event)
                     if event.type == "usage":
+                        self.usage.add(event)
                         self._count_cost(event)
-                    if event.type == "usage" and not event.source:  # a sub-agent's is not this context
-                        self.context_tokens = getattr(event, "input_tokens", None)
+                        if not event.source:  # a sub-agent's is not this context
+                            self.context_tokens = getattr(event, "input_tokens", None)
                     yield event
         finally:
             self._turn = None

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agentica_cli.app.permissions.approvals import COMMAND_KEYS, Answer, call_args, edit_path
+from agentica_cli.app.permissions.approvals import Question as PolicyQuestion
 from agentica_cli.app.safe_text import safe_text
 
 DIFF_LINES = 80  # lines of an edit's diff shown in the question
@@ -72,19 +73,17 @@ def client_can_elicit(capabilities: Any) -> bool:
     return getattr(elicitation, "form", None) is not None or getattr(elicitation, "url", None) is None
 
 
-def question_text(call: Any, question: Any, work_dir: Path) -> str:
+def question_text(call: Any, question: PolicyQuestion, work_dir: Path) -> str:
     """What the client is asked: the tool, its target, why it asks (the policy's question), what
     "always" would allow when the policy offers it, and an edit's diff."""
     name = str(getattr(call, "name", "") or "tool")
     args = call_args(call)
     lines = [f"agentica asks to run {name}{_target(name, args)}."]
-    note = getattr(question, "note", "")
-    if note:
-        lines.append(f"Why it asks: {note}")
-    always = getattr(question, "always", None)
-    if always:
-        lines.append(f"Checking 'always' also allows {always} for the rest of this session.")
-    elif question is not None:
+    if question.note:
+        lines.append(f"Why it asks: {question.note}")
+    if question.always:
+        lines.append(f"Checking 'always' also allows {question.always} for the rest of this session.")
+    else:
         lines.append("This call is asked about each time: 'always' allows it once.")
     diff = _edit_diff(name, args, work_dir)
     if diff:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agentica_cli.app.permissions.approvals import Answer, edit_path
+from agentica_cli.app.permissions.approvals import Question as PolicyQuestion
 from agentica_cli.app.permissions.tool_kinds import EDIT_TOOLS
 from agentica_cli.app.safe_text import safe_text
 from agentica_cli.app.session import HeadlessFrontEnd
@@ -62,7 +63,7 @@ class ServeSession(HeadlessFrontEnd):
 
     # -- FrontEnd --------------------------------------------------------------------------
 
-    async def ask_permission(self, call: Any, question: Any) -> Answer:
+    async def ask_permission(self, call: Any, question: PolicyQuestion) -> Answer:
         """The policy's question: queued for the client; the turn waits for its answer."""
         turn = self.turn
         if turn is None or turn.done:
