@@ -166,6 +166,8 @@ class SessionOptions:
     appended_prompt: str | None = None  # --append-system-prompt
     checkpoints: CheckpointKind = "project"  # "file-backups": copies of edited files (no git snapshot)
     how_to_trust: str = "run with --trust"  # in the untrusted-project notices
+    tell_untrusted: bool = True  # False: the front end asked about trust itself (the REPL's question)
+    mcp_live_notices: bool = False  # tell a server's failure as it happens, not at the next turn (the REPL)
     extensions: Extensions | None = None  # found already (the REPL lists them before the first turn)
     instructions: Any = None  # the instruction files read already (their problems told)
 
@@ -217,6 +219,8 @@ class AppSession:
         self._start_messages: list[str] | None = None
         self._turn: asyncio.Task[Any] | None = None  # the task running the current turn
         self._closed = False
+        if mcp is not None and options.mcp_live_notices:
+            mcp.on_change = self._mcp_changed
 
     # -- opening ----------------------------------------------------------------------------
 
@@ -231,7 +235,7 @@ class AppSession:
             check_config(settings, work_dir, options.add_dirs)
         except ConfigError as err:
             raise StartupError(StartupProblem("config", f"config error: {err}")) from None
-        notices = untrusted_notices(settings, work_dir, options.how_to_trust)
+        notices = untrusted_notices(settings, work_dir, options.how_to_trust) if options.tell_untrusted else []
         for line in notices:
             front_end.report(line)
         mcp = cls._mcp_servers(options, front_end)
@@ -345,14 +349,24 @@ class AppSession:
         if self.mcp is None:
             return []
         if not self._mcp_started:
-            self._mcp_started = True
-            self.mcp.start()
+            self.launch_mcp()
             if self.options.mcp_wait == "start":
                 self._mcp_waited = True
                 await self.mcp.wait_ready(timeout=self.options.mcp_wait_timeout)
                 self._tell_mcp_failures()
                 self._mcp_tools = self.mcp.ready_tools()  # a failed server is left out, not retried mid-run
         return list(self._mcp_tools)
+
+    def launch_mcp(self) -> None:
+        """Start the MCP servers in the background (once), waiting for none of them (the REPL
+        starts them once the SDK is imported, before the agent exists)."""
+        if self.mcp is not None and not self._mcp_started:
+            self._mcp_started = True
+            self.mcp.start()
+
+    @property
+    def mcp_started(self) -> bool:
+        return self._mcp_started
 
     async def start(self, extra_tools: Sequence[Any] = ()) -> Any:
         """Build the agent (once): MCP servers first (see mcp_wait), then the agent with the
@@ -439,7 +453,8 @@ class AppSession:
             return list(self._start_messages)
         return []
 
-    async def _wait_session_start(self) -> None:
+    async def wait_session_start(self) -> None:
+        """Until the SessionStart hooks running now have ended (their notices told)."""
         if self._starting is not None and not self._starting.done():
             await asyncio.wait({self._starting})
 
@@ -459,6 +474,10 @@ class AppSession:
 
         offer_usable_tools(self.agent, self.mcp)
 
+    def _mcp_changed(self, status: Any) -> None:
+        if status.state == "failed":
+            self._tell_mcp_failures()
+
     def _tell_mcp_failures(self) -> None:
         if self.mcp is None:
             return
@@ -469,7 +488,7 @@ class AppSession:
         """Run one prompt; the agent's events as they happen (every `usage` event, a sub-agent's
         too, is counted in `usage`). `cancel()` cancels the task that iterates this."""
         agent = await self.start()
-        await self._wait_session_start()  # their context goes with this prompt
+        await self.wait_session_start()  # their context goes with this prompt
         await self.sync_mcp_tools()
         self.mode_prompt.apply(self.policy.mode)  # a mode set since the last turn
         self._turn = asyncio.current_task()
@@ -496,6 +515,83 @@ class AppSession:
     @property
     def running(self) -> bool:
         return self._turn is not None and not self._turn.done()
+
+    # -- the conversation ------------------------------------------------------------------
+
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        """The conversation so far: the agent's messages, or before it is built the stored ones."""
+        if self.agent is not None:
+            return list(self.agent.messages)
+        return list(self.messages or [])
+
+    async def clear(self) -> None:
+        """/clear: a new conversation in the same servers, agent and checkpoints. SessionEnd
+        ("clear") hooks run and SessionStart ones start (`wait_session_start`), a new stored
+        session is written from its first message, this conversation's "always" answers are
+        forgotten and the counters start from zero."""
+        await self.wait_session_start()  # the hooks of the conversation being cleared end first
+        if self.agent is not None:
+            await self.agent.end_session("clear")
+            self.agent.reset("clear")
+        self.release()
+        stored = None
+        if self.options.save:
+            from agentica_cli.app.runtime import model_label
+            from agentica_cli.app.sessions import SessionStore
+
+            stored = SessionStore().create(self.work_dir, model_label(self.model), lazy=True)
+        self.messages = None
+        self.use_stored(stored)
+        self.policy.clear_grants()  # "always" answers belong to the conversation they were given in
+        self.context_tokens = None
+        self._restart_session_hooks()
+
+    async def resume(self, session_id: str) -> Session | None:
+        """/resume ID: go on with that stored session (its history, counters and file) in the same
+        servers and agent, SessionStart hooks started as after clear(); FileNotFoundError when
+        there is none. Without saving (--no-session) its history is only read, and None returned."""
+        from agentica_cli.app.sessions import SessionStore
+
+        store = SessionStore()
+        stored: Session | None = None
+        if self.options.save:
+            stored = store.open(session_id)
+            messages = list(stored.messages)
+        else:
+            messages = store.load_messages(store.path_for(session_id))
+        await self.wait_session_start()
+        if stored is not None and stored.notice:  # another agentica is writing it: this one forked it
+            self.front_end.report(stored.notice)
+        if self.agent is not None:
+            await self.agent.end_session("other")
+            self.agent.reset("resume")
+        self.release()
+        self.use_stored(stored)
+        self.messages = messages
+        if self.agent is not None:
+            self.agent.messages.extend(messages)
+        self.context_tokens = None  # the status line estimates the resumed history's size
+        self._restart_session_hooks()
+        return stored
+
+    def replace_history(self, kept: list[dict[str, Any]], compacted_away: Sequence[dict[str, Any]] = ()) -> None:
+        """The same conversation with a shorter history (a rewind): the agent's, the stored file's."""
+        if self.agent is not None:
+            self.agent.reset(source=None)  # no new session: its hooks do not run again
+            self.agent.messages.extend(kept)
+            self.agent.compacted_away = list(compacted_away)
+        self.messages = list(kept)
+        if self.stored is not None:
+            self.stored.replace_history(kept)
+        self.context_tokens = None
+
+    def _restart_session_hooks(self) -> None:
+        """SessionStart for the conversation just opened (after reset: its source is known), in
+        the background: `wait_session_start` waits for them, and so does the next turn."""
+        if self.agent is not None:
+            self._start_messages = None
+            self._starting = asyncio.create_task(self._session_start())
 
     # -- custom commands -------------------------------------------------------------------
 

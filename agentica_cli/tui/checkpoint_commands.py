@@ -40,8 +40,14 @@ class CheckpointCommands:
     def __init__(self, repl: ReplHost):
         self.repl = repl
 
-    def checkpoints(self) -> Any:
-        found = self.repl.active_checkpoints()
+    async def checkpoints(self) -> Any:
+        """The session's Checkpoints (made with its agent); None, told why, when they are off."""
+        try:
+            await self.repl.ensure_agent()
+        except Exception as exc:
+            plain(f"error: could not start the agent: {type(exc).__name__}: {exc}", "31")
+            return None
+        found = self.repl.session().checkpoints
         if found is None:
             plain("Checkpoints are off ([checkpoints] enabled = false in config.toml).", "33")
         elif found.disabled:
@@ -50,7 +56,7 @@ class CheckpointCommands:
         return found
 
     async def diff(self, rest: str) -> None:
-        checkpoints = self.checkpoints()
+        checkpoints = await self.checkpoints()
         if checkpoints is None:
             return
         turn = int(rest) if rest.isdigit() else None
@@ -141,19 +147,19 @@ class CheckpointCommands:
                 plain(f"  {safe_text(path, keep_newlines=False)}", "2")
 
     async def undo(self, rest: str) -> None:
-        checkpoints = self.checkpoints()
+        checkpoints = await self.checkpoints()
         if checkpoints is not None:
             self._report("Undid", await self._restore("last turn", lambda force: checkpoints.undo(force=force)),
                          "undo")
 
     async def redo(self, rest: str) -> None:
-        checkpoints = self.checkpoints()
+        checkpoints = await self.checkpoints()
         if checkpoints is not None:
             self._report("Redid", await self._restore("undo", lambda force: checkpoints.redo(force=force)), "redo")
 
     async def rewind(self, rest: str) -> None:
         """/rewind: list the turns; /rewind N [code|conversation|both]."""
-        checkpoints = self.checkpoints()
+        checkpoints = await self.checkpoints()
         if checkpoints is None:
             return
         turns = await asyncio.to_thread(checkpoints.turns)
@@ -205,9 +211,10 @@ class CheckpointCommands:
         from agentica_cli.checkpoints import conversation_cut
 
         repl = self.repl
-        messages = repl.agent.messages if repl.agent is not None else (repl.resume_messages or [])
+        app = repl.session()
+        messages = app.history
         cut = conversation_cut(messages, turn)
-        away = list(getattr(repl.agent, "compacted_away", None) or [])
+        away = list(getattr(app.agent, "compacted_away", None) or [])
         if (cut is None or (cut == 0 and messages and is_summary(messages[0]))) and away:
             # The turn's prompt was summarised: the summary tells of the very turns taken back, so
             # the conversation goes back to what the summary replaced, before that turn.
@@ -219,15 +226,7 @@ class CheckpointCommands:
                   "33")
             return
         kept = messages[:cut]
-        if repl.agent is not None:
-            repl.agent.reset(source=None)  # the same session, a shorter history
-            repl.agent.messages.extend(kept)
-            repl.agent.compacted_away = away if kept and is_summary(kept[0]) else []
-        repl.resume_messages = list(kept)
-        session = repl.current_session()
-        if session is not None:
-            session.replace_history(kept)
-        repl.context_tokens = None
+        app.replace_history(kept, away if kept and is_summary(kept[0]) else [])  # the session file too
         repl.next_default = typed_part(turn.prompt)  # as typed: its @mentions attach again when sent
         plain(f"Rewound the conversation to before turn {turn.number} ({len(kept)} messages kept); "
               "its prompt is back at the input.", "32")

@@ -29,12 +29,11 @@ def show_help(commands: dict[str, CustomCommand], builtin: dict[str, str]) -> No
 
 async def run_custom_command(repl: ReplHost, command: CustomCommand, arguments: str) -> None:
     """Send the command's body (arguments substituted, @files attached, !`commands` run) as this
-    turn's prompt, with its model and its allowed tools for this turn only."""
-    from agentica_cli.app.command_shell import command_turn
-
-    agent = await repl.ensure_agent()
+    turn's prompt, with its model and its allowed tools for this turn only (AppSession's
+    expand_command, the same for every front end)."""
+    await repl.ensure_agent()
     repl.ensure_renderer()  # a !`command` may ask for approval, which prints
-    turn = await command_turn(command, arguments, agent, repl.work_dir, lambda line: plain(line, "2"))
+    turn = await repl.session().expand_command(command.name, arguments.strip(), lambda line: plain(line, "2"))
     if turn.attached:
         plain(f"(attached {', '.join(turn.attached)})", "2")
     try:

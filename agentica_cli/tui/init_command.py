@@ -39,7 +39,8 @@ async def run_init(repl: ReplHost) -> None:
     from agentica_cli.agent import Agent
     from agentica_cli.agent.events import TurnFinished
 
-    explorer = Agent(repl.model, tools=explorer_tools(repl), instructions=INIT_SYSTEM, approve=repl.policy,
+    app = repl.session()
+    explorer = Agent(app.model, tools=explorer_tools(repl), instructions=INIT_SYSTEM, approve=app.policy,
                      tool_config=main_agent.tool_config, name="init")
     answer: list[str] = []
 

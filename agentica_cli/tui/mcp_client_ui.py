@@ -1,18 +1,17 @@
 """The REPL's side of MCP client features: a server's request for input is a small form read
 line by line, and a sampling request is shown and approved (y/n) before it goes to the
-session's model. Roots, -p's refusals and server prompts are app/mcp_client.py's.
+session's model (ReplFrontEnd's elicit and sample). Roots, -p's refusals and server prompts
+are app/mcp_client.py's.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from agentica_cli.app.mcp_client import roots_for
 from agentica_cli.app.safe_text import safe_text
 from agentica_cli.tools.mcp.client_features import (
     ElicitAnswer,
     ElicitRequest,
-    McpClientHandlers,
     SamplingRequest,
     coerce_form_value,
 )
@@ -38,80 +37,83 @@ def _field_hint(schema: dict[str, Any]) -> str:
     return hint
 
 
-def repl_handlers(repl: Any) -> McpClientHandlers:
-    """Forms and approvals in the REPL, one at a time with tool approvals (approval_lock)."""
+async def _ask(repl: Any, message: str) -> str | None:
+    try:
+        with repl.terminal_for_question():
+            return str(await repl.ask_line(message))
+    except (KeyboardInterrupt, EOFError):
+        return None
+
+
+async def ask_form(repl: Any, request: ElicitRequest) -> ElicitAnswer:
+    """A server's request for input, read in the REPL one field at a time (one question at a
+    time with tool approvals: approval_lock)."""
     from rich.text import Text
 
-    async def ask(message: str) -> str | None:
-        try:
-            with repl.terminal_for_question():
-                return await repl.ask_line(message)
-        except (KeyboardInterrupt, EOFError):
-            return None
+    async with repl.approval_lock:
+        repl.ensure_renderer()
+        repl.renderer.pause()
+        console = repl.console
+        console.print(Text(f"MCP server '{request.server}' asks: ", style="bold yellow")
+                      + Text(safe_text(request.message)))
+        if request.url is not None:
+            console.print(Text(f"  {safe_text(request.url)}", style="underline"))
+            reply = await _ask(repl, "Open it and continue? [y/N] ")
+            return ElicitAnswer("accept" if (reply or "").strip().lower() in ("y", "yes") else "decline")
+        console.print(Text("  (Enter on a required field declines; Ctrl-C cancels)", style="dim"))
+        answers: dict[str, Any] = {}
+        for name, schema in request.properties.items():
+            required = name in request.required
+            label = schema.get("title") or name
+            note = "" if required else " (optional)"
+            if schema.get("description"):
+                console.print(Text(f"  {safe_text(str(schema['description']))}", style="dim"))
+            while True:
+                raw = await _ask(repl, f"  {safe_text(str(label))}{note}{_field_hint(schema)}: ")
+                if raw is None:
+                    return ElicitAnswer("cancel")
+                if not raw.strip():
+                    if "default" in schema:
+                        answers[name] = schema["default"]
+                    elif required:
+                        console.print(Text("  → declined", style="dim"))
+                        return ElicitAnswer("decline")
+                    break
+                try:
+                    answers[name] = coerce_form_value(schema, raw)
+                    break
+                except ValueError as err:
+                    console.print(Text(f"  expected {err}", style="red"))
+        console.print(Text("  → sent", style="dim"))
+        return ElicitAnswer("accept", answers)
 
-    async def elicit(request: ElicitRequest) -> ElicitAnswer:
-        async with repl.approval_lock:
-            repl.ensure_renderer()
-            repl.renderer.pause()
-            console = repl.console
-            console.print(Text(f"MCP server '{request.server}' asks: ", style="bold yellow")
-                          + Text(safe_text(request.message)))
-            if request.url is not None:
-                console.print(Text(f"  {safe_text(request.url)}", style="underline"))
-                reply = await ask("Open it and continue? [y/N] ")
-                return ElicitAnswer("accept" if (reply or "").strip().lower() in ("y", "yes") else "decline")
-            console.print(Text("  (Enter on a required field declines; Ctrl-C cancels)", style="dim"))
-            answers: dict[str, Any] = {}
-            for name, schema in request.properties.items():
-                required = name in request.required
-                label = schema.get("title") or name
-                note = "" if required else " (optional)"
-                if schema.get("description"):
-                    console.print(Text(f"  {safe_text(str(schema['description']))}", style="dim"))
-                while True:
-                    raw = await ask(f"  {safe_text(str(label))}{note}{_field_hint(schema)}: ")
-                    if raw is None:
-                        return ElicitAnswer("cancel")
-                    if not raw.strip():
-                        if "default" in schema:
-                            answers[name] = schema["default"]
-                        elif required:
-                            console.print(Text("  → declined", style="dim"))
-                            return ElicitAnswer("decline")
-                        break
-                    try:
-                        answers[name] = coerce_form_value(schema, raw)
-                        break
-                    except ValueError as err:
-                        console.print(Text(f"  expected {err}", style="red"))
-            console.print(Text("  → sent", style="dim"))
-            return ElicitAnswer("accept", answers)
 
-    async def sample(request: SamplingRequest) -> str | None:
-        from agentica_cli.tui.approval_prompt import Choice, read_choice
+async def approve_sampling(repl: Any, request: SamplingRequest) -> str | None:
+    """A server asks to use the session's model: shown, approved (y/n), then sent."""
+    from rich.text import Text
 
-        async with repl.approval_lock:
-            repl.ensure_renderer()
-            repl.renderer.pause()
-            console = repl.console
-            console.print(Text(f"MCP server '{request.server}' wants to ask the model "
-                               f"(at most {request.max_tokens} tokens):", style="bold yellow"))
-            text = "\n".join(f"[{role}] {body}" for role, body in request.messages)
-            preview = text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + " …"
-            console.print(Text(safe_text(preview)))
-            with repl.terminal_for_question():
-                choice = await read_choice([Choice("y", "yes", "once"), Choice("n", "no", "no"),
-                                            Choice("esc", "no", "stop")])
-            console.print(Text(f"  → {'yes' if choice == 'once' else 'no'}", style="dim"))
-        if choice != "once":
-            return None
-        model = repl.agent.model if repl.agent is not None else repl.model
-        messages: list[dict[str, Any]] = []
-        if request.system_prompt:
-            messages.append({"role": "system", "content": request.system_prompt})
-        messages += [{"role": role if role in ("user", "assistant") else "user", "content": body}
-                     for role, body in request.messages]
-        response = await model.response(messages, None)
-        return (response.content or "")[: request.max_tokens * 4]  # about max_tokens tokens
+    from agentica_cli.tui.approval_prompt import Choice, read_choice
 
-    return McpClientHandlers(roots=roots_for(repl.work_dir, repl.allowed_dirs), elicit=elicit, sample=sample)
+    async with repl.approval_lock:
+        repl.ensure_renderer()
+        repl.renderer.pause()
+        console = repl.console
+        console.print(Text(f"MCP server '{request.server}' wants to ask the model "
+                           f"(at most {request.max_tokens} tokens):", style="bold yellow"))
+        text = "\n".join(f"[{role}] {body}" for role, body in request.messages)
+        preview = text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + " …"
+        console.print(Text(safe_text(preview)))
+        with repl.terminal_for_question():
+            choice = await read_choice([Choice("y", "yes", "once"), Choice("n", "no", "no"),
+                                        Choice("esc", "no", "stop")])
+        console.print(Text(f"  → {'yes' if choice == 'once' else 'no'}", style="dim"))
+    if choice != "once":
+        return None
+    model = repl.app.model  # the agent's too (AppSession.use_model keeps them one)
+    messages: list[dict[str, Any]] = []
+    if request.system_prompt:
+        messages.append({"role": "system", "content": request.system_prompt})
+    messages += [{"role": role if role in ("user", "assistant") else "user", "content": body}
+                 for role, body in request.messages]
+    response = await model.response(messages, None)
+    return (response.content or "")[: request.max_tokens * 4]  # about max_tokens tokens

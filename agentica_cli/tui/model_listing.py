@@ -92,10 +92,10 @@ async def pick_model(repl: ReplHost) -> str | None:
     from agentica_cli.models.discovery import DiscoveryError, list_models
     from agentica_cli.tui.terminal import plain
 
-    current = model_label(repl.model)
+    current = model_label(repl.session().model)
     plain(f"model: {safe_text(current)} (provider {repl.settings.provider or 'openai'})")
     try:
-        served = await asyncio.to_thread(list_models, repl.model)
+        served = await asyncio.to_thread(list_models, repl.session().model)
     except DiscoveryError as err:
         plain(f"Cannot list the endpoint's models: {safe_text(str(err), keep_newlines=False)}. "
               "Switch with /model NAME.", "33")

@@ -19,8 +19,8 @@ from prompt_toolkit.formatted_text import FormattedText
 
 from agentica_cli.app import exitcodes
 from agentica_cli.app.edit_preview import preview_edit
-from agentica_cli.app.permissions.approvals import Answer, call_args, policy_from_settings
-from agentica_cli.app.sessions import SessionStore
+from agentica_cli.app.permissions.approvals import Answer, Question, call_args
+from agentica_cli.app.session import AppSession, SessionOptions, StartupError
 from agentica_cli.app.settings.config import (
     ConfigError,
     Settings,
@@ -29,6 +29,7 @@ from agentica_cli.app.settings.config import (
 )
 from agentica_cli.tui.checkpoint_commands import CheckpointCommands
 from agentica_cli.tui.prompt_input import PastedTexts, attach_mentions, make_session
+from agentica_cli.tui.repl_front_end import ReplFrontEnd
 from agentica_cli.tui.sigint_wakeup import SigintWakeup
 from agentica_cli.tui.slash import COMMANDS, SlashCommands
 from agentica_cli.tui.status_line import StatusLine
@@ -62,28 +63,19 @@ class Repl:
         self.args = args
         self.settings = settings
         self.work_dir = work_dir
-        self.allowed_dirs = [Path(p).expanduser().resolve() for p in args.add_dir]
-        self.store = SessionStore()
-        self.session: Any = None
+        self.allowed_dirs = [Path(p).expanduser().resolve() for p in args.add_dir]  # --add-dir
+        # The conversation: its policy, stored session, MCP servers, agent, checkpoints and
+        # counters (app/session.py); opened after the trust question and onboarding.
+        self.app: AppSession | None = None
         self.told_save_error = ""  # a session write that failed (full disk), once told
-        self.resume_messages: list[dict[str, Any]] | None = None
-        self.model: Any = None
-        self.agent: Any = None
-        self.session_start: asyncio.Task[None] | None = None  # SessionStart hooks (cli/session_hooks.py)
+        self.model: Any = None  # built (or onboarded) before the AppSession opens with it
+        self.building: asyncio.Task[None] | None = None  # the agent built early for SessionStart hooks
         self.console: Any = None
         self.renderer: Any = None
         self.turn_task: asyncio.Task[Any] | None = None
         self.pending_context: list[str] = []
         self.approval_lock = asyncio.Lock()
-        self.policy = policy_from_settings(settings, work_dir, allowed_dirs=self.allowed_dirs, ask=self.ask_approval,
-                                           on_grant=self.show_grant)
-        from agentica_cli.app.prices import CostMeter, parse_prices
-        from agentica_cli.app.usage import UsageCounter
-
-        self.usage = UsageCounter()  # the session's tokens, sub-agents' and earlier processes' included
-        self.cost = CostMeter(parse_prices(dict(settings.prices)))  # money, where a price is known
         history = None if not settings.ui.history else self._history_path()
-        self.context_tokens: int | None = None  # prompt tokens of the last request (the status line's context %)
         self.pastes = PastedTexts()
         self.status = StatusLine(self)
         from agentica_cli.app.extension_setup import Extensions
@@ -96,9 +88,6 @@ class Repl:
                                    editing_mode=settings.ui.editing_mode)
         self.question = make_session(None, {}, work_dir)
         self.preloader: threading.Thread | None = None
-        self.mcp: Any = None
-        self.mcp_error: str | None = None
-        self.mode_prompt: Any = None  # runtime.PermissionModePrompt, once the agent exists
         self._on_interrupt: Any = None
         self.sigint_wakeup: SigintWakeup | None = None
         self.pending_interrupt = False
@@ -109,8 +98,7 @@ class Repl:
         completer = getattr(self.prompt, "completer", None)
         if completer is not None and hasattr(completer, "dynamic"):
             completer.dynamic = self.mcp_prompt_completions
-            completer.resources = lambda: self.mcp.resource_uris() if self.mcp is not None else {}
-        self.checkpoints: Any = None  # the project's Checkpoints, False when off in config (active_checkpoints)
+            completer.resources = lambda: mcp.resource_uris() if (mcp := self.mcp_servers()) is not None else {}
         self.checkpoint_commands = CheckpointCommands(self)
 
     @staticmethod
@@ -144,7 +132,7 @@ class Repl:
         def work() -> None:
             _preload(bool(servers))
             if servers:
-                loop.call_soon_threadsafe(self.start_mcp)
+                loop.call_soon_threadsafe(self.start_mcp)  # the SDK is imported: starting them no longer blocks
 
         self.preloader = threading.Thread(target=work, name="agentica-preload", daemon=True)
         self.preloader.start()
@@ -203,16 +191,9 @@ class Repl:
             from agentica_cli.app.settings.trust import trust
 
             trust(self.work_dir)
+            # the project's [permissions], prices and servers: the AppSession opens with these
             self.settings = load_settings(self.work_dir, flag_settings(self.args), trusted=True,
                                           mcp_flags=getattr(self.args, "mcp_flags", None))
-            from agentica_cli.app.prices import parse_prices
-
-            self.cost.prices = parse_prices(dict(self.settings.prices))  # the project's own, now trusted
-            # the project's [permissions] rules and mode apply from now on
-            self.policy = policy_from_settings(
-                self.settings, self.work_dir, allowed_dirs=self.allowed_dirs, ask=self.ask_approval,
-                on_grant=self.show_grant,
-            )
             plain("Trusted. (Remembered in ~/.agentica/trusted_projects.json.)", "32")
         else:
             plain("Not trusted: those settings are ignored this time.", "2")
@@ -238,15 +219,17 @@ class Repl:
         where = home_relative(self.work_dir)
         from agentica_cli.tui.wrapping import pack_fields, terminal_columns
 
-        fields = [f"agentica {__version__}", model_label(self.model), where, f"mode {self.policy.mode}"]
+        app = self.session()
+        fields = [f"agentica {__version__}", model_label(app.model), where, f"mode {app.policy.mode}"]
         for row in pack_fields(fields, terminal_columns()):  # a long folder: rows break between the fields
             plain(row, "1")
         from agentica_cli.app.sandbox_settings import sandbox_line, unconfined_warning
 
-        if self.policy.sandbox is not None:
-            warning = unconfined_warning(self.policy.sandbox)
-            plain(sandbox_line(self.policy.sandbox) + (f" ({warning})" if warning else ""),
-                  "33" if warning or not self.policy.sandbox.confines else "2")
+        sandbox = app.policy.sandbox
+        if sandbox is not None:
+            warning = unconfined_warning(sandbox)
+            plain(sandbox_line(sandbox) + (f" ({warning})" if warning else ""),
+                  "33" if warning or not sandbox.confines else "2")
         if self.extensions.commands or self.extensions.agents or self.extensions.skills:
             found = [f"{len(items)} {kind}{'s' if len(items) != 1 else ''}" for kind, items in (
                 ("command", self.extensions.commands), ("agent", self.extensions.agents),
@@ -255,9 +238,9 @@ class Repl:
                                         ("/skills", self.extensions.skills)) if items]  # what lists them
             plain(f"Extensions: {', '.join(found)} ({', '.join(listed)}).", "2")
         self.show_start_problems()
-        if self.resume_messages:
-            plain(f"Resumed session {self.session.id} ({len(self.resume_messages)} messages).", "2")
-            self.show_transcript(self.resume_messages)
+        if app.messages:
+            plain(f"Resumed session {app.id} ({len(app.messages)} messages).", "2")
+            self.show_transcript(app.messages)
         plain("Type a message, /help for commands, Ctrl-D to exit.", "2")
 
     def show_start_problems(self) -> None:
@@ -271,7 +254,7 @@ class Repl:
         from agentica_cli.app.extension_setup import listing_notices
 
         problems = [*(self.instructions.problems if self.instructions is not None else ()), *self.extensions.problems,
-                    *listing_notices(self.extensions, getattr(self.model, "context_window", None))]
+                    *listing_notices(self.extensions, getattr(self.session().model, "context_window", None))]
         for problem in problems:
             plain(safe_text(problem, keep_newlines=False), "33")
 
@@ -303,61 +286,67 @@ class Repl:
             sys.stdout.write(lead + row + "\n")
         sys.stdout.flush()
 
-    async def open_initial_session(self) -> str | None:
-        if self.args.resume == "":  # `agentica --resume` with no ID: the picker
-            from agentica_cli.tui.session_picker import pick_session
+    async def pick_initial_session(self) -> None:
+        """`agentica --resume` with no ID: the picker; the session chosen is the one opened."""
+        if self.args.resume != "":
+            return
+        from agentica_cli.app.sessions import SessionStore
 
-            sessions = [s for s in self.store.list(self.work_dir) if s.messages]
-            if not sessions:
-                plain("No earlier session in this folder; starting a new one.", "2")
-                return None
-            chosen = await pick_session(sessions)
-            if chosen is None:
-                plain("No session chosen; starting a new one.", "2")
-                return None
-            self.args.resume = chosen
-        if self.args.resume or self.args.continue_:
-            try:
-                if self.args.resume:
-                    self.session = self.store.open(self.args.resume)
-                else:
-                    latest = self.store.latest(self.work_dir)
-                    if latest is None:
-                        plain("No earlier session in this folder; starting a new one.", "2")
-                        return None
-                    self.session = self.store.open(latest.id)
-            except FileNotFoundError:
-                return f"no session '{self.args.resume}'"
-            if self.session.notice:  # another agentica is writing it: this one forked it
-                plain(self.session.notice, "33")
-            self.resume_messages = list(self.session.messages)
+        self.args.resume = None
+        sessions = [s for s in SessionStore().list(self.work_dir) if s.messages]
+        if not sessions:
+            plain("No earlier session in this folder; starting a new one.", "2")
+            return
+        from agentica_cli.tui.session_picker import pick_session
+
+        chosen = await pick_session(sessions)
+        if chosen is None:
+            plain("No session chosen; starting a new one.", "2")
+            return
+        self.args.resume = chosen
+
+    def session_options(self) -> SessionOptions:
+        from agentica_cli.app.settings.system_prompt_flags import system_prompt_options
+
+        prompts = system_prompt_options(self.args)
+        return SessionOptions(
+            self.work_dir, self.settings, add_dirs=self.allowed_dirs, model=self.model,
+            resume=self.args.resume or None, continue_latest=bool(self.args.continue_),
+            save=not self.args.no_session, lazy_file=True,  # its file is made by its first message
+            mcp_wait="never",  # a server still starting holds up nothing: its tools come when it is ready
+            mcp_live_notices=True, tell_untrusted=False,  # ensure_trust asked about what they would say
+            base_prompt=prompts["base_prompt"], appended_prompt=prompts["appended_prompt"],
+            extensions=self.extensions, instructions=self.instructions,  # told in the welcome
+        )
+
+    def open_session(self) -> str | None:
+        """Open the AppSession (new, --continue or --resume ID); the problem to show, if any."""
+        try:
+            self.app = AppSession.open(self.session_options(), ReplFrontEnd(self))
+        except StartupError as err:
+            return err.problem.message
+        self.settings = self.app.settings
+        if self.app.messages:
             self.take_restore_note()
-            self.count_session_usage()
         return None
 
-    def count_cost(self, event: Any) -> None:
-        """One model request's money (sub-agents' included), into /cost and the status line, and
-        beside its tokens in the session's usage file (a later --continue counts it)."""
-        from agentica_cli.app.prices import count_request
+    def session(self) -> AppSession:
+        """The open AppSession (commands and turns run only once it is open)."""
+        if self.app is None:
+            raise RuntimeError("the REPL's session is not open yet")
+        return self.app
 
-        count_request(self.cost, getattr(self.model, "id", ""), event, self.current_session())
-
-    def count_session_usage(self) -> None:
-        """A resumed session's tokens and money so far, from its usage file: /cost and the status
-        line count the whole session, not only this process."""
-        from agentica_cli.app.prices import CostMeter
-        from agentica_cli.app.usage import UsageCounter
-
-        self.usage = UsageCounter.for_session(self.session)
-        self.cost = CostMeter.from_stored(self.cost.prices, getattr(self.session, "usage", None) or {})
+    def mcp_servers(self) -> Any:
+        """The session's McpServerSet, None when no server is configured (or not open yet)."""
+        return self.app.mcp if self.app is not None else None
 
     def take_restore_note(self) -> None:
         """What `agentica --undo` put back since this session's last message: for the model,
         with the next one (restore_notes.py)."""
         from agentica_cli.restore_notes import take_note
 
-        path = getattr(self.session, "path", None)
-        note = take_note(path) if path is not None else ""
+        stored = self.session().stored
+        note = take_note(stored.path) if stored is not None else ""
         if note:
             self.pending_context.append(note)
 
@@ -383,141 +372,50 @@ class Repl:
                 show_reasoning=self.settings.ui.show_reasoning,
             )
 
-    def on_message(self, message: dict[str, Any]) -> None:
-        session = self.current_session()
-        if session is not None:
-            session.append(message)
-
-    def on_history_replaced(self, messages: list[dict[str, Any]]) -> None:
-        session = self.current_session()
-        if session is not None:
-            session.replace_history(messages)
-
-    def active_checkpoints(self) -> Any:
-        """The project's Checkpoints, working for the current session (a resumed one's turns
-        included); None when [checkpoints] enabled = false."""
-        if self.checkpoints is None:
-            from agentica_cli.app.checkpoint_setup import checkpoints_from_settings
-
-            self.checkpoints = checkpoints_from_settings(self.settings, self.work_dir) or False
-        if self.checkpoints and self.session is not None:
-            self.checkpoints.session_id = self.session.id
-        return self.checkpoints or None
-
-    def current_session(self) -> Any:
-        """The session being written (None with --no-session). Its file is created by its first
-        message: SessionStart hooks ask for it (its id and transcript path) before any turn."""
-        if self.args.no_session:
-            return None
-        if self.session is None:
-            from agentica_cli.app.runtime import model_label
-
-            self.session = self.store.create(self.work_dir, model_label(self.model), lazy=True)
-            self.usage.store = self.session
-        return self.session
-
     async def ensure_agent(self) -> Any:
-        starting = self.session_start
-        if starting is not None and starting is not asyncio.current_task():
-            await starting  # it builds the agent: one agent, and SessionStart's context is there
-        if self.agent is None:
-            if self.preloader is not None:
-                await asyncio.to_thread(self.preloader.join)
-            from agentica_cli.app.runtime import PermissionModePrompt, build_agent
-            from agentica_cli.app.settings.system_prompt_flags import system_prompt_options
+        """The session's agent, built once the heavy imports are done (the preload thread)."""
+        if self.preloader is not None:
+            await asyncio.to_thread(self.preloader.join)
+        return await self.session().start()
 
-            extra_tools = await self.mcp_tools()
-            self.agent = build_agent(
-                self.settings,
-                self.work_dir,
-                model=self.model,
-                allowed_dirs=self.allowed_dirs,
-                approve=self.policy,
-                messages=self.resume_messages,
-                on_message=self.on_message,
-                on_history_replaced=self.on_history_replaced,
-                extra_tools=extra_tools,
-                report=lambda text: plain(text, "33"),
-                result_dir=self.session.path.with_suffix("") / "tool-results" if self.session is not None else None,
-                instructions=self.instructions,  # told at start (show_start_problems)
-                extensions=self.extensions,
-                **system_prompt_options(self.args),
-            )
-            self.mode_prompt = PermissionModePrompt(self.agent)
-        return self.agent
+    def build_agent_early(self) -> None:
+        """With SessionStart hooks: the agent is built now and they run while the user types
+        (Claude Code runs them as the session opens); what they say is told above the prompt."""
+        self.start_preload()  # the heavy imports, in a thread: the first paint is not held up
+
+        async def build() -> None:
+            try:
+                await self.ensure_agent()
+            except Exception:
+                pass  # the first prompt or command that needs the agent says why
+
+        self.building = asyncio.create_task(build())
 
     def mcp_prompt_completions(self) -> dict[str, tuple[str, list[str]]]:
-        if self.mcp is None:
+        mcp = self.mcp_servers()
+        if mcp is None:
             return {}
         return {name: ((prompt.description or "MCP prompt")[:60], [a.name for a in (prompt.arguments or ())])
-                for name, (_, prompt) in self.mcp.prompt_commands().items()}
+                for name, (_, prompt) in mcp.prompt_commands().items()}
 
     def enabled_mcp_servers(self) -> dict[str, Any]:
         return {k: v for k, v in self.settings.mcp_servers.items() if v.get("enabled", True)}
 
     def start_mcp(self) -> None:
-        """Start the configured MCP servers in parallel, in the background."""
-        if self.mcp is not None or not self.enabled_mcp_servers():
-            return
-        from agentica_cli.tools.mcp.servers import McpConfigError, McpServerSet
-        from agentica_cli.tui.mcp_client_ui import repl_handlers
-
-        try:
-            self.mcp = McpServerSet.from_tables(
-                self.settings.mcp_servers,
-                base_dir=self.work_dir,
-                log_dir=agentica_home() / "logs" / "mcp",
-                on_change=self.mcp_changed,
-                handlers=repl_handlers(self),
-            )
-        except McpConfigError as err:
-            self.mcp_error = str(err)
-            plain(f"MCP config error: {err}", "31")
-            return
-        self.mcp.start()
-
-    def mcp_changed(self, status: Any) -> None:
-        if status.state != "failed" or self.mcp is None:
-            return
-        failures = self.mcp.new_failures()  # each failure is told once
-        if not failures:
-            return
-        from prompt_toolkit.application import run_in_terminal
-
-        def show() -> None:
-            for failed in failures:
-                plain(f"{failed.failure_message()} (see /mcp)", "31")
-
-        try:
-            run_in_terminal(show)
-        except Exception:
-            show()
-
-    async def mcp_tools(self) -> list[Any]:
-        if self.enabled_mcp_servers() and self.mcp is None:
-            self.start_mcp()
-        return []  # added by sync_mcp_tools as each server becomes ready
-
-    def sync_mcp_tools(self) -> None:
-        """Offer the tools of usable MCP servers: ready ones, and ones that stopped after
-        starting (their next call restarts them). A server still starting must not hold up a
-        turn, and one that failed to start must not break it (the agent would try to connect it)."""
-        if self.mcp is None or self.agent is None:
-            return
-        from agentica_cli.app.mcp_client import offer_usable_tools
-
-        offer_usable_tools(self.agent, self.mcp)
+        """Start the configured MCP servers in parallel, in the background (each failure is told
+        as it happens: SessionOptions.mcp_live_notices)."""
+        if self.app is not None:
+            self.app.launch_mcp()
 
     # -- approvals --------------------------------------------------------------------------
 
-    def show_request(self, call: Any, verdict: Any = None) -> None:
+    def show_request(self, call: Any, question: Question) -> None:
         from agentica_cli.tui.approval_prompt import request_renderable
 
         name = getattr(call, "name", "?")
         args = call_args(call)
         diff = preview_edit(name, args, self.work_dir)
-        note = getattr(verdict, "note", "") if verdict is not None else ""
-        self.console.print(request_renderable(name, args, diff, note))
+        self.console.print(request_renderable(name, args, diff, question.note))
 
     def show_grant(self, granted: str, mode_changed: bool) -> None:
         """The policy remembered an "always" answer: what it allows from now on."""
@@ -541,28 +439,26 @@ class Repl:
 
         return self.turn_input.paused() if self.turn_input is not None else nullcontext()
 
-    async def ask_approval(self, call: Any, verdict: Any = None) -> Answer:
-        if self.agent is not None:
-            await self.agent.notify(f"agentica needs your permission to use {getattr(call, 'name', '?')}")
+    async def ask_approval(self, call: Any, question: Question) -> Answer:
+        """The policy's question about a call (ReplFrontEnd.ask_permission), one at a time."""
         async with self.approval_lock:
             self.ensure_renderer()
             self.renderer.pause()
-            self.show_request(call, verdict)
+            self.show_request(call, question)
             self.renderer.forget_preview(getattr(call, "call_id", ""))
-            answer = await self.read_answer(call, verdict)
+            answer = await self.read_answer(call, question)
             if answer.choice != "no":  # it runs now: its spinner and clock start from here
                 self.renderer.resume_tool(getattr(call, "call_id", ""))
             return answer
 
-    async def read_answer(self, call: Any, verdict: Any = None) -> Answer:
+    async def read_answer(self, call: Any, question: Question) -> Answer:
         """One key: y once, a always (scoped), n no, e no with a reason, Esc/Ctrl-C no and stop."""
         from rich.text import Text
 
         from agentica_cli.app.permissions.tool_kinds import EDIT_TOOLS
         from agentica_cli.tui.approval_prompt import choices_for, choices_text, read_choice
 
-        question = self.policy.question(call, verdict) if verdict is not None else None
-        scope = question.always if question is not None else None
+        scope = question.always
         choices = choices_for(scope, in_project=scope is not None and getattr(call, "name", "") not in EDIT_TOOLS)
         self.console.print(choices_text(choices))
         self.notify_waiting()
@@ -570,7 +466,7 @@ class Repl:
         def redraw() -> None:  # the window's width changed: the box drawn at the old one is cut or broken
             sys.stdout.write("\x1b[H\x1b[2J")  # the screen only; the scrollback keeps what came before
             sys.stdout.flush()
-            self.show_request(call, verdict)
+            self.show_request(call, question)
             self.console.print(choices_text(choices))
 
         with self.terminal_for_question():
@@ -606,32 +502,21 @@ class Repl:
     # -- one turn -----------------------------------------------------------------------------
 
     async def run_turn(self, text: str, images: list[Any] | None = None) -> None:
+        app = self.session()
         try:
-            agent = await self.ensure_agent()
+            await self.ensure_agent()
         except Exception as exc:
             plain(f"error: could not start the agent: {type(exc).__name__}: {exc}", "31")
             return
         self.ensure_renderer()
-        self.sync_mcp_tools()
-        self.mode_prompt.apply(self.policy.mode)  # /permissions may have changed it since the last turn
         if self.pending_context:
             text = "\n\n".join([*self.pending_context, text])
             self.pending_context.clear()
 
-        from agentica_cli.app.extension_setup import bind_session
-
-        bind_session(agent, self.current_session())  # the turn's snapshots (and hooks) know this session
-        from agentica_cli.app.checkpoint_setup import attach_checkpoints
-
-        attach_checkpoints(agent, self.active_checkpoints())
-
         async def consume() -> None:
-            async for event in agent.run_stream(text, images or ()):
-                if event.type == "usage":
-                    self.usage.add(event)
-                    self.count_cost(event)
-                    if not event.source:  # a sub-agent's requests are not this conversation's context
-                        self.context_tokens = event.input_tokens
+            # The session counts tokens and money, offers the MCP tools ready now and applies a
+            # mode set since the last turn; the REPL shows the events.
+            async for event in app.turn(text, images or ()):
                 self.renderer.handle(event)
 
         from agentica_cli.tui.turn_input import TurnInput
@@ -671,13 +556,12 @@ class Repl:
         from agentica_cli.tui.notify import notify_turn_end
 
         notify_turn_end(asyncio.get_running_loop().time() - started, self.settings, interrupted=turn.cancelled())
-        if self.policy.mode == "plan" and not turn.cancelled() and turn.exception() is None:
+        if app.policy.mode == "plan" and not turn.cancelled() and turn.exception() is None:
             await self.offer_to_leave_plan_mode()
         # A server that died during the turn is noticed when its state is read: read it now,
         # so the user hears of it at the end of this turn rather than during the next one.
-        self.sync_mcp_tools()
-        session = self.current_session()
-        problem = getattr(session, "save_error", "") if session is not None else ""
+        await app.sync_mcp_tools()
+        problem = app.save_error
         if problem and problem != self.told_save_error:  # a full disk: said once, after the turn that met it
             self.told_save_error = problem
             from agentica_cli.app.safe_text import safe_text
@@ -688,7 +572,7 @@ class Repl:
         """After a plan-mode turn that ended with an answer (the plan): proceed? Yes switches the
         mode (accept-edits, or default: each edit asked) and tells the model to carry it out, as
         Claude Code's leaving plan mode does; no keeps planning (the next message refines it)."""
-        messages = getattr(self.agent, "messages", None) or []
+        messages = self.session().history
         last = messages[-1] if messages else {}
         if last.get("role") != "assistant" or not str(last.get("content") or "").strip():
             return
@@ -706,7 +590,7 @@ class Repl:
         label = next((c.label for c in choices if c.answer == answer), "no, keep planning")
         self.console.print(Text(f"  → {label}", style="dim"))
         if answer in ("accept-edits", "default"):
-            self.policy.set_mode(answer)
+            self.session().set_mode(answer)
             self.queued_messages.insert(0, "The plan is approved; carry it out now.")
 
     async def run_shell(self, command: str) -> None:
@@ -787,18 +671,20 @@ class Repl:
 
     async def run_session(self, first_prompt: str) -> int:
         self.install_sigint()
-        problem = await self.open_initial_session()
-        if problem:
-            plain(f"agentica: {problem}", "31")
-            return exitcodes.USAGE_ERROR
+        await self.pick_initial_session()
         await self.ensure_trust()
         self.load_extensions()
         if not await self.ensure_model():
             return exitcodes.USAGE_ERROR
+        problem = self.open_session()
+        if problem:
+            plain(f"agentica: {problem}", "31")
+            return exitcodes.USAGE_ERROR
         self.welcome()
-        from agentica_cli.tui import session_hooks
+        from agentica_cli.tui.session_hooks import has_session_start_hooks
 
-        session_hooks.begin(self)
+        if has_session_start_hooks(self.extensions):
+            self.build_agent_early()
         try:
             if first_prompt.strip():
                 self.start_preload()
@@ -828,10 +714,11 @@ class Repl:
             await self.run_shell(stripped[1:])
             return True
         text, attached = attach_mentions(line, self.work_dir)
-        if self.mcp is not None and "@" in line:  # @server:uri attaches an MCP resource
+        mcp = self.mcp_servers()
+        if mcp is not None and "@" in line:  # @server:uri attaches an MCP resource
             from agentica_cli.app.mcp_client import attach_resources
 
-            text, resources, failed = await attach_resources(text, self.mcp)
+            text, resources, failed = await attach_resources(text, mcp)
             attached += resources
             for problem in failed:
                 plain(f"(could not attach {problem})", "33")
@@ -851,29 +738,26 @@ class Repl:
         if self.sigint_wakeup is not None:
             self.sigint_wakeup.close()
             self.sigint_wakeup = None
-        if self.agent is not None:
-            await self.agent.end_session("prompt_input_exit")
-        background = sys.modules.get("agentica_cli.tools.local.background")  # loaded only once the agent started one
-        if background is not None:
-            stopped = await asyncio.to_thread(background.background_processes().stop_all)
-            if stopped:
-                plain(f"Stopped {len(stopped)} background process(es).", "2")
-        if self.checkpoints:
-            await asyncio.to_thread(self.checkpoints.prune)  # old sessions' snapshots go
-        if self.mcp is not None:
-            try:
-                await self.mcp.close()
-            except Exception:
-                pass
-        if self.session is not None:
-            self.session.close()
-            if getattr(self.session, "save_error", ""):
-                if self.session.save_error != self.told_save_error:
-                    from agentica_cli.app.safe_text import safe_text
+        app = self.app
+        if app is None:
+            return
+        # SessionEnd hooks, the MCP servers, old checkpoints, the stored session's file.
+        await app.close("prompt_input_exit")
+        from agentica_cli.app.session import stop_background_processes
 
-                    plain(safe_text(self.session.save_error, keep_newlines=False).capitalize() + ".", "31")
-            elif self.session.saved:
-                plain(f"Session saved: agentica --resume {self.session.id}", "2")
+        stopped = await asyncio.to_thread(stop_background_processes)
+        if stopped:
+            plain(f"Stopped {len(stopped)} background process(es).", "2")
+        stored = app.stored
+        if stored is None:
+            return
+        if app.save_error:
+            if app.save_error != self.told_save_error:
+                from agentica_cli.app.safe_text import safe_text
+
+                plain(safe_text(app.save_error, keep_newlines=False).capitalize() + ".", "31")
+        elif stored.saved:
+            plain(f"Session saved: agentica --resume {stored.id}", "2")
 
 
 def run_repl(args: argparse.Namespace, settings: Settings, work_dir: Path, prompt: str) -> int:

@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentica_cli.app.settings.config import Settings
-from agentica_cli.app.usage import UsageCounter
 
 if TYPE_CHECKING:
     import argparse
     import asyncio
 
     from agentica_cli.app.instructions import Instructions
+    from agentica_cli.app.permissions.approvals import Answer, Question
+    from agentica_cli.app.session import AppSession
 
 
 class ReplHost(Protocol):
@@ -25,30 +26,32 @@ class ReplHost(Protocol):
     settings: Settings
     work_dir: Path
     allowed_dirs: list[Path]
-    store: Any  # sessions.SessionStore
-    session: Any  # sessions.Session, or None before the first message
-    resume_messages: list[dict[str, Any]] | None
-    model: Any
-    agent: Any
+    # The conversation: policy, stored session, MCP servers, agent, checkpoints, usage and cost
+    # (app/session.py); None only before the trust question and onboarding, when no command runs.
+    app: AppSession | None
     console: Any
     renderer: Any
-    policy: Any  # approvals.ApprovalPolicy
-    usage: UsageCounter  # app/usage.py: a dict of token counts that also counts and stores
-    cost: Any  # app.prices.CostMeter
-    context_tokens: int | None
     pending_context: list[str]
     next_default: str
-    mcp: Any
-    mcp_error: str | None
+    approval_lock: asyncio.Lock  # one question at a time: tool approvals, MCP forms and sampling
     checkpoint_commands: Any  # checkpoint_commands.CheckpointCommands
     extensions: Any  # extensions.Extensions
     on_interrupt: Any  # what Esc/Ctrl-C does now (a task's cancel), or None
     instructions: Instructions | None  # AGENTS.md, CLAUDE.md...; None until read (after the trust question)
-    session_start: asyncio.Task[None] | None  # the SessionStart hooks while they run (tui/session_hooks.py)
+
+    def session(self) -> AppSession: ...
+
+    def mcp_servers(self) -> Any: ...
 
     async def ask_line(self, message: str, *, password: bool = False) -> str: ...
 
     async def ask_yes_no(self, question: str, *, default: bool) -> bool: ...
+
+    async def ask_approval(self, call: Any, question: Question) -> Answer: ...
+
+    def show_grant(self, granted: str, mode_changed: bool) -> None: ...
+
+    def terminal_for_question(self) -> Any: ...
 
     async def ensure_agent(self) -> Any: ...
 
@@ -64,12 +67,4 @@ class ReplHost(Protocol):
 
     def enabled_mcp_servers(self) -> dict[str, Any]: ...
 
-    def sync_mcp_tools(self) -> None: ...
-
-    def active_checkpoints(self) -> Any: ...
-
-    def current_session(self) -> Any: ...
-
     def take_restore_note(self) -> None: ...
-
-    def count_session_usage(self) -> None: ...

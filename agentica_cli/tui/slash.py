@@ -62,13 +62,11 @@ class SlashCommands:
         name, _, rest = line[1:].partition(" ")
         rest = rest.strip()
         handler = getattr(self, f"cmd_{name}", None) if name in COMMANDS else None
-        from agentica_cli.extensions.commands import find
-
-        custom = find(self.repl.extensions.commands, name)
-        if handler is None and custom is not None:
+        custom = self.repl.session().find_command(line) if handler is None else None
+        if custom is not None:
             from agentica_cli.tui.extension_commands import run_custom_command
 
-            await run_custom_command(self.repl, custom, rest)
+            await run_custom_command(self.repl, *custom)
             return True
         if handler is None:
             import difflib
@@ -86,7 +84,8 @@ class SlashCommands:
 
         name, _, rest = line[1:].partition(" ")
         repl = self.repl
-        commands = repl.mcp.prompt_commands() if repl.mcp is not None else {}
+        mcp = repl.mcp_servers()
+        commands = mcp.prompt_commands() if mcp is not None else {}
         if name not in commands:
             known = ", ".join(f"/{n}" for n in commands) or "none (see /mcp)"
             plain(f"Unknown MCP prompt /{name}. Prompts: {known}", "33")
@@ -134,21 +133,11 @@ class SlashCommands:
 
     async def cmd_clear(self, rest: str) -> None:
         repl = self.repl
-        starting = repl.session_start
-        if starting is not None:
-            await starting  # the SessionStart hooks of the session being cleared end first
-        if repl.agent is not None:
-            await repl.agent.end_session("clear")
-            repl.agent.reset()
-        repl.resume_messages = None
-        if repl.session is not None:
-            repl.session.close()
-        repl.session = None
-        repl.usage.store = None  # the next session's file gets the next requests' usage
+        app = repl.session()
+        await app.clear()  # SessionEnd hooks, a new stored session, grants forgotten, counters from zero
         repl.pending_context.clear()
-        repl.policy.clear_grants()  # "always" answers belong to the conversation they were given in
         plain("Started a new conversation.", "2")
-        await _session_started(repl, "clear")
+        await app.wait_session_start()  # what the new conversation's SessionStart hooks say, before the prompt
 
     async def cmd_compact(self, rest: str) -> None:
         repl = self.repl
@@ -167,7 +156,7 @@ class SlashCommands:
         if summary is None:
             plain("Nothing to compact yet: the conversation is short.", "2")
             return
-        repl.context_tokens = None  # the last request's size no longer says how full the context is
+        repl.session().context_tokens = None  # the last request's size no longer says how full the context is
         plain(f"Compacted: {before} messages -> {len(agent.messages)}.", "2")
 
     async def cmd_model(self, rest: str) -> None:
@@ -180,26 +169,21 @@ class SlashCommands:
             rest = await pick_model(repl) or ""
             if not rest:
                 return
-        from agentica_cli.app.commands import switch_model
-
-        switched = switch_model(repl.settings, rest)  # a failed name leaves the settings as they were
+        switched = repl.session().switch_model(rest)  # a failed name leaves the settings as they were
         if not switched.ok:
             plain(switched.problem, "31")
             return
-        model = switched.model
-        repl.model = model
-        if repl.agent is not None:
-            repl.agent.model = model
-        plain(f"Switched to {model_label(model)}.", "2")
+        plain(f"Switched to {model_label(switched.model)}.", "2")
 
     async def cmd_tools(self, rest: str) -> None:
         repl = self.repl
         agent = await repl.ensure_agent()
         from agentica_cli.app.safe_text import safe_text
 
-        plain(f"tools, and what a call does in mode {repl.policy.mode}:", "2")
+        policy = repl.session().policy
+        plain(f"tools, and what a call does in mode {policy.mode}:", "2")
         for name, function in agent.functions.items():
-            flags = [repl.policy.describe_tool(function)]
+            flags = [policy.describe_tool(function)]
             if getattr(function, "is_read_only", False):
                 flags.append("read-only")
             description = (function.description or "").strip().splitlines()
@@ -224,8 +208,9 @@ class SlashCommands:
 
     def _todo_items(self) -> list[Any]:
         repl = self.repl
-        if repl.agent is not None:
-            for tool in getattr(repl.agent, "tools", []) or []:
+        agent = repl.session().agent
+        if agent is not None:
+            for tool in getattr(agent, "tools", []) or []:
                 items = getattr(tool, "todos", None)
                 if items:
                     return [t if isinstance(t, dict) else getattr(t, "__dict__", t) for t in items]
@@ -248,15 +233,15 @@ class SlashCommands:
         await self.repl.checkpoint_commands.rewind(rest)
 
     async def cmd_cost(self, rest: str) -> None:
-        repl = self.repl
-        plain(repl.usage.describe())
+        app = self.repl.session()
+        plain(app.usage.describe())
         from agentica_cli.app.prices import format_dollars
 
-        cost = repl.cost
+        cost = app.cost
         if cost.known:
             plain(f"cost this session: {format_dollars(cost.dollars)} ({cost.requests} requests)")
         elif cost.requests:
-            model = safe_text(getattr(repl.model, "id", "") or "this model", keep_newlines=False)
+            model = safe_text(getattr(app.model, "id", "") or "this model", keep_newlines=False)
             priced = f"{format_dollars(cost.dollars)} for {cost.requests - cost.unpriced} of {cost.requests} requests; "
             plain(f"cost: unknown ({priced if cost.dollars else ''}no price for {model}: "
                   "add it to [prices] in config.toml)", "2")
@@ -266,15 +251,16 @@ class SlashCommands:
         from agentica_cli.tui.context_view import show_context
 
         repl = self.repl
+        app = repl.session()
         agent = await repl.ensure_agent()
-        repl.sync_mcp_tools()
+        await app.sync_mcp_tools()
         found = repl.instructions
         usage = context_usage(
             agent,
-            mcp_tools=repl.mcp.tools if repl.mcp is not None else (),
+            mcp_tools=app.mcp.tools if app.mcp is not None else (),
             instruction_texts=list(getattr(agent, "instruction_texts", ())),
             instruction_names=[f.path.name for f in found.files] if found is not None else [],
-            reported_tokens=repl.context_tokens,
+            reported_tokens=app.context_tokens,
             compact_keep=agent.tool_config.compact_keep_messages,
         )
         show_context(usage)
@@ -291,13 +277,14 @@ class SlashCommands:
         if len(names) > 1 or any(w.startswith("--") for w in names):
             plain("Usage: /export [FILE] [--json] [--force]", "33")
             return
-        messages = repl.agent.messages if repl.agent is not None else (repl.resume_messages or [])
+        app = repl.session()
+        messages = app.history
         if not messages:
             plain("Nothing to export yet.", "2")
             return
-        session = repl.session
-        meta = ExportMeta(session.id if session is not None and getattr(session, "saved", False) else None,
-                          str(repl.work_dir), model_label(repl.model))
+        stored = app.stored
+        meta = ExportMeta(stored.id if stored is not None and stored.saved else None,
+                          str(repl.work_dir), model_label(app.model))
         try:
             done = export_conversation(messages, meta, names[0] if names else None, repl.work_dir,
                                        repl.allowed_dirs, as_json=as_json, overwrite=force)
@@ -312,15 +299,17 @@ class SlashCommands:
         from agentica_cli.app.sandbox_settings import sandbox_line, unconfined_warning
 
         repl = self.repl
-        plain(f"model: {safe_text(model_label(repl.model))}")
+        app = repl.session()
+        model = app.model
+        plain(f"model: {safe_text(model_label(model))}")
         from agentica_cli.app.runtime import model_status_lines, provider_name
 
-        provider = getattr(repl.model, "provider", "") or provider_name(repl.settings)
+        provider = getattr(model, "provider", "") or provider_name(repl.settings)
         plain(f"  provider: {safe_text(str(provider))}", "2")
-        plain(f"  base URL: {safe_text(str(getattr(repl.model, 'base_url', None) or 'the provider default'))}", "2")
-        for line in model_status_lines(repl.model)[1:]:  # the first is the endpoint, said above
+        plain(f"  base URL: {safe_text(str(getattr(model, 'base_url', None) or 'the provider default'))}", "2")
+        for line in model_status_lines(model)[1:]:  # the first is the endpoint, said above
             plain(f"  {safe_text(line)}", "2", hang=4)
-        session = repl.session
+        session = app.stored
         if repl.args.no_session:
             plain("session: not saved (--no-session)")
         elif session is None or not getattr(session, "saved", True):
@@ -335,8 +324,8 @@ class SlashCommands:
         loaded = loaded_summary(found, repl.work_dir) if found is not None and found.files else ""
         plain(f"instructions: {loaded or 'none (AGENTS.md, CLAUDE.md)'}", hang=14)
         plain(f"MCP servers: {self._mcp_summary()}", hang=13)
-        plain(f"permission mode: {repl.policy.mode}")
-        sandbox = repl.policy.sandbox
+        plain(f"permission mode: {app.policy.mode}")
+        sandbox = app.policy.sandbox
         if sandbox is None:
             plain("sandbox: off")
             return
@@ -352,9 +341,10 @@ class SlashCommands:
     def _mcp_summary(self) -> str:
         """`docs (ready, 3 tools), db (failed)` for /status; what is configured when none started."""
         repl = self.repl
-        if repl.mcp is not None:
+        mcp = repl.mcp_servers()
+        if mcp is not None and repl.session().mcp_started:
             parts = []
-            for status in repl.mcp.statuses():
+            for status in mcp.statuses():
                 tools = f", {len(status.tools)} tool{'s' if len(status.tools) != 1 else ''}" if status.tools else ""
                 parts.append(f"{safe_text(status.name, keep_newlines=False)} ({status.state}{tools})")
             return ", ".join(parts) + " (/mcp for more)" if parts else "none"
@@ -370,7 +360,8 @@ class SlashCommands:
         /permissions revoke N|all."""
         from agentica_cli.app.safe_text import safe_text
 
-        policy = self.repl.policy
+        app = self.repl.session()
+        policy = app.policy
         if not rest:
             plain(f"mode: {policy.mode}   (modes: {', '.join(PERMISSION_MODES)}; Shift+Tab cycles)")
             egress = ("run (--yes)" if policy.mode == "auto" and policy.explicit_auto
@@ -421,12 +412,15 @@ class SlashCommands:
         if rest not in PERMISSION_MODES:
             plain(f"Unknown mode {rest!r}; choose one of {', '.join(PERMISSION_MODES)}, or revoke N.", "33")
             return
-        policy.set_mode(rest, explicit=True)  # typed by the user: as explicit as --yes
+        app.set_mode(rest, explicit=True)  # typed by the user: as explicit as --yes
         plain(f"Permission mode: {rest}.", "2")
 
     async def cmd_resume(self, rest: str) -> None:
+        from agentica_cli.app.sessions import SessionStore
+
         repl = self.repl
-        sessions = [s for s in repl.store.list(repl.work_dir) if repl.session is None or s.id != repl.session.id]
+        app = repl.session()
+        sessions = [s for s in SessionStore().list(repl.work_dir) if s.id != app.id]
         chosen = None
         if not rest:
             sessions = [s for s in sessions if s.messages]
@@ -442,26 +436,14 @@ class SlashCommands:
         if rest.isdigit() and 1 <= int(rest) <= len(sessions):
             chosen = sessions[int(rest) - 1].id
         try:
-            session = repl.store.open(chosen or rest)
+            await app.resume(chosen or rest)  # its history, its counters so far, its file from now on
         except FileNotFoundError:
             plain(f"No session {rest!r}.", "33")
             return
-        if repl.session is not None:
-            repl.session.close()
-        repl.session = session
-        repl.resume_messages = list(session.messages)
         repl.take_restore_note()
-        repl.count_session_usage()  # its tokens and money so far
-        if session.notice:  # another agentica is writing it: this one forked it
-            plain(session.notice, "33")
-        if repl.agent is not None:
-            await repl.agent.end_session("other")
-            repl.agent.reset("resume")
-            repl.agent.messages.extend(repl.resume_messages)
-        repl.context_tokens = None  # the status line estimates the resumed history's size
-        plain(f"Resumed {session.id} ({len(session.messages)} messages).", "2")
-        repl.show_transcript(repl.resume_messages)
-        await _session_started(repl, "resume")
+        plain(f"Resumed {app.id} ({len(app.history)} messages).", "2")
+        repl.show_transcript(app.history)
+        await app.wait_session_start()  # what the resumed conversation's SessionStart hooks say
 
     async def cmd_ps(self, rest: str) -> None:
         registry = _background_registry()
@@ -509,25 +491,25 @@ class SlashCommands:
             else:
                 plain("No MCP servers configured ([mcp_servers.NAME] in config.toml, or .mcp.json).", "2")
             return
-        if repl.mcp is None:
-            repl.start_mcp()
-        if repl.mcp is None:
-            plain(repl.mcp_error or "MCP servers are not available.", "31")
+        mcp = repl.mcp_servers()
+        if mcp is None:  # every one configured is disabled (enabled = false)
+            plain("No MCP server is enabled ([mcp_servers.NAME] enabled = true).", "33")
             return
+        repl.start_mcp()
         action, _, name = rest.partition(" ")
         if action in ("restart", "login", "logout") and name.strip():
             name = name.strip()
-            if name not in repl.mcp.names:
+            if name not in mcp.names:
                 plain(f"No MCP server '{name}'.", "33")
                 return
             if action == "restart":
-                await repl.mcp.restart(name)
+                await mcp.restart(name)
             elif action == "login":
-                await repl.mcp.login(name)
+                await mcp.login(name)
             else:
-                told = await repl.mcp.logout(name)
+                told = await mcp.logout(name)
                 plain(f"Logged out of '{name}'." if told else f"'{name}' has no stored login.", "2")
-        for status in repl.mcp.statuses():
+        for status in mcp.statuses():
             color = {"ready": "32", "failed": "31", "starting": "33"}.get(status.state, "2")
             plain(f"  {status.name:<16} {status.state:<9} {status.transport:<16} {status.target}", color)
             if status.auth:
@@ -542,7 +524,7 @@ class SlashCommands:
                 plain(f"      error: {status.error}", "31")
             if status.log_path:
                 plain(f"      log:   {status.log_path}", "2")
-        prompts = repl.mcp.prompt_commands()
+        prompts = mcp.prompt_commands()
         if prompts:
             plain("  prompts: " + ", ".join(f"/{name}" for name in prompts), "2")
 
@@ -554,11 +536,3 @@ def _background_registry() -> Any:
 
     module = sys.modules.get("agentica_cli.tools.local.background")
     return module.background_processes() if module is not None else None
-
-
-async def _session_started(repl: Any, source: str) -> None:
-    """SessionStart hooks for the conversation /clear or /resume just opened."""
-    from agentica_cli.tui import session_hooks
-
-    if repl.agent is not None and session_hooks.has_session_start_hooks(repl.extensions):
-        await session_hooks.start(repl, source)

@@ -50,8 +50,8 @@ def short_count(n: int) -> str:
 
 
 class StatusLine:
-    """The prompt's bottom toolbar for a running `Repl` (read through its attributes: model,
-    policy.mode, work_dir, session, usage, context_tokens, agent, settings)."""
+    """The prompt's bottom toolbar for a running `Repl`: what its AppSession says (model, mode,
+    stored session, usage, cost, context tokens, agent) and the REPL's work_dir and settings."""
 
     def __init__(self, repl: Any):
         self.repl = repl
@@ -59,20 +59,24 @@ class StatusLine:
 
     # -- what the line says ---------------------------------------------------------------
 
+    @property
+    def app(self) -> Any:
+        return self.repl.session()  # the toolbar is drawn by the main prompt, once the session is open
+
     def model_label(self) -> str:
-        model = self.repl.model
+        model = self.app.model
         return str(getattr(model, "id", None) or getattr(model, "name", None) or "no model")
 
     def context_window(self) -> int:
-        agent = self.repl.agent
+        agent = self.app.agent
         if agent is not None:
             return int(agent.context_window)
-        return int(getattr(self.repl.model, "context_window", None) or DEFAULT_WINDOW)
+        return int(getattr(self.app.model, "context_window", None) or DEFAULT_WINDOW)
 
     def context_percent(self) -> float | None:
         """The last request's prompt tokens over the model's window; None before any request."""
-        agent = self.repl.agent
-        tokens = self.repl.context_tokens
+        agent = self.app.agent
+        tokens = self.app.context_tokens
         if agent is not None and not agent.messages:
             return 0.0  # a new conversation (/clear)
         if tokens is None and agent is not None:
@@ -82,7 +86,7 @@ class StatusLine:
         return 100.0 * tokens / max(1, self.context_window())
 
     def builtin_text(self) -> list[tuple[str, str]]:
-        mode = self.repl.policy.mode
+        mode = self.app.policy.mode
         parts: list[tuple[str, str]] = [
             ("class:status", safe_text(self.model_label(), keep_newlines=False)),
             ("class:status", " · "),
@@ -92,11 +96,11 @@ class StatusLine:
         percent = self.context_percent()
         if percent is not None:
             parts.append(("class:status", f"· context {percent:.0f}% "))
-        total = self.repl.usage.get("total_tokens", 0)
+        total = self.app.usage.get("total_tokens", 0)
         if total:
             parts.append(("class:status", f"· {short_count(total)} tokens"))
-        cost = getattr(self.repl, "cost", None)
-        if cost is not None and cost.known:
+        cost = self.app.cost
+        if cost.known:
             from agentica_cli.app.prices import format_dollars
 
             parts.append(("class:status", f" · {format_dollars(cost.dollars)}"))
@@ -106,22 +110,23 @@ class StatusLine:
         """What a `statusline` command reads on stdin (Claude Code's names where they exist)."""
         from agentica_cli import __version__
 
-        repl = self.repl
-        session = repl.session
-        work_dir = str(repl.work_dir)
+        app = self.app
+        session = app.stored
+        work_dir = str(self.repl.work_dir)
         percent = self.context_percent()
         label = self.model_label()
         return {
-            "session_id": getattr(session, "id", None),
+            # None until its file exists (its first message): an id --resume cannot open yet is no use
+            "session_id": session.id if session is not None and session.saved else None,
             "model": {"id": label, "display_name": label},
-            "mode": repl.policy.mode,
-            "permission_mode": repl.policy.mode,
+            "mode": app.policy.mode,
+            "permission_mode": app.policy.mode,
             "work_dir": work_dir,
             "cwd": work_dir,
             "workspace": {"current_dir": work_dir, "project_dir": work_dir},
-            "usage": dict(repl.usage),
-            "cost": {"total_cost_usd": repl.cost.dollars if getattr(repl, "cost", None) and repl.cost.known else None},
-            "context_tokens": repl.context_tokens,
+            "usage": dict(app.usage),
+            "cost": {"total_cost_usd": app.cost.dollars if app.cost.known else None},
+            "context_tokens": app.context_tokens,
             "context_window": self.context_window(),
             "context_percent": None if percent is None else round(percent, 1),
             "version": __version__,
@@ -134,16 +139,17 @@ class StatusLine:
         command = self.repl.settings.ui.statusline
         if not command:
             return FormattedText(self.builtin_text())
-        key = (self.repl.policy.mode, self.model_label(), json.dumps(self.repl.usage),
-               self.repl.context_tokens, getattr(self.repl.session, "id", None))
+        app = self.app
+        saved = app.stored is not None and app.stored.saved
+        key = (app.policy.mode, self.model_label(), json.dumps(app.usage), app.context_tokens, app.id, saved)
         self.command.refresh(command, self.repl.work_dir, key, self.session_json)
         return FormattedText([("class:status", self.command.output)])
 
     def cycle_mode(self) -> str:
         """Shift+Tab: the next permission mode, at once."""
-        policy = self.repl.policy
-        policy.mode = next_mode(policy.mode, with_auto=self.repl.settings.permission_mode == "auto")
-        return policy.mode
+        app = self.app
+        app.set_mode(next_mode(app.policy.mode, with_auto=self.repl.settings.permission_mode == "auto"))
+        return str(app.policy.mode)
 
 
 class CommandStatus:
