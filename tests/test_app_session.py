@@ -477,3 +477,69 @@ def test_cost_counts_sub_agents_and_earlier_processes_and_is_recorded_once(home:
         return meter.dollars, meter.requests
 
     assert run(later()) == (pytest.approx(expected), 3)
+
+
+def test_clear_and_resume_are_new_conversations_in_the_same_agent_with_their_own_history_hooks_and_counters(
+        home: Path, project: Path) -> None:
+    """What the REPL's /clear, /resume and /rewind do, once for every front end: the same agent
+    and servers; SessionEnd then SessionStart hooks with the new conversation's source; a new
+    stored session (clear) or the resumed one's file, history and counters (resume); the
+    conversation's "always" answers forgotten on clear; a rewind shortens the stored file too."""
+    import json
+
+    started, ended = project / "started.jsonl", project / "ended.jsonl"
+    (home / "settings.json").write_text(json.dumps({"hooks": {
+        "SessionStart": [{"hooks": [{"type": "command", "command": f"cat >> {started}; echo >> {started}"}]}],
+        "SessionEnd": [{"hooks": [{"type": "command", "command": f"cat >> {ended}; echo >> {ended}"}]}],
+    }}))
+    target = project / "made"
+    model = ScriptedModel([
+        turns.tool_calls(turns.call("execute", {"command": f"mkdir {target}"}, id="m1"),
+                         usage={"prompt_tokens": 100, "completion_tokens": 10}),
+        turns.text("first answer", usage={"prompt_tokens": 120, "completion_tokens": 5}),
+        turns.text("second answer", usage={"prompt_tokens": 7, "completion_tokens": 1}),
+        turns.text("third answer", usage={"prompt_tokens": 9, "completion_tokens": 1}),
+    ])
+    front = RecordingFrontEnd(["always"])
+
+    async def scenario() -> dict[str, Any]:
+        session = open_session(project, model, front)
+        await drain(session.turn("first question"))
+        first_id, agent = session.id, session.agent
+        seen: dict[str, Any] = {"grants_before": len(session.policy.grants)}
+        await session.clear()
+        await session.wait_session_start()
+        seen.update(cleared_id=session.id, same_agent=session.agent is agent, history=session.history,
+                    tokens=session.usage.get("total_tokens", 0), grants=len(session.policy.grants),
+                    context=session.context_tokens)
+        await drain(session.turn("second question"))
+        second_id = session.id
+        await session.resume(first_id)
+        await session.wait_session_start()
+        seen.update(resumed_id=session.id, resumed_tokens=session.usage.get("input_tokens", 0),
+                    resumed_history=[m.get("content") for m in session.history if m["role"] == "user"])
+        await drain(session.turn("third question"))
+        session.replace_history(session.history[:1])  # a rewind to before every turn but the first prompt
+        stored_path = session.stored.path
+        await session.close()
+        seen.update(first_id=first_id, second_id=second_id, stored_path=stored_path)
+        return seen
+
+    seen = run(scenario())
+    assert seen["grants_before"] == 1 and seen["grants"] == 0  # "always" belongs to its conversation
+    assert seen["cleared_id"] != seen["first_id"] and seen["same_agent"]
+    assert seen["history"] == [] and seen["tokens"] == 0 and seen["context"] is None
+    assert seen["second_id"] == seen["cleared_id"]
+    assert seen["resumed_id"] == seen["first_id"]
+    assert seen["resumed_tokens"] == 220  # the resumed session's own tokens, not the cleared one's
+    assert seen["resumed_history"] == ["first question"]
+    user_texts = [[m["content"] for m in request["messages"] if m["role"] == "user"] for request in model.requests]
+    assert user_texts[2] == ["second question"]  # nothing of the cleared conversation went to the model
+    assert user_texts[3][-2:] == ["first question", "third question"][-2:] and "second question" not in user_texts[3]
+    sources = [json.loads(line)["source"] for line in started.read_text().splitlines() if line.strip()]
+    reasons = [json.loads(line)["reason"] for line in ended.read_text().splitlines() if line.strip()]
+    assert sources == ["startup", "clear", "resume"]
+    assert reasons == ["clear", "other", "other"]
+    from agentica_cli.app.sessions import SessionStore
+
+    assert len(SessionStore.load_messages(seen["stored_path"])) == 1  # the rewind reached the file
