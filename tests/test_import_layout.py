@@ -250,3 +250,44 @@ def test_executor_and_slash_commands_do_not_name_their_callers_even_for_type_hin
         tree = ast.parse((ROOT / module).read_text(encoding="utf-8"))
         imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
         assert caller not in imported, f"{module} imports {caller}"
+
+
+# What only AppSession (app/session.py) wires: a front end that called one of these would be
+# building its own copy of the session (the drifts of issue 27 came from exactly that).
+SESSION_WIRING = ("policy_from_settings", "build_agent", "from_tables")
+
+
+def _wiring_calls(tree: ast.AST) -> list[str]:
+    """Calls of SESSION_WIRING functions, and `.create(...)` on a SessionStore (a `SessionStore()`
+    call or a name that holds a store), as `name:line`."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        if name in SESSION_WIRING:
+            found.append(f"{name}:{node.lineno}")
+        elif name == "create" and isinstance(func, ast.Attribute):
+            receiver = func.value
+            is_store = (isinstance(receiver, ast.Call) and getattr(receiver.func, "id", "") == "SessionStore") or (
+                "store" in (getattr(receiver, "id", "") or getattr(receiver, "attr", "")).lower())
+            if is_store:
+                found.append(f"SessionStore.create:{node.lineno}")
+    return found
+
+
+def test_no_front_end_wires_a_session_itself() -> None:
+    """The REPL, -p, stream-json, the Claude SDK protocol, ACP, `mcp serve` and the command line
+    get the policy, the agent, the MCP servers and the stored session from AppSession.open/start
+    (docs/architecture.md, "The application core"); none builds its own."""
+    for module, (path, _) in _modules().items():
+        if _under(module, "agentica_cli.cli", *FRONT_ENDS):
+            assert not _wiring_calls(_parsed(path)), f"{module} wires a session itself: {_wiring_calls(_parsed(path))}"
+
+
+def test_the_wiring_check_finds_each_kind_of_call() -> None:
+    tree = ast.parse("policy_from_settings(s, d)\nruntime.build_agent(s)\nMcpServerSet.from_tables(t)\n"
+                     "SessionStore().create(d)\nself.store.create(d)\nstore.create(d)\nlisting.create(d)\n")
+    assert _wiring_calls(tree) == ["policy_from_settings:1", "build_agent:2", "from_tables:3",
+                                   "SessionStore.create:4", "SessionStore.create:5", "SessionStore.create:6"]

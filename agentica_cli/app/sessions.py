@@ -266,6 +266,27 @@ class SessionStore:
             return session
         return Session(self, session_id, path, [], fh)
 
+    def fork(self, old: Session, cwd: Path, model: str = "") -> Session:
+        """A new session going on from a copy of `old`'s history (the SDK's --fork-session); `old`
+        is closed, and stays as it was."""
+        fork = self.create(cwd, model, forked_from=old.id)
+        messages = list(old.messages)
+        if messages:
+            fork.replace_history(messages)
+        fork.messages = messages
+        old.close()
+        return fork
+
+    def named(self, session_id: str, cwd: Path, model: str = "") -> Session:
+        """A new, empty session with the id given (the SDK's --session-id), made by its first
+        message; FileExistsError when a session of that id exists."""
+        path = self.path_for(session_id)
+        if path.exists():
+            raise FileExistsError(session_id)
+        private_dir(self.root)
+        header = {"type": "session", "id": session_id, "cwd": str(cwd), "created": time.time(), "model": model}
+        return Session(self, session_id, path, [], header=header)
+
     def find(self, session_id: str) -> Path:
         """The file of the saved session `session_id` (or of the one session it is a prefix of);
         FileNotFoundError when there is none, or more than one."""

@@ -121,30 +121,21 @@ class ClaudeRun(SdkControlRequests, PrintRun):
 
     def _own_session(self) -> None:
         """--session-id names a new session; --fork-session continues a copy of the resumed one."""
-        from agentica_cli.app.sessions import Session
-
         old = self.session
         if old is None:
             return
         store = old.store
         if self.options.fork_session:
-            fork = store.create(self.work_dir, self.model_label, forked_from=old.id)
-            messages = list(old.messages)
-            if messages:
-                fork.replace_history(messages)
-            fork.messages = messages
-            old.close()
-            self.session = self.opened_session = fork
+            self.session = self.opened_session = store.fork(old, self.work_dir, self.model_label)
         elif self.options.session_id:
-            path = store.path_for(self.options.session_id)
-            if path.exists():
+            try:
+                named = store.named(self.options.session_id, self.work_dir, self.model_label)
+            except FileExistsError:
                 self.startup_error = (f"--session-id {self.options.session_id}: that session exists already "
                                       "(resume it with --resume)")
                 return
-            header = {"type": "session", "id": self.options.session_id, "cwd": str(self.work_dir),
-                      "created": time.time(), "model": self.model_label}
             old.close()
-            self.session = self.opened_session = Session(store, self.options.session_id, path, [], header=header)
+            self.session = self.opened_session = named
 
     # -- running ---------------------------------------------------------------------------
 
