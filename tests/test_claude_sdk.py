@@ -287,6 +287,39 @@ def test_resume_continues_the_session_the_result_named(project: Path, home: Path
     assert history == [("user", "remember 7"), ("assistant", "Noted: 7."), ("user", "which number?")]
 
 
+def test_fork_session_goes_on_in_a_copy_and_session_id_names_a_new_one(project: Path, home: Path) -> None:
+    """--fork-session: the resumed history goes on under a new id, the original file untouched;
+    --session-id: a new session of that id, and a second one of the same id is refused."""
+    import uuid
+
+    named = str(uuid.uuid4())
+    script = [turns.text("Noted: 7."), turns.text("It was 7."), turns.text("Fresh."), turns.text("unused")]
+    with ScriptedModelServer(script) as server:
+        async def main() -> tuple[Any, Any, Any, str, str]:
+            first = [m async for m in query(prompt="remember 7", options=options(server, project, home))][-1]
+            original = (home / "sessions" / f"{first.session_id}.jsonl").read_text()
+            forked = options(server, project, home, resume=first.session_id, fork_session=True)
+            fork = [m async for m in query(prompt="which number?", options=forked)][-1]
+            fresh = [m async for m in query(prompt="hello", options=options(server, project, home,
+                                                                            session_id=named))][-1]
+            with pytest.raises(Exception) as again:  # the SDK raises the error result agentica sent
+                _ = [m async for m in query(prompt="hello again", options=options(server, project, home,
+                                                                                  session_id=named))]
+            return first, fork, fresh, original, str(again.value)
+
+        first, fork, fresh, original, again = run(main())
+    assert fork.session_id != first.session_id and fork.result == "It was 7."
+    history = [(m["role"], m["content"]) for m in server.requests[1]["messages"] if m["role"] != "system"]
+    assert history == [("user", "remember 7"), ("assistant", "Noted: 7."), ("user", "which number?")]
+    assert (home / "sessions" / f"{first.session_id}.jsonl").read_text() == original  # the original is as it was
+    forked_file = (home / "sessions" / f"{fork.session_id}.jsonl").read_text()
+    assert "which number?" in forked_file and "remember 7" in forked_file
+    assert fresh.session_id == named and fresh.result == "Fresh."
+    assert (home / "sessions" / f"{named}.jsonl").is_file()
+    assert len(server.requests) == 3  # the second --session-id of the same id never reached the model
+    assert f"--session-id {named}: that session exists already" in again
+
+
 def test_a_sub_agents_tool_calls_come_with_the_task_call_as_parent(project: Path, home: Path) -> None:
     script = [
         turns.tool_calls(turns.call("task", {"description": "read the notes", "prompt": "What do the notes say?"},
