@@ -71,16 +71,20 @@ class CostMeter:
 
     def add(self, model_id: str, input_tokens: int, output_tokens: int, reported: float | None = None) -> float | None:
         """Count one request; returns its cost, or None when it cannot be known."""
-        self.requests += 1
         cost = reported
         if cost is None:
             price = price_for(model_id, self.prices)
             cost = price.of(input_tokens, output_tokens) if price is not None else None
+        self.record(cost)
+        return cost
+
+    def record(self, cost: float | None) -> None:
+        """Count one request priced already (by another meter: None when it could not be)."""
+        self.requests += 1
         if cost is None:
             self.unpriced += 1
-            return None
-        self.dollars += cost
-        return cost
+        else:
+            self.dollars += cost
 
     @property
     def known(self) -> bool:

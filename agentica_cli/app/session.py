@@ -202,6 +202,9 @@ class AppSession:
         self.notices = notices  # what this untrusted project sets and the session ignores (told at open)
         self.usage = UsageCounter.for_session(stored)  # /cost: sub-agents and earlier processes included
         self.cost = self._cost_meter(stored)  # the money, counted like `usage` (the one place that records it)
+        from agentica_cli.app.prices import CostMeter
+
+        self.process_cost = CostMeter()  # this process's share of `cost`, whatever session it went to (--max-cost)
         self.context_tokens: int | None = None  # the prompt tokens of the agent's last request
         self.policy: PermissionPolicy = policy_from_settings(
             self.settings, self.work_dir, allowed_dirs=self.add_dirs,
@@ -316,7 +319,7 @@ class AppSession:
         `cost`; none records it itself, so the file is written once per request."""
         from agentica_cli.app.prices import count_request
 
-        count_request(self.cost, getattr(self.model, "id", ""), event, self.stored)
+        self.process_cost.record(count_request(self.cost, getattr(self.model, "id", ""), event, self.stored))
 
     def use_stored(self, stored: Session | None) -> None:
         """Write to `stored` instead (a front end's own: the SDK's --session-id, --fork-session)."""

@@ -179,9 +179,6 @@ class PrintRun:
         self.out = sys.stdout
         self.progress = StderrProgress(sys.stderr)
         self.interrupted = False
-        from agentica_cli.app.prices import CostMeter, parse_prices
-
-        self.cost = CostMeter(parse_prices(dict(app.settings.prices)))  # this run's money (--max-cost)
         self.max_cost: float | None = getattr(args, "max_cost", None)
         self.over_budget = ""  # why --max-cost stopped the run
         self.reset_turn()
@@ -192,31 +189,6 @@ class PrintRun:
         from agentica_cli.app.session import HeadlessFrontEnd
 
         return HeadlessFrontEnd("-p")
-
-    # The session's parts, as the writers and subclasses name them.
-    @property
-    def settings(self) -> Settings:
-        return self.app.settings
-
-    @property
-    def work_dir(self) -> Path:
-        return self.app.work_dir
-
-    @property
-    def session(self) -> Any:
-        return self.app.stored
-
-    @session.setter
-    def session(self, stored: Any) -> None:
-        self.app.use_stored(stored)
-
-    @property
-    def model(self) -> Any:
-        return self.app.model
-
-    @model.setter
-    def model(self, model: Any) -> None:
-        self.app.use_model(model)
 
     def reset_turn(self) -> None:
         """What the result object reports starts again: one run has one turn; with
@@ -253,9 +225,7 @@ class PrintRun:
         if kind == "usage":  # this turn's, for the result object (the session's: app.usage)
             for key in self.usage:
                 self.usage[key] += getattr(event, key, 0) or 0
-            # this run's money, for --max-cost; the session's (and its usage file) is AppSession.cost's
-            self.cost.add(getattr(self.model, "id", ""), event.input_tokens, event.output_tokens, event.cost)
-            self.check_budget()
+            self.check_budget()  # AppSession.turn counted its money before it came here
         elif kind == "model_request_started" and not event.source:
             self.requests += 1
         elif kind == "tool_call_started":
@@ -283,12 +253,13 @@ class PrintRun:
             return
         from agentica_cli.app.prices import format_dollars
 
-        if self.cost.unpriced:
-            model = safe_text(getattr(self.model, "id", "") or "the model", keep_newlines=False)
+        spent = self.app.process_cost  # this run's, whatever session it was written to
+        if spent.unpriced:
+            model = safe_text(getattr(self.app.model, "id", "") or "the model", keep_newlines=False)
             self.over_budget = (f"--max-cost: the price of {model} is not known (add it to [prices] in config.toml), "
                                 "so the spending limit cannot be kept; stopped")
-        elif self.cost.dollars >= self.max_cost:
-            self.over_budget = (f"--max-cost: the run cost {format_dollars(self.cost.dollars)}, the limit is "
+        elif spent.dollars >= self.max_cost:
+            self.over_budget = (f"--max-cost: the run cost {format_dollars(spent.dollars)}, the limit is "
                                 f"{format_dollars(self.max_cost)}; stopped")
 
     async def drive(self, prompt: str) -> None:
@@ -342,7 +313,7 @@ class PrintRun:
     def model_label(self) -> str:
         from agentica_cli.app.runtime import model_label
 
-        return model_label(self.model)
+        return model_label(self.app.model)
 
     async def main(self, work: Coroutine[Any, Any, None]) -> None:
         """Run `work` (drive, or the stream-json input's turns) until done, or until SIGINT or
@@ -415,7 +386,7 @@ class PrintRun:
             "session_id": self.session_id,
             "model": self.model_label,
             "usage": dict(self.usage),
-            "total_cost_usd": round(self.cost.dollars, 6) if self.cost.known else None,
+            "total_cost_usd": round(self.app.process_cost.dollars, 6) if self.app.process_cost.known else None,
             "num_model_requests": self.requests,
             "tool_calls": list(self.tool_calls.values()),
             **self.turn_changes(),
@@ -468,6 +439,7 @@ class PrintRun:
                 sys.stderr.write("agentica: the answer is incomplete (said above); exit code 3\n")
             elif code == exitcodes.INCOMPLETE:
                 sys.stderr.write("agentica: stopped at the max-turns limit before the task was finished\n")
-        if self.session is not None and self.session.saved and self.format == "text" and sys.stderr.isatty():
-            sys.stderr.write(f"session {self.session.id} (agentica --resume {self.session.id})\n")
+        stored = self.app.stored
+        if stored is not None and stored.saved and self.format == "text" and sys.stderr.isatty():
+            sys.stderr.write(f"session {stored.id} (agentica --resume {stored.id})\n")
         return code

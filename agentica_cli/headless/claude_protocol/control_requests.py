@@ -43,14 +43,7 @@ class SdkControlRequests:
     interrupt_requested: bool
     claude_mode: str
     configured_model: str | None
-    agent: Any
-    policy: Any
-    mode_prompt: Any
-    extensions: Any
-    model: Any
-    settings: Any
-    mcp: Any
-    app: Any  # the AppSession (app/session.py)
+    app: Any  # the AppSession (app/session.py): its agent, policy, mode prompt, extensions, model, settings
 
     def apply_agents(self, agent: Any) -> None:
         raise NotImplementedError  # ClaudeRun's
@@ -128,8 +121,8 @@ class SdkControlRequests:
 
     def set_mode(self, mode: str) -> None:
         """Claude's permission mode, now (or when the agent is built)."""
-        if self.policy is not None:
-            set_claude_mode(self.policy, self.mode_prompt, self.permissions, mode)
+        if self.app.agent is not None:  # else applied when the agent is built (build_claude_agent)
+            set_claude_mode(self.app.policy, self.app.mode_prompt, self.permissions, mode)
         else:
             from agentica_cli.headless.claude_protocol.flags import PERMISSION_MODES
 
@@ -146,13 +139,13 @@ class SdkControlRequests:
         self.sdk_hooks.register(request.get("hooks"))
         if isinstance(request.get("agents"), dict):
             self.options.agents.update(request["agents"])
-            if self.agent is not None:
-                self.apply_agents(self.agent)
+            if self.app.agent is not None:
+                self.apply_agents(self.app.agent)
         from agentica_cli.app.runtime import model_label
 
         commands = [{"name": name, "description": getattr(command, "description", "") or "", "argumentHint": ""}
-                    for name, command in (getattr(self.extensions, "commands", {}) or {}).items()]
-        label = model_label(self.model)
+                    for name, command in (getattr(self.app.extensions, "commands", {}) or {}).items()]
+        label = model_label(self.app.model)
         return {"commands": commands, "agents": [{"name": n, "description": str((a or {}).get("description") or "")}
                                                  for n, a in self.options.agents.items()],
                 "output_style": "default", "available_output_styles": ["default"],
@@ -167,7 +160,7 @@ class SdkControlRequests:
 
         target = str(name).strip() if isinstance(name, str) and name.strip() not in ("", "default") else None
         if target is not None and is_claude_model(target):
-            target = model_names(self.settings).resolve(target)
+            target = model_names(self.app.settings).resolve(target)
         switched = self.app.switch_model(target or self.configured_model)  # the agent's model too
         if not switched.ok:
             raise ValueError(switched.problem)

@@ -88,7 +88,7 @@ class ClaudeRun(SdkControlRequests, PrintRun):
         self.startup_error = ""
         self.opened_session: Any = None  # a session this run opened itself (--session-id, --fork-session)
         self._own_session()
-        self.configured_model = self.settings.model_name
+        self.configured_model = self.app.settings.model_name
         self.channel = ControlChannel(self.emit_json)
         self.permissions = SdkPermissions(self.channel, enabled=self.options.permission_prompt,
                                           dont_ask=self.options.dont_ask)
@@ -101,10 +101,6 @@ class ClaudeRun(SdkControlRequests, PrintRun):
         self.writer = MessageWriter(self.emit_json, wire_id, self.model_label,
                                     partial=self.options.include_partial_messages)
         self.claude_mode = self.options.claude_mode
-        self.agent: Any = None
-        self.policy: Any = None
-        self.mode_prompt: Any = None
-        self.extensions: Any = None
         self.turn_task: asyncio.Task[None] | None = None
         self.interrupt_requested = False
         self.turns_run = 0
@@ -121,21 +117,23 @@ class ClaudeRun(SdkControlRequests, PrintRun):
 
     def _own_session(self) -> None:
         """--session-id names a new session; --fork-session continues a copy of the resumed one."""
-        old = self.session
+        old = self.app.stored
         if old is None:
             return
         store = old.store
         if self.options.fork_session:
-            self.session = self.opened_session = store.fork(old, self.work_dir, self.model_label)
+            self.opened_session = store.fork(old, self.app.work_dir, self.model_label)
+            self.app.use_stored(self.opened_session)
         elif self.options.session_id:
             try:
-                named = store.named(self.options.session_id, self.work_dir, self.model_label)
+                named = store.named(self.options.session_id, self.app.work_dir, self.model_label)
             except FileExistsError:
                 self.startup_error = (f"--session-id {self.options.session_id}: that session exists already "
                                       "(resume it with --resume)")
                 return
             old.close()
-            self.session = self.opened_session = named
+            self.opened_session = named
+            self.app.use_stored(named)
 
     # -- running ---------------------------------------------------------------------------
 
@@ -183,13 +181,13 @@ class ClaudeRun(SdkControlRequests, PrintRun):
         # and its first message and the agent is built: a ClaudeSDKClient may wait long before its
         # first query. Awaited before the first turn, so no import runs in two threads then.
         warming = asyncio.get_running_loop().run_in_executor(None, _warm_imports)
-        self.extensions = self.app.find_extensions()  # initialize lists the custom commands: found once
+        self.app.find_extensions()  # initialize lists the custom commands: found once
         dispatcher = asyncio.create_task(self.dispatch(stdin))
         tools = asyncio.create_task(self.start_tools())
         try:
             while (message := await self.turns.get()) is not None:
-                if self.agent is None:
-                    self.agent = await self.build_claude_agent(await tools)
+                if self.app.agent is None:
+                    await self.build_claude_agent(await tools)
                     await self.app.session_start_messages()  # SessionStart hooks (said on stderr)
                     self.system_init()
                     await warming
@@ -214,12 +212,10 @@ class ClaudeRun(SdkControlRequests, PrintRun):
 
         # Everything below is wired before the next await: SessionStart (begun by start) sees the SDK's hooks.
         agent = await self.app.start(extra_tools)
-        self.policy = self.app.policy  # what it would ask a person goes to can_use_tool (ClaudeFrontEnd)
-        self.permissions.policy = self.policy
+        self.permissions.policy = self.app.policy  # what it would ask a person goes to can_use_tool (ClaudeFrontEnd)
         self.permissions.on_interrupt = self.interrupt_turn
         self.permissions.on_mode = self.set_mode
-        self.mode_prompt = self.app.mode_prompt
-        set_claude_mode(self.policy, self.mode_prompt, self.permissions, self.claude_mode)
+        set_claude_mode(self.app.policy, self.app.mode_prompt, self.permissions, self.claude_mode)
         agent.hooks.append(self.sdk_hooks)
         self.apply_agents(agent)
         saving = agent.on_message
@@ -243,7 +239,7 @@ class ClaudeRun(SdkControlRequests, PrintRun):
         from agentica_cli.extensions.tool_names import agent_tool
         from builtin_tools.task import BuiltinTaskTool
 
-        models = model_names(self.settings)
+        models = model_names(self.app.settings)
         specs = {}
         for name, spec in self.options.agents.items():
             if not isinstance(spec, dict):
@@ -260,9 +256,10 @@ class ClaudeRun(SdkControlRequests, PrintRun):
     def system_init(self) -> None:
         from builtin_tools.task import BuiltinTaskTool
 
-        agents = [name for tool in self.agent.tools if isinstance(tool, BuiltinTaskTool) for name in tool.agents]
-        commands = list(getattr(self.extensions, "commands", {}) or {})
-        self.writer.system_init(cwd=str(self.work_dir), tools=[claude(name) for name in self.agent.functions],
+        agent = self.app.agent
+        agents = [name for tool in agent.tools if isinstance(tool, BuiltinTaskTool) for name in tool.agents]
+        commands = list(getattr(self.app.extensions, "commands", {}) or {})
+        self.writer.system_init(cwd=str(self.app.work_dir), tools=[claude(name) for name in agent.functions],
                                 mcp_servers=[{"name": e["name"], "status": e["status"]} for e in self.mcp_entries()],
                                 permission_mode=self.claude_mode, agents=agents, slash_commands=commands)
 
