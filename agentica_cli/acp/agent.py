@@ -12,7 +12,7 @@ import asyncio
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import (
@@ -37,6 +37,9 @@ from acp.schema import (
 )
 
 from agentica_cli.acp.session import AcpSession, log
+
+if TYPE_CHECKING:
+    from agentica_cli.app.settings.config import Settings
 
 AUTH_METHOD = "api-key"  # the editor sets AGENTICA_API_KEY and restarts us
 CONFIG_AUTH_METHOD = "config"  # the user saved a key in the config file: read it again
@@ -129,7 +132,7 @@ class AgenticaAcpAgent:
             log(f"warning: {problem}")
         return settings
 
-    def model_for(self, settings: Any) -> Any:
+    def model_for(self, settings: Settings) -> Any:
         from agentica_cli.app.runtime import MissingKey, build_model
 
         try:

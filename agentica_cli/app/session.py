@@ -37,12 +37,17 @@ if TYPE_CHECKING:
     from agentica_cli.app.command_shell import CommandTurn
     from agentica_cli.app.commands import ModelSwitch
     from agentica_cli.app.extension_setup import Extensions
+    from agentica_cli.app.instructions import Instructions
     from agentica_cli.app.permissions.approvals import Answer, PermissionPolicy, Question, Reason, Verdict
+    from agentica_cli.app.runtime import PermissionModePrompt
     from agentica_cli.app.sessions import Session
+    from agentica_cli.checkpoints.backups import FileBackups
+    from agentica_cli.checkpoints.store import Checkpoints
+    from agentica_cli.deep import DeepAgent
     from agentica_cli.extensions.commands import CustomCommand
     from agentica_cli.tools.events import Event
     from agentica_cli.tools.mcp.client_features import ElicitAnswer, ElicitRequest, SamplingRequest
-    from agentica_cli.tools.mcp.servers import McpServerSet
+    from agentica_cli.tools.mcp.servers import McpServerSet, McpServerStatus
 
 __all__ = ["AppSession", "FrontEnd", "HeadlessFrontEnd", "SessionOptions", "StartupError", "StartupProblem",
            "stop_background_processes"]
@@ -169,7 +174,7 @@ class SessionOptions:
     tell_untrusted: bool = True  # False: the front end asked about trust itself (the REPL's question)
     mcp_live_notices: bool = False  # tell a server's failure as it happens, not at the next turn (the REPL)
     extensions: Extensions | None = None  # found already (the REPL lists them before the first turn)
-    instructions: Any = None  # the instruction files read already (their problems told)
+    instructions: Instructions | None = None  # the instruction files read already (their problems told)
 
 
 def stop_background_processes() -> list[Any]:
@@ -210,9 +215,9 @@ class AppSession:
             self.settings, self.work_dir, allowed_dirs=self.add_dirs,
             ask=self._ask if front_end.can_ask else None, on_refusal=front_end.refused, on_grant=front_end.granted,
         )
-        self.agent: Any = None
-        self.mode_prompt: Any = None  # runtime.PermissionModePrompt, with the agent
-        self.checkpoints: Any = None
+        self.agent: DeepAgent | None = None
+        self.mode_prompt: PermissionModePrompt | None = None  # with the agent
+        self.checkpoints: Checkpoints | FileBackups | None = None
         self.extensions: Extensions | None = options.extensions
         self._tell_extension_problems = False  # found by find_extensions: start() tells their problems
         self._mcp_started = False
@@ -404,7 +409,7 @@ class AppSession:
         self.mode_prompt.apply(self.policy.mode)
         self._bind_ids()
         self._attach_checkpoints()
-        self._starting = asyncio.create_task(self._session_start())
+        self._starting = asyncio.create_task(self._session_start(agent))
         return agent
 
     def _on_message(self, message: dict[str, Any]) -> None:
@@ -438,10 +443,10 @@ class AppSession:
             found = None
         self.checkpoints = attach_checkpoints(self.agent, found) if found is not None else None
 
-    async def _session_start(self) -> list[str]:
+    async def _session_start(self, agent: DeepAgent) -> list[str]:
         """SessionStart hooks; what they say for the user is reported, and kept for the front end."""
         try:
-            messages = list((await self.agent.start_session()).messages)
+            messages = list((await agent.start_session()).messages)
         except Exception as exc:  # a broken hook must not cost the session its prompt
             messages = [f"SessionStart hooks failed: {type(exc).__name__}: {exc}"]
         for message in messages:
@@ -477,7 +482,7 @@ class AppSession:
 
         offer_usable_tools(self.agent, self.mcp)
 
-    def _mcp_changed(self, status: Any) -> None:
+    def _mcp_changed(self, status: McpServerStatus) -> None:
         if status.state == "failed":
             self._tell_mcp_failures()
 
@@ -493,7 +498,8 @@ class AppSession:
         agent = await self.start()
         await self.wait_session_start()  # their context goes with this prompt
         await self.sync_mcp_tools()
-        self.mode_prompt.apply(self.policy.mode)  # a mode set since the last turn
+        if self.mode_prompt is not None:  # made with the agent
+            self.mode_prompt.apply(self.policy.mode)  # a mode set since the last turn
         self._turn = asyncio.current_task()
         try:
             async with aclosing(agent.run_stream(prompt, images)) as events:
@@ -594,7 +600,7 @@ class AppSession:
         the background: `wait_session_start` waits for them, and so does the next turn."""
         if self.agent is not None:
             self._start_messages = None
-            self._starting = asyncio.create_task(self._session_start())
+            self._starting = asyncio.create_task(self._session_start(self.agent))
 
     # -- custom commands -------------------------------------------------------------------
 

@@ -13,9 +13,12 @@ import json
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentica_cli.app import exitcodes
+
+if TYPE_CHECKING:
+    from agentica_cli.app.settings.config import Settings
 
 WIDTH = 80
 
@@ -72,7 +75,7 @@ def gather(work_dir: Path) -> dict[str, Any]:
     return report
 
 
-def _config_files(settings: Any, work_dir: Path) -> list[dict[str, Any]]:
+def _config_files(settings: Settings, work_dir: Path) -> list[dict[str, Any]]:
     from agentica_cli.app.settings.config import agentica_home, project_config_path
 
     files = []
@@ -102,7 +105,7 @@ def _config_files(settings: Any, work_dir: Path) -> list[dict[str, Any]]:
     return files
 
 
-def _mcp_servers(settings: Any) -> list[dict[str, Any]]:
+def _mcp_servers(settings: Settings) -> list[dict[str, Any]]:
     from agentica_cli.cli.mcp_config_edit import describe_server
 
     servers = [{"name": name, "how": describe_server(table), "state": "configured",

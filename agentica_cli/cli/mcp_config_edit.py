@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -155,7 +156,7 @@ def _cut_table(text: str, name: str, path: Path) -> str:
     return "".join(out).rstrip("\n") + "\n" if "".join(out).strip() else ""
 
 
-def describe_server(table: dict[str, Any]) -> str:
+def describe_server(table: Mapping[str, Any]) -> str:
     if "url" in table:
         where = f"{table.get('transport', 'http')} {table['url']}"
     else:

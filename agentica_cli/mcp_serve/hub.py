@@ -7,10 +7,13 @@ import asyncio
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentica_cli.mcp_serve.session import ServeError, ServeSession
 from agentica_cli.mcp_serve.turn import Turn
+
+if TYPE_CHECKING:
+    from agentica_cli.app.settings.config import Settings
 
 MODES = ("default", "accept-edits", "plan", "auto")
 MAX_LIVE_SESSIONS = 32  # idle sessions kept open beyond this are closed (agentica_reply reopens a saved one)
@@ -89,7 +92,7 @@ class SessionHub:
         return self._add(await self._open(work_dir, self.settings_for(work_dir, self.mode_for(None), None),
                                           resume=full_id))
 
-    async def _open(self, work_dir: Path, settings: Any, resume: str | None = None) -> ServeSession:
+    async def _open(self, work_dir: Path, settings: Settings, resume: str | None = None) -> ServeSession:
         """An AppSession with a ServeSession as its front end, started as -p starts one (the
         folder's MCP servers waited for, a failed one reported and left out); nothing is left
         open when it cannot start. A start-up problem is the client's tool result."""

@@ -39,6 +39,7 @@ from agentica_cli.tools.callables import accepts_positional, require_positional
 
 if TYPE_CHECKING:  # imported when a call is decided: agentica_cli.agent is too heavy for the REPL's first paint
     from agentica_cli.agent.approval import Decision
+    from agentica_cli.app.settings.config import Settings
     from agentica_cli.project_grants import StoredGrant
 
 PATH_KEYS = ("file_path", "path", "filename", "file")
@@ -791,7 +792,7 @@ def refusal_hint(name: str, mode: str, why: str = Reason.PLAIN) -> str:
 
 
 def policy_from_settings(
-    settings: Any,
+    settings: Settings,
     work_dir: Path,
     *,
     allowed_dirs: list[Path] | tuple[Path, ...] = (),
