@@ -61,6 +61,30 @@ def test_cost_from_the_price_table_in_cost_and_the_status_line_summed_after_cont
         assert "$0.0900" in shown  # the whole session: both processes' requests
 
 
+def test_clear_starts_the_cost_and_tokens_of_the_new_conversation_from_zero(
+    home: Path, project: Path, screens: list[Screen]
+) -> None:
+    """/clear opens a new stored session (AppSession.clear): its /cost and status line count
+    from zero, and its first request is counted alone."""
+    (home / "config.toml").write_text(PRICES)
+    script = [_answer("First.", 10_000, 1_000), _answer("Second.", 1_000, 100)]  # $0.03, then $0.003
+    with ScriptedModelServer(script) as server:
+        screen = spawn_screen(home, project, server, columns=80, lines=24)
+        screens.append(screen)
+        screen.send("one\r")
+        screen.wait_text("First.")
+        screen.wait_text("11.0k tokens")
+        screen.send("/clear\r")
+        screen.wait_text("Started a new conversation.")
+        screen.send("/cost\r")
+        screen.wait_text("tokens this session: 0 in · 0 out · 0 total")
+        screen.send("two\r")
+        screen.wait_text("Second.")
+        screen.send("/cost\r")
+        shown = screen.wait_text("1,100 total")
+        assert "$0.0030" in shown and "$0.0330" not in shown
+
+
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
 def test_the_providers_reported_cost_is_used_without_a_price(home: Path, project: Path,
                                                               screens: list[Screen], size: tuple[int, int]) -> None:
