@@ -346,3 +346,22 @@ def test_the_turns_first_snapshot_runs_during_the_first_request_and_ends_before_
     marks = [(e.label, e.files) for e in events if e.type == "checkpoint"]
     assert marks == [("turn_start", []), ("step", ["made.txt"])]
     assert checkpoints.undo().done and not (user_repo / "made.txt").exists()
+
+
+def test_the_journal_file_holds_each_turn_as_written_and_the_turns_put_into_it_are_copies(user_repo):
+    import json
+
+    checkpoints = Checkpoints(user_repo, session_id="s1")
+    checkpoints.begin_turn("修复 add ✓", message_index=3)
+    (user_repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    checkpoints.end_turn()
+    raw = (shadow_dir_for(user_repo) / "sessions" / "s1.json").read_text(encoding="utf-8")
+    assert "修复 add ✓" in raw  # the prompt as typed, not \\u escapes
+    [turn] = json.loads(raw)["turns"]
+    assert turn["prompt"] == "修复 add ✓" and turn["message_index"] == 3 and turn["number"] == 1
+    assert turn["files"] == ["calc.py"] and turn["outside"] == [] and turn["after"] and not turn["undone"]
+    listed = checkpoints.turns()
+    listed[0].files = ["calc.py", "put back"]
+    checkpoints._put_turns(listed)
+    listed[0].files.append("changed after it was put back")
+    assert checkpoints.journal["turns"][0]["files"] == ["calc.py", "put back"]
