@@ -16,6 +16,7 @@ from agentica_cli.agent import Decision
 from agentica_cli.checkpoints import Checkpoints, conversation_cut, shadow_dir_for
 from agentica_cli.deep import DeepAgent
 from agentica_cli.testing import turns
+from agentica_cli.tools import tool
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="checkpoints need the git program")
 
@@ -316,11 +317,11 @@ def test_the_turns_first_snapshot_runs_during_the_first_request_and_ends_before_
     seen: dict[str, bool] = {}
 
     class WatchedCheckpoints(Checkpoints):
-        def begin_turn(self, prompt, message_index=0):
+        def begin_turn(self, prompt, message_index=0, **options):
             # Old order (snapshot, then request): the request cannot arrive while this waits.
             seen["request_during_snapshot"] = request_arrived.wait(10)
             time.sleep(0.3)  # still busy when the answer is in: the loop must wait here
-            info = super().begin_turn(prompt, message_index)
+            info = super().begin_turn(prompt, message_index, **options)
             seen["snapshot_done"] = True
             return info
 
@@ -345,4 +346,73 @@ def test_the_turns_first_snapshot_runs_during_the_first_request_and_ends_before_
     assert seen == {"request_during_snapshot": True, "snapshot_done": True, "snapshot_done_when_tool_ran": True}
     marks = [(e.label, e.files) for e in events if e.type == "checkpoint"]
     assert marks == [("turn_start", []), ("step", ["made.txt"])]
+    assert checkpoints.undo().done and not (user_repo / "made.txt").exists()
+
+
+def test_the_journal_file_holds_each_turn_as_written_and_the_turns_put_into_it_are_copies(user_repo):
+    import json
+
+    checkpoints = Checkpoints(user_repo, session_id="s1")
+    checkpoints.begin_turn("修复 add ✓", message_index=3)
+    (user_repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    checkpoints.end_turn()
+    raw = (shadow_dir_for(user_repo) / "sessions" / "s1.json").read_text(encoding="utf-8")
+    assert "修复 add ✓" in raw  # the prompt as typed, not \\u escapes
+    [turn] = json.loads(raw)["turns"]
+    assert turn["prompt"] == "修复 add ✓" and turn["message_index"] == 3 and turn["number"] == 1
+    assert turn["files"] == ["calc.py"] and turn["outside"] == [] and turn["after"] and not turn["undone"]
+    listed = checkpoints.turns()
+    listed[0].files = ["calc.py", "put back"]
+    checkpoints._put_turns(listed)
+    listed[0].files.append("changed after it was put back")
+    assert checkpoints.journal["turns"][0]["files"] == ["calc.py", "put back"]
+
+
+def test_the_turn_start_journal_is_on_disk_before_a_tool_that_may_change_files_runs(user_repo):
+    """The loop waits for the turn-start scan only and the journal is written after it on the
+    worker: still before any tool that is not read-only, so a crash in that tool leaves a
+    journal from which /undo can put the turn back."""
+    import asyncio
+    import json
+
+    from agentica_cli.agent import Agent
+    from agentica_cli.testing import ScriptedModelServer
+
+    journal = shadow_dir_for(user_repo) / "sessions" / "durable.json"
+    seen: dict[str, object] = {}
+
+    def on_disk() -> list[dict]:
+        return json.loads(journal.read_text(encoding="utf-8"))["turns"] if journal.exists() else []
+
+    def look(name: str) -> str:
+        """Read a file.
+
+        Args:
+            name: the file
+        """
+        return (user_repo / name).read_text()
+
+    def touch(name: str) -> str:
+        """Create a file.
+
+        Args:
+            name: the file
+        """
+        seen["turns_on_disk"] = [(t["number"], t["prompt"], bool(t["before"]), t["after"]) for t in on_disk()]
+        (user_repo / name).write_text("made\n")
+        return "ok"
+
+    script = [turns.tool_calls(turns.call("look", {"name": "calc.py"}, id="l1")),
+              turns.tool_calls(turns.call("touch", {"name": "made.txt"}, id="t1")),
+              turns.text("Done.")]
+    with ScriptedModelServer(script) as server:
+        checkpoints = Checkpoints(user_repo, session_id="durable")
+        agent = Agent(scripted_model(server), tools=[tool(name="look", is_read_only=True)(look), touch],
+                      checkpoints=checkpoints)
+        events = asyncio.run(collect(agent, "make a file"))
+    assert seen["turns_on_disk"] == [(1, "make a file", True, "")]  # the running turn, recorded
+    marks = [(e.label, e.files) for e in events if e.type == "checkpoint"]
+    assert marks == [("turn_start", []), ("step", ["made.txt"])]
+    [turn] = on_disk()
+    assert turn["after"] and turn["files"] == ["made.txt"]
     assert checkpoints.undo().done and not (user_repo / "made.txt").exists()

@@ -262,7 +262,14 @@ class Agent(LifecycleEvents):
         run.system_prompt = self.system_prompt()
         await self._compact_if_needed(run)  # before the new prompt joins the older turns
         if self.checkpoints is not None:  # runs while the first request is in flight: see _turn_started
-            run.turn_start = self._checkpoint_runner().submit("begin_turn", prompt, len(self.messages))
+            runner = self._checkpoint_runner()
+            if hasattr(self.checkpoints, "save_journal"):
+                # The loop waits for the scan only; the journal is written next on the worker,
+                # before any later snapshot (so before any tool that may change a file runs).
+                run.turn_start = runner.submit("begin_turn", prompt, len(self.messages), save=False)
+                runner.submit("save_journal")
+            else:
+                run.turn_start = runner.submit("begin_turn", prompt, len(self.messages))
         prompt = self._with_resource_updates(run, prompt)
         asked: dict[str, Any] = {"role": "user", "content": prompt}
         if images:

@@ -2,9 +2,10 @@
 
 One worker thread per agent runs `begin_turn`, `snapshot` and `end_turn` one after another,
 so they happen in the order the loop asked for them even when the loop does not wait for
-one. That lets the snapshot at a turn's start (a `git ls-files` scan and a journal write,
-5-15 ms) run while the turn's first model request is in flight: the loop waits for it once
-the answer is in, before any tool of the turn can touch a file.
+one. That lets the snapshot at a turn's start (a `git ls-files` scan, 5-15 ms) run while the
+turn's first model request is in flight: the loop waits for it once the answer is in, before
+any tool of the turn can touch a file. The journal write queued after it is not waited for:
+the next snapshot (before a tool that may change files) runs after it.
 """
 
 from __future__ import annotations

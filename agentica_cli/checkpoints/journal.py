@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -63,8 +63,12 @@ class RestoreResult:
 def write_json_privately(path: Path, data: dict[str, Any]) -> None:
     """Replace `path` with `data` as JSON in one step (a reader never sees half a file), 0600."""
     tmp = path.with_name(f"{path.stem}.tmp{os.getpid()}")
+    # dumps, not dump: dump() runs json's pure-Python encoder and writes each fragment
+    # separately (~20,000 writes for a 25-turn journal, 1-3 ms of every turn's start and end,
+    # holding the GIL against the event loop); dumps() uses the C encoder, then one write.
+    text = json.dumps(data, ensure_ascii=False)
     with open_private(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, ensure_ascii=False)
+        fh.write(text)
     os.replace(tmp, path)
 
 
@@ -121,7 +125,10 @@ class SessionJournal:
         return self._empty_journal()
 
     def _put_turns(self, turns: list[Turn]) -> None:
-        self.journal["turns"] = [asdict(t) for t in turns]
+        # A Turn holds strings, numbers and lists of strings: copying the lists is a deep copy
+        # (dataclasses.asdict's generic one cost ~0.7 ms a save for 25 turns).
+        self.journal["turns"] = [{k: list(v) if isinstance(v, list) else v for k, v in vars(t).items()}
+                                 for t in turns]
 
     @staticmethod
     def _next_number(turns: list[Turn]) -> int:

@@ -1,6 +1,6 @@
 """Pruning: checkpoints never grow ~/.agentica without bound.
 
-In a project's shadow repository, a session is forgotten (its journal, its index, its ref)
+In a project's shadow repository, a session is forgotten (its journal, its index and its racy mark, its ref)
 when it is not among the newest `keep_sessions` or was last used more than `keep_days`
 ago; `git gc` then drops the snapshots nothing refers to any more. A whole project's shadow
 repository goes when it was last used more than `keep_days` ago.
@@ -37,6 +37,7 @@ def prune(repo: ShadowRepo, *, keep_sessions: int, keep_days: float, current: st
             continue
         journal.unlink(missing_ok=True)
         (repo.git_dir / f"index-{session}").unlink(missing_ok=True)
+        (repo.git_dir / f"racy-index-{session}").unlink(missing_ok=True)
         repo.delete_ref(f"refs/agentica/{session}")
         gone.append(session)
     if gone:

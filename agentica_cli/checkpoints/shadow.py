@@ -74,6 +74,18 @@ STALE_LOCK_SECONDS_UNSEEN = 600.0
 # `git add --ignore-errors` names each file it could not read this way, and goes on.
 _UNREADABLE = re.compile(r"unable to index file '(.+)'")
 
+# "Racily clean" entries: git (built without USE_NSEC, as distributions ship it) compares
+# mtimes in whole seconds, so it cannot trust the stat data of a file modified in the same
+# second the index was written, and re-reads and re-hashes that file on every scan for as
+# long as the index keeps that timestamp (our scans never write it). A snapshot that leaves
+# this many racy files (or bytes) behind has the index refreshed (`update-index --refresh`,
+# which checks their content and rewrites the index with a later timestamp) at the first
+# scan a second later; fewer are cheaper to re-hash than the refresh is.
+RACY_REFRESH_FILES = 100
+RACY_REFRESH_BYTES = 4_000_000
+# The file system's clock is coarse (it may lag time.time() by a tick): wait a bit more.
+RACY_MARGIN = 0.05
+
 
 class CheckpointError(Exception):
     """A git call on the shadow repository failed; str() says which and why."""
@@ -156,6 +168,10 @@ class ShadowRepo:
         self.index = self.git_dir / index_name
         self.max_file_size = max_file_size
         self._env: dict[str, str] | None = None
+        # Beside the index: the second it was written in, while it holds many racy entries
+        # (see RACY_REFRESH_FILES); kept in a file, so the next process refreshes it too.
+        self.racy_mark = self.git_dir / f"racy-{index_name}"
+        self._racy_second: int | None = None  # None: not read from racy_mark yet
 
     # -- set-up -------------------------------------------------------------------------
 
@@ -174,9 +190,16 @@ class ShadowRepo:
             with open_private(self.git_dir / "project", "w") as fh:  # which folder this is, for people
                 fh.write(str(self.project) + "\n")
         if not self.index.exists():  # start from the latest session's stat cache: no full re-hash
-            others = sorted(self.git_dir.glob("index-*"), key=lambda p: p.stat().st_mtime, reverse=True)
+            others = sorted((p for p in self.git_dir.glob("index-*") if not p.name.endswith(".lock")),
+                            key=lambda p: p.stat().st_mtime, reverse=True)
             if others:
-                shutil.copyfile(others[0], self.index)
+                # copy2 keeps the index's mtime: git judges which entries it can trust by it, and
+                # a copy dated now would make it trust a file edited just after that index was
+                # written (same second, same size) and miss the edit.
+                shutil.copy2(others[0], self.index)
+                racy = self.git_dir / f"racy-{others[0].name}"
+                if racy.exists():
+                    shutil.copy2(racy, self.racy_mark)
         os.utime(self.git_dir / "HEAD")  # "last used", for pruning whole projects
 
     def env(self) -> dict[str, str]:
@@ -248,6 +271,7 @@ class ShadowRepo:
 
     def pending(self) -> list[str]:
         """Paths whose state differs from the index: modified, deleted, or new and not ignored."""
+        self.refresh_if_due()
         out = self.git("ls-files", "-z", "--modified", "--others", "--exclude-standard")
         return sorted({p for p in out.decode("utf-8", "surrogateescape").split("\0") if p})
 
@@ -269,15 +293,21 @@ class ShadowRepo:
         add: list[str] = []
         gone: list[str] = []
         folders: dict[str, bool] = {}
+        fresh: list[tuple[float, int]] = []  # (mtime, size) of each file added: see _index_written
         for path in paths:
             if self._behind_a_link(path, folders):
                 gone.append(path)  # its folder is now a symlink (or a file): not in the work tree any more
                 continue
             try:
-                size = os.lstat(os.path.join(self.project, path)).st_size
+                st = os.lstat(os.path.join(self.project, path))
             except OSError:
-                size = 0  # deleted: recorded as such
-            (skipped if size > self.max_file_size else add).append(path)
+                add.append(path)  # deleted: recorded as such
+                continue
+            if st.st_size > self.max_file_size:
+                skipped.append(path)
+            else:
+                add.append(path)
+                fresh.append((st.st_mtime, st.st_size))
         if gone:
             # `git add` refuses such a path outright ("beyond a symbolic link") and then adds
             # nothing at all; they are taken out of the index instead.
@@ -297,6 +327,7 @@ class ShadowRepo:
             self.git("rm", "-q", "--cached", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul",
                      input=b"\0".join(p.encode("utf-8", "surrogateescape") for p in skipped), check=False)
         tree = self.git("write-tree").decode().strip()
+        self._index_written(fresh)
         if parent is not None and (parent_tree or self.tree_of(parent)) == tree:
             return TreeState(parent, tree, skipped, unreadable)
         args = ["commit-tree", tree, "-m", message]
@@ -304,6 +335,63 @@ class ShadowRepo:
             args += ["-p", parent]
         commit = self.git(*args).decode().strip()
         return TreeState(commit, tree, skipped, unreadable)
+
+    # -- racily clean entries (see RACY_REFRESH_FILES) ----------------------------------------
+
+    @property
+    def racy_second(self) -> int:
+        """The second the index was written in while it held many racy entries; 0 if none."""
+        if self._racy_second is None:
+            try:
+                self._racy_second = int(self.racy_mark.read_text(encoding="ascii"))
+            except (OSError, ValueError):
+                self._racy_second = 0
+        return self._racy_second
+
+    def _set_racy_second(self, second: int) -> None:
+        if second == self.racy_second:
+            return
+        self._racy_second = second
+        try:
+            if second:
+                with open_private(self.racy_mark, "w") as fh:
+                    fh.write(str(second))
+            else:
+                self.racy_mark.unlink(missing_ok=True)
+        except OSError:
+            pass  # only a cost: the next process re-hashes those files until the index is rewritten
+
+    def _index_written(self, fresh: list[tuple[float, int]]) -> None:
+        """After git wrote the index with files of these (mtime, size) freshly in it: how
+        many of them it cannot trust (modified in the second the index was written), and
+        whether that is worth a refresh. Racy entries from before were checked by that write
+        (git re-reads them and marks a changed one as such), so only these count now."""
+        try:
+            written = int(self.index.stat().st_mtime)
+        except OSError:
+            return
+        racy = [size for mtime, size in fresh if int(mtime) >= written]
+        due = len(racy) >= RACY_REFRESH_FILES or sum(racy) >= RACY_REFRESH_BYTES
+        self._set_racy_second(written if due else 0)
+
+    def refresh_if_due(self) -> None:
+        """Rewrite the index once the second its racy entries were written in is over, so
+        that git trusts their stat data again. `update-index --refresh` re-reads each racy
+        file and updates only the stat data of an unchanged one (a changed one stays
+        modified, its old content in the index), so no change can be missed through it."""
+        second = self.racy_second
+        if not second or time.time() < second + 1 + RACY_MARGIN:
+            return
+        try:
+            before = self.index.stat().st_mtime_ns
+            self.run("update-index", "-q", "--refresh", check=False)
+            after = self.index.stat().st_mtime_ns
+        except (CheckpointError, OSError):
+            return  # another git holds the index: the next scan tries again
+        # Not rewritten: git found no racy entry left. Rewritten: done unless the file
+        # system's clock still said the same second (then the next scan tries again).
+        if after == before or after // 1_000_000_000 > second:
+            self._set_racy_second(0)
 
     def _behind_a_link(self, rel: str, folders: dict[str, bool]) -> bool:
         """Whether a folder on the way to `rel` (inside the project) is now a symlink or not a
@@ -390,6 +478,14 @@ class ShadowRepo:
         if wanted:
             self.git("checkout", target, "--pathspec-from-file=-", "--pathspec-file-nul",
                      input=b"\0".join(p.encode("utf-8", "surrogateescape") for p in wanted))
+            fresh = []
+            for path in wanted:  # the files it wrote are as new as the index
+                try:
+                    st = os.lstat(os.path.join(self.project, path))
+                    fresh.append((st.st_mtime, st.st_size))
+                except OSError:
+                    continue
+            self._index_written(fresh)
 
     def _remove(self, rel: str) -> None:
         path = Path(self.project, rel)

@@ -185,8 +185,12 @@ class Checkpoints(SessionJournal):
             running = self.journal.setdefault("running", {"agent": [], "outside": []})
             running["agent"] = sorted(set(running.get("agent", [])) | set(info.files))
 
-    def begin_turn(self, prompt: str, message_index: int = 0) -> SnapshotInfo | None:
-        """Snapshot the tree before a turn. Undone turns can no longer be redone: dropped."""
+    def begin_turn(self, prompt: str, message_index: int = 0, *, save: bool = True) -> SnapshotInfo | None:
+        """Snapshot the tree before a turn. Undone turns can no longer be redone: dropped.
+
+        `save=False` leaves writing the journal to a `save_journal()` call queued right after
+        (the agent loop's worker does so: the loop then waits for the scan only, and a step
+        that may change files snapshots behind that save, so its tools run after it anyway)."""
         if self.disabled:
             return None
         try:
@@ -203,7 +207,16 @@ class Checkpoints(SessionJournal):
         self.journal["running"] = {"agent": [], "outside": []}
         turns.append(Turn(number, prompt, time.time(), info.commit, message_index=message_index))
         self._put_turns(turns)
+        if not save:
+            return info
         return info if self._saved() else None
+
+    def save_journal(self) -> bool:
+        """Write the journal (after `begin_turn(save=False)`); False, and checkpoints off
+        with the reason in `disabled`, when it cannot be written."""
+        if self.disabled or self._repo is None:
+            return False
+        return self._saved()
 
     def snapshot(self, label: str = "step") -> SnapshotInfo | None:
         """Snapshot during the running turn (after a tool step that may have changed files)."""
