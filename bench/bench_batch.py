@@ -89,7 +89,9 @@ def _tasks_file(path: Path, count: int, prefix: str) -> Path:
 
 
 def _batch(cmd: list[str], tasks: Path, output: Path, workers: int, flags: list[str], cwd: Path,
-           env: dict[str, str]) -> float:
+           env: dict[str, str], started: list[float] | None = None) -> float:
+    if started is not None:
+        started.append(time.time())  # the records' clock: t_ready is measured against it
     start = time.perf_counter()
     done = subprocess.run([*cmd, "batch", str(tasks), "--workers", str(workers), "--output", str(output), *flags],
                           cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
@@ -156,6 +158,39 @@ def overhead(cmd: list[str], work: Path, tasks: int, runs: int, key_file: Path) 
             "cpu_overhead_per_task_ms": statistics.median(cpu_overhead_ms)}
 
 
+def zygote_ready(records: list[dict], command_start: float) -> float | None:
+    """t_ready: seconds from the command's start to the zygote's ready message, read off the
+    tasks that waited for it (their timings_s has a "zygote" phase, which ends when it is ready:
+    started_at + worktree + setup + zygote). None when no task waited (or no zygote)."""
+    ends = [r["started_at"] + sum(r["timings_s"].get(p, 0.0) for p in ("worktree", "setup", "zygote"))
+            for r in records if "zygote" in r.get("timings_s", {})]
+    return max(ends) - command_start if ends else None
+
+
+def ready_time(cmd: list[str], work: Path, runs: int, key_file: Path) -> dict[str, float]:
+    """t_ready alone: `runs` one-task batches against a server that answers at once."""
+    home = work / "home-ready"
+    home.mkdir()
+    env = _env(home)
+    repo = _repository(work / "repo-ready")
+    ready: list[float] = []
+    loads: list[float] = []
+    with ScriptedModelServer([turns.text("done")] * (runs + 5)) as server:
+        for run in range(runs):
+            output = work / f"ready-{run}.results.jsonl"
+            started: list[float] = []
+            loads.append(load_average())
+            _batch(cmd, _tasks_file(work / f"ready-{run}.jsonl", 1, f"r{run}-"), output, 1,
+                   _model_flags(server, key_file), repo, env, started)
+            value = zygote_ready([json.loads(line) for line in output.read_text().splitlines()], started[0])
+            if value is not None:
+                ready.append(value)
+                print(f"run {run + 1}: command start -> zygote ready {value * 1000:.0f} ms (load average {loads[-1]:.2f})")
+    if not ready:
+        return {}
+    return {"t_ready_s": statistics.median(ready), "t_ready_min_s": min(ready), "load_ready": statistics.median(loads)}
+
+
 STARTS = {"zygote": {}, "process": {"AGENTICA_BATCH_ZYGOTE": "0"}}
 
 
@@ -180,10 +215,14 @@ def throughput(cmd: list[str], work: Path, max_workers: int, key_file: Path) -> 
                 output = work / f"throughput-{name}.results.jsonl"
                 load = load_average()
                 cpu_before = _children_cpu()
+                started: list[float] = []
                 wall = _batch(cmd, _tasks_file(work / f"throughput-{name}.jsonl", count, f"w{name}-"), output,
-                              workers, flags, repo, {**env, **extra})
+                              workers, flags, repo, {**env, **extra}, started)
                 cpu = (_children_cpu() - cpu_before) / count
                 records = [json.loads(line) for line in output.read_text().splitlines()]
+                ready = zygote_ready(records, started[0])
+                if ready is not None:
+                    figures[f"t_ready_{workers}_s"] = ready
                 durations = [r["duration_s"] for r in records]
                 first_end = min(r["finished_at"] for r in records)
                 later = [r["duration_s"] for r in records if r["started_at"] >= first_end - 0.05]
@@ -204,7 +243,8 @@ def throughput(cmd: list[str], work: Path, max_workers: int, key_file: Path) -> 
                 print(f"N={workers} {start:>7}: {count} tasks in {wall:.1f} s ({count / wall:.2f}/s); task time "
                       f"{task_time[start]:.2f} s; "
                       f"{rate:.2f} tasks per task time (target >= {THROUGHPUT_TARGET * workers:.1f}) {verdict}; "
-                      f"once running {steady:.2f}; CPU {cpu * 1000:.0f} ms per task; load average {load:.2f}")
+                      f"once running {steady:.2f}; CPU {cpu * 1000:.0f} ms per task; load average {load:.2f}"
+                      + (f"; zygote ready {ready * 1000:.0f} ms after the command started" if ready else ""))
     figures["task_time_s"] = figures["task_time_zygote_s"]
     return figures
 
@@ -215,6 +255,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--max-workers", type=int, default=8)
     parser.add_argument("--throughput-only", action="store_true", help="skip the overhead runs")
+    parser.add_argument("--ready-runs", type=int, default=7, help="one-task batches measuring t_ready (0: none)")
+    parser.add_argument("--ready-only", action="store_true", help="only t_ready")
     opts = parser.parse_args()
     print_machine("agentica batch: overhead per task and throughput of N workers")
     cmd = agentica_command()
@@ -224,6 +266,15 @@ def main() -> int:
         key_file.write_text("bench\n")
         print(f"load average at the start: {load_average():.2f}")
         figures: dict[str, float] = {}
+        if opts.ready_runs > 0:
+            figures |= ready_time(cmd, work, opts.ready_runs, key_file)
+            if "t_ready_s" in figures:
+                print(f"command start -> zygote ready: {figures['t_ready_s'] * 1000:.0f} ms (median of "
+                      f"{opts.ready_runs}; min {figures['t_ready_min_s'] * 1000:.0f} ms; a 2N-task batch reaches "
+                      f">= {THROUGHPUT_TARGET:.1f} N only when it is <= ~0.24 s)")
+            if opts.ready_only:
+                emit_result("batch_ready", {k: round(v, 3) for k, v in figures.items()})
+                return 0
         if not opts.throughput_only:
             figures = overhead(cmd, work, opts.tasks, opts.runs, key_file)
             print(f"overhead per task over a plain -p run: {figures['overhead_per_task_ms']:.0f} ms "

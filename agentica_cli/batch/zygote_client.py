@@ -126,6 +126,7 @@ class Zygote:
         self._closed = False
         self.error: str | None = None
         self.pid: int | None = None
+        self.ready_at: float | None = None  # time.time() when it said it was ready (bench_batch's t_ready)
         self.fallbacks: list[str] = []  # why sessions were started as plain processes instead (task_run.py)
         argv = [*python_module_command("agentica_cli.batch.zygote"), "--fd", str(theirs.fileno())]
         for module in preload if preload is not None else ():
@@ -153,6 +154,7 @@ class Zygote:
                 message: dict[str, Any] = json.loads(data)
                 if message.get("ready"):
                     self.pid = int(message["pid"])
+                    self.ready_at = time.time()
                     self._ready.set()
                     continue
                 with self._lock:
@@ -192,6 +194,10 @@ class Zygote:
         except (OSError, ValueError):
             return ""
         return f": {text[-500:]}" if text else ""
+
+    def is_ready(self) -> bool:
+        """Whether it answered (ready, or gone): wait_ready() then returns at once."""
+        return self._ready.is_set()
 
     def wait_ready(self, timeout: float = _READY_TIMEOUT) -> None:
         if not self._ready.wait(timeout):
