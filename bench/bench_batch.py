@@ -185,7 +185,8 @@ def ready_time(cmd: list[str], work: Path, runs: int, key_file: Path) -> dict[st
             value = zygote_ready([json.loads(line) for line in output.read_text().splitlines()], started[0])
             if value is not None:
                 ready.append(value)
-                print(f"run {run + 1}: command start -> zygote ready {value * 1000:.0f} ms (load average {loads[-1]:.2f})")
+                print(f"run {run + 1}: command start -> zygote ready {value * 1000:.0f} ms "
+                      f"(load average {loads[-1]:.2f})")
     if not ready:
         return {}
     return {"t_ready_s": statistics.median(ready), "t_ready_min_s": min(ready), "load_ready": statistics.median(loads)}
