@@ -113,10 +113,12 @@ class Zygote:
     modules it imports (None: what `-p` needs, zygote.PRELOAD); `entry`: what each child runs
     (None: `agentica`'s main); `env`: the zygote's own environment (each child gets its own);
     `base_url`: the sessions' --base-url, if the batch has one (a plain http:// one: the zygote
-    loads no CA certificates)."""
+    loads no CA certificates); `later`: what it imports once ready, while idle (None: zygote.LATER
+    with the default preload, else nothing)."""
 
     def __init__(self, preload: list[str] | None = None, entry: str | None = None,
-                 env: dict[str, str] | None = None, base_url: str | None = None) -> None:
+                 env: dict[str, str] | None = None, base_url: str | None = None,
+                 later: list[str] | None = None) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._sock = ours
         self._send_lock = threading.Lock()
@@ -134,6 +136,8 @@ class Zygote:
             argv += ["--preload", module]
         if preload is not None and not preload:
             argv += ["--preload", ""]  # none at all (not the default list)
+        for module in later or ():
+            argv += ["--later", module]
         if entry:
             argv += ["--entry", entry]
         if base_url:
