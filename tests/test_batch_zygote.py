@@ -342,3 +342,24 @@ def test_the_early_zygote_gets_the_command_lines_base_url() -> None:
     assert command_line_base_url(["t.jsonl", "--base-url"]) is None
     assert command_line_base_url(["t.jsonl", "--", "--base-url", "http://h"]) is None
     assert command_line_base_url(["t.jsonl", "-m", "x"]) is None
+
+
+def test_the_probe_thread_imports_nothing_beside_the_main_threads_imports() -> None:
+    """Two threads importing at once can meet in a circular import: what the probes run is
+    imported before their thread starts (zygote._PROBE_MODULES), so the thread imports nothing."""
+    import subprocess
+
+    code = """
+import sys, threading
+from agentica_cli.batch import zygote
+for names in zygote._PROBE_MODULES.values():
+    for name in names:
+        __import__(name)
+before = set(sys.modules)
+thread = threading.Thread(target=zygote._probe, args=(True, True, zygote._UNKNOWN))
+thread.start()
+thread.join()
+print(sorted(set(sys.modules) - before))
+"""
+    done = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "[]"

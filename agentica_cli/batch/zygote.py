@@ -163,7 +163,7 @@ def preload(modules: tuple[str, ...] | list[str], base_url: str | None = _UNKNOW
     one never needs the certificates (models/warmup.may_use_tls), so they are not loaded."""
     import importlib
 
-    probes = _start_probes(modules, base_url)
+    probes = _start_probes(modules, base_url, importlib.import_module)
     try:
         for name in filter(None, modules):
             try:
@@ -183,11 +183,24 @@ def preload(modules: tuple[str, ...] | list[str], base_url: str | None = _UNKNOW
     return len(sys.modules)
 
 
-def _start_probes(modules: tuple[str, ...] | list[str], base_url: str | None) -> threading.Thread | None:
-    sandbox = "agentica_cli.sandbox.sandbox" in modules
-    tls = "agentica_cli.models.chat_http" in modules
+# What the probe thread runs, imported by the main thread before it starts: two threads importing
+# at once can meet in a circular import (one then gets a half-initialised module, or a deadlock
+# error), so the thread only runs code that is loaded already (and C code, and a process).
+_PROBE_MODULES = {"sandbox": ("agentica_cli.sandbox.sandbox", "agentica_cli.sandbox.bwrap"),
+                  "tls": ("agentica_cli.models.chat_http", "agentica_cli.models.warmup", "httpcore2")}
+
+
+def _start_probes(modules: tuple[str, ...] | list[str], base_url: str | None,
+                  load: Callable[[str], object]) -> threading.Thread | None:
+    sandbox = _PROBE_MODULES["sandbox"][0] in modules
+    tls = _PROBE_MODULES["tls"][0] in modules
     if not (sandbox or tls):
         return None
+    try:
+        for name in (*(_PROBE_MODULES["sandbox"] if sandbox else ()), *(_PROBE_MODULES["tls"] if tls else ())):
+            load(name)
+    except ImportError:
+        return None  # the import loop meets it again; each session probes for itself
     thread = threading.Thread(target=_probe, args=(sandbox, tls, base_url), name="agentica-zygote-probes",
                               daemon=True)
     thread.start()
