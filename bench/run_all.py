@@ -159,6 +159,10 @@ TARGETS = [
            _get("throughput_2"), ">= 1.8", lambda v: v >= 1.8, ""),
     Target("batch: tasks per task time, N=4 workers", "batch", _get("throughput_4"), ">= 3.6", lambda v: v >= 3.6, ""),
     Target("batch: tasks per task time, N=8 workers", "batch", _get("throughput_8"), ">= 7.2", lambda v: v >= 7.2, ""),
+    Target("batch: command start -> zygote ready (median of 7 one-task batches; 2N tasks reach 0.9 N only "
+           "when <= ~0.24 s)", "batch", _get("t_ready_s"), "", None, " s"),
+    Target("batch: tasks per task time, N=8 workers over 5N tasks (steady state; the 2N rows above keep "
+           "their targets)", "batch", _get("throughput_long_8"), "", None, ""),
     Target("batch: CPU per task, N=8 (zygote)", "batch", _get("cpu_per_task_8_s"), "", None, " s"),
     Target("batch: tasks per task time, N=8, each session a process of its own (AGENTICA_BATCH_ZYGOTE=0)", "batch",
            _get("throughput_process_8"), "", None, ""),

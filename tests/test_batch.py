@@ -204,6 +204,47 @@ def test_bad_tasks_file_is_refused_before_anything_runs(tmp_path: Path, home: Pa
     assert again.returncode == 2 and "line 2: id 'a' is used again (first on line 1)" in again.stderr
 
 
+def _zygotes_of(home: Path) -> list[int]:
+    """The zygote processes started with this test's AGENTICA_HOME (/proc: ours to read)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes()
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if b"agentica_cli.batch.zygote" in command and f"AGENTICA_HOME={home}".encode() in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the zygote is Linux only")
+@pytest.mark.parametrize("args, message", [
+    (["--workers", "0"], "expected a whole number >= 1"),
+    (["--sandbox", "nowhere"], "--sandbox 'nowhere'"),
+    ([], "line 1: "),
+])
+def test_a_batch_that_stops_before_running_leaves_no_zygote(tmp_path: Path, home: Path, args: list[str],
+                                                          message: str) -> None:
+    """The zygote starts with the command, before its arguments are parsed or its tasks file is
+    read (cli/app.py): a batch refused for either gives the same error and exit code as without
+    it, and its zygote ends with it (its socket closes) instead of staying behind."""
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text('{"id": "a", "prompt": "x", "chek": "true"}\n' if not args else '{"id": "a", "prompt": "x"}\n')
+    line = ["batch", str(tasks), "--output", str(tmp_path / "r.jsonl"), *args]
+    done = run_cli(line, cwd=tmp_path, home=home)
+    without = run_cli(line, cwd=tmp_path, home=home, env=cli_env(home, AGENTICA_BATCH_ZYGOTE="0"))
+    assert done.returncode == without.returncode == 2
+    assert message in done.stderr and done.stderr == without.stderr
+    assert not (tmp_path / "r.jsonl").exists()
+    deadline = time.monotonic() + 30
+    while _zygotes_of(home):
+        assert time.monotonic() < deadline, "the zygote outlived its batch"
+        time.sleep(0.05)
+
+
 @pytest.mark.parametrize(("torn", "finished"), [
     ('{"id": "a", "att', {("x", 1)}),  # a crash in the middle of a line: that line never was a result
     ('{"id": "a", "attempt": 1, "status": "done"}', {("x", 1), ("a", 1)}),  # all but the newline

@@ -236,3 +236,130 @@ def test_a_zygote_that_dies_leaves_its_sessions_running_and_refuses_new_ones(tmp
         while is_running(command):
             assert time.monotonic() < deadline
             time.sleep(0.05)
+
+
+PROBED = '''
+import json, sys
+
+def report(args):
+    """What the zygote left to this child: its CA certificates, its modules, its threads."""
+    import threading
+
+    chat_http = sys.modules.get("agentica_cli.models.chat_http")
+    print(json.dumps({"tls": len(chat_http._tls_contexts) if chat_http else None,
+                      "later": "later_module" in sys.modules, "threads": threading.active_count()}))
+    return 0
+
+def sandbox(args):
+    import threading
+
+    from agentica_cli.sandbox import bwrap
+
+    print(json.dumps({"probed": bwrap.bwrap_works.cache_info().currsize, "threads": threading.active_count()}))
+    return 0
+'''
+
+
+@pytest.fixture
+def probed(fakes: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    folder = tmp_path / "fakes"
+    (folder / "probed_session.py").write_text(PROBED)
+    (folder / "later_module.py").write_text("LOADED = True\n")
+    return fakes
+
+
+def _report(z: Zygote, cwd: Path, env: dict[str, str]) -> dict[str, object]:
+    code, out, err = _run(z, ["agentica", "-p"], cwd, env)
+    assert code == 0, err
+    report: dict[str, object] = json.loads(out)
+    return report
+
+
+@pytest.mark.parametrize("base_url, loaded", [(None, 1), ("https://models.example.invalid/v1", 1),
+                                              ("http://127.0.0.1:8000/v1", 0), ("HTTP://127.0.0.1:1", 0)])
+def test_the_zygote_loads_ca_certificates_only_where_a_session_may_use_them(
+        tmp_path: Path, probed: dict[str, str], base_url: str | None, loaded: int) -> None:
+    """The certificates (~47 ms, on the probe thread beside the imports) are for https: a batch
+    whose --base-url is plain http never needs them; one that names none may (its provider's,
+    a config file's). Either way the thread is gone before the first fork."""
+    z = Zygote(preload=["agentica_cli.sandbox.sandbox", "agentica_cli.models.chat_http", "probed_session"],
+               entry="probed_session:report", env=probed, base_url=base_url)
+    try:
+        z.wait_ready(60)
+        assert z.threads() == 1
+        report = _report(z, tmp_path, probed)
+    finally:
+        z.close()
+    assert report == {"tls": loaded, "later": False, "threads": 1}
+
+
+def test_the_sandbox_probe_runs_once_in_the_zygote_and_its_thread_ends_before_ready(
+        tmp_path: Path, probed: dict[str, str]) -> None:
+    """The backend probe ran on the zygote's thread: its answer (bwrap_works' cache) is in every
+    child, which asks no more; and no thread is left at the fork."""
+    z = Zygote(preload=["agentica_cli.sandbox.sandbox", "probed_session"], entry="probed_session:sandbox",
+               env=probed)
+    try:
+        z.wait_ready(60)
+        assert z.threads() == 1
+        report = _report(z, tmp_path, probed)
+    finally:
+        z.close()
+    assert report == {"probed": 1, "threads": 1}
+
+
+def test_later_modules_are_imported_once_ready_and_children_forked_after_have_them(
+        tmp_path: Path, probed: dict[str, str]) -> None:
+    z = Zygote(preload=["probed_session"], later=["later_module"], entry="probed_session:report", env=probed)
+    try:
+        z.wait_ready(60)
+        deadline = time.monotonic() + 10
+        while True:  # one module: in within moments of "ready", the zygote being idle
+            report = _report(z, tmp_path, probed)
+            if report["later"] or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert z.threads() == 1
+    finally:
+        z.close()
+    assert report == {"tls": None, "later": True, "threads": 1}
+
+
+def test_the_default_later_modules_exist_and_are_not_in_the_preload() -> None:
+    import importlib.util
+
+    from agentica_cli.batch.zygote import LATER, PRELOAD
+
+    assert [name for name in LATER if importlib.util.find_spec(name) is None] == []
+    assert set(LATER).isdisjoint(PRELOAD)
+
+
+def test_the_early_zygote_gets_the_command_lines_base_url() -> None:
+    from agentica_cli.batch.zygote_client import command_line_base_url
+
+    assert command_line_base_url(["t.jsonl", "--base-url", "http://h:1/v1", "-j", "2"]) == "http://h:1/v1"
+    assert command_line_base_url(["t.jsonl", "--base-url=https://h/v1"]) == "https://h/v1"
+    assert command_line_base_url(["t.jsonl", "--base-url"]) is None
+    assert command_line_base_url(["t.jsonl", "--", "--base-url", "http://h"]) is None
+    assert command_line_base_url(["t.jsonl", "-m", "x"]) is None
+
+
+def test_the_probe_thread_imports_nothing_beside_the_main_threads_imports() -> None:
+    """Two threads importing at once can meet in a circular import: what the probes run is
+    imported before their thread starts (zygote._PROBE_MODULES), so the thread imports nothing."""
+    import subprocess
+
+    code = """
+import sys, threading
+from agentica_cli.batch import zygote
+for names in zygote._PROBE_MODULES.values():
+    for name in names:
+        __import__(name)
+before = set(sys.modules)
+thread = threading.Thread(target=zygote._probe, args=(True, True, zygote._UNKNOWN))
+thread.start()
+thread.join()
+print(sorted(set(sys.modules) - before))
+"""
+    done = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "[]"

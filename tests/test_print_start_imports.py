@@ -41,3 +41,31 @@ def test_print_mode_sends_its_first_request_without_the_modules_it_does_not_need
     early = [name for name in loaded if name.split(".")[0] in NOT_BEFORE_FIRST_REQUEST
              or any(name == lazy or name.startswith(lazy + ".") for lazy in NOT_BEFORE_FIRST_REQUEST)]
     assert early == []
+
+
+def _zygote_modules(base_url: str) -> set[str]:
+    """What the batch's zygote has imported when it says it is ready (its preload, in a fresh
+    interpreter, as `python -P -m agentica_cli.batch.zygote` runs it)."""
+    import json
+    import subprocess
+    import sys
+
+    code = ("import json, sys\nfrom agentica_cli.batch import zygote\n"
+            f"zygote.preload(zygote.PRELOAD, {base_url!r})\nprint(json.dumps(sorted(sys.modules)))\n")
+    done = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    return set(json.loads(done.stdout))
+
+
+def test_the_batch_zygote_preloads_what_p_imports_before_its_first_request_and_no_later_module(
+        tmp_path: Path) -> None:
+    """A batch's sessions are forked from the zygote: a module `-p` loads before its first
+    request and the zygote does not is imported again by every child (N times the CPU in a wave
+    of N); a module of zygote.LATER that `-p` does load before its first request belongs in the
+    preload (the first sessions would each import it). The probe's `-p` run goes to the scripted
+    server over plain http, as the zygote of a batch with that --base-url prepares for."""
+    from agentica_cli.batch.zygote import LATER
+
+    loaded = set(modules_at_first_request(tmp_path))
+    zygote = _zygote_modules("http://127.0.0.1:1/v1")
+    assert sorted(loaded - zygote) == []
+    assert sorted(name for name in LATER if name in loaded) == []

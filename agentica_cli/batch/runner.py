@@ -119,7 +119,7 @@ def _start_zygote(run: BatchRun) -> Zygote | None:
             early.close()
         return None
     try:
-        zygote = early or Zygote()
+        zygote = early or Zygote(base_url=run.options.base_url)
     except (OSError, ZygoteError) as err:
         run.progress.note(f"sessions start as processes of their own: the zygote did not start ({err})")
         return None

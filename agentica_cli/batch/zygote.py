@@ -7,23 +7,27 @@ not the model, caps how many tasks finish per second. The zygote pays it once: i
 `-p` needs, then forks a child per task, and the child runs the very entry point `agentica -p`
 runs (`agentica_cli.cli.app:main`) with the task's argv, cwd, environment and stdio.
 
-    python -m agentica_cli.batch.zygote --fd N [--preload MODULE]... [--entry MODULE:FUNCTION]
+    python -m agentica_cli.batch.zygote --fd N [--preload MODULE]... [--later MODULE]... [--entry MODULE:FUNCTION]
+                                         [--base-url URL]
 
 Protocol, on the SOCK_SEQPACKET socket N (one JSON message a packet; zygote_client.py is the
-other end): the zygote says {"ready": true, "pid"} once its imports are done; a request
+other end): the zygote says {"ready": true, "pid"} once its imports are done (PRELOAD; LATER
+follows while it waits for requests); a request
 {"id", "argv", "cwd", "env"} carries three file descriptors (the child's stdin, stdout,
 stderr) and is answered {"id", "pid"} or {"id", "error"}; when a child ends, {"id", "exit"}
 (the exit code; minus the signal number when a signal ended it, as subprocess reports it)
 with "cpu_s", the CPU time the child used (user + system, from wait4).
 The zygote ends when the socket closes.
 
-The zygote is single-threaded and stays so: fork() copies only the calling thread, so a lock
-another thread held would stay locked in the child. It refuses to fork (an "error" answer)
-when more than one thread runs. Nothing is shared that must not be: no model client, HTTP
-connection or thread exists before the fork (the imports make none), `random` reseeds itself
-in the child (os.register_at_fork), the sandbox (bubblewrap, Landlock) is applied by each
-session to its own commands, and the child replaces its environment, argv, cwd, stdio and
-signal handlers before any agentica code runs. See docs/batch.md.
+The zygote is single-threaded from the moment it is ready: fork() copies only the calling
+thread, so a lock another thread held would stay locked in the child. (Before that, one thread
+runs the probes that wait rather than compute beside the imports, and is joined, to the OS's
+word, before "ready".) It refuses to fork (an "error" answer) when more than one thread runs.
+Nothing is shared that must not be: no model client, HTTP connection or thread exists before
+the fork (the imports make none), `random` reseeds itself in the child (os.register_at_fork),
+the sandbox (bubblewrap, Landlock) is applied by each session to its own commands, and the
+child replaces its environment, argv, cwd, stdio and signal handlers before any agentica code
+runs. See docs/batch.md.
 """
 
 from __future__ import annotations
@@ -57,7 +61,7 @@ PRELOAD = (
     "builtin_tools",
     "anyio._core._sockets",
     "anyio._core._streams",
-    "anyio._backends._asyncio",
+    "anyio._backends._asyncio",  # the first connection's (just after the probe notes the request)
     # imported inside functions on the way to the first request (found by diffing sys.modules
     # of a forked `-p` run before and after)
     "agentica_cli.agent.result_budget",
@@ -68,20 +72,16 @@ PRELOAD = (
     "agentica_cli.app.instructions",
     "agentica_cli.app.permissions.approvals",
     "agentica_cli.app.permissions.permission_rules",
-    "agentica_cli.app.permissions.shell_grammar",
-    "agentica_cli.app.permissions.shell_parts",
     "agentica_cli.app.permissions.tool_kinds",
     "agentica_cli.app.sandbox_settings",
     "agentica_cli.app.session_images",
     "agentica_cli.app.sessions",
-    "agentica_cli.app.settings.api_key_input",
     "agentica_cli.app.settings.mcp_json",
     "agentica_cli.app.settings.system_prompt_flags",
     "agentica_cli.app.toolkit_setup",
     "agentica_cli.app.usage",
     "agentica_cli.checkpoints.backups",
     "agentica_cli.checkpoints.journal",
-    "agentica_cli.checkpoints.prune",
     "agentica_cli.checkpoints.shadow",
     "agentica_cli.checkpoints.store",
     "agentica_cli.extensions.agents",
@@ -95,13 +95,11 @@ PRELOAD = (
     "agentica_cli.extensions.tool_names",
     "agentica_cli.headless.claude_protocol",
     "agentica_cli.models.dialects",
-    "agentica_cli.models.provider_errors",  # a failed request's words
     "agentica_cli.models.warmup",
     "agentica_cli.toolkits.catalog",
     "agentica_cli.tools.listing",
     "agentica_cli.tools.mcp.env_refs",
     "agentica_cli.tools.schema",
-    "agentica_cli.worktrees",
     "builtin_tools.task",
     "docstring_parser",
     "typer._click.decorators",
@@ -113,6 +111,27 @@ PRELOAD = (
     "agentica_cli.app.prices",
     "agentica_cli.app.session",
     "agentica_cli.project_grants",
+    # what -p imports before its first request and the list above did not bring (the connection
+    # pool under httpx2): each child imported them itself, N x ~15 ms of CPU in a wave of N
+    "httpcore2",
+    "httpcore2._backends.anyio",
+    "httpcore2._backends.auto",
+    "h11",
+    "truststore",
+    "_ctypes",  # not ctypes (LATER): something before the first request loads the C module alone
+)
+# What sessions import after their first request (or only some of them: a shell command's
+# parser, the sandbox's ctypes, a failed request's words): imported once the zygote is ready, one
+# module at a time while no request waits, so the first sessions do not wait for them and the
+# later ones (forked once they are in) do not import them again. The first sessions import what
+# they need of them themselves, while they wait for their model's answer.
+LATER = (
+    "agentica_cli.app.permissions.shell_grammar",
+    "agentica_cli.app.permissions.shell_parts",
+    "agentica_cli.app.settings.api_key_input",
+    "agentica_cli.checkpoints.prune",
+    "agentica_cli.models.provider_errors",
+    "agentica_cli.worktrees",
     "ctypes",
 )
 ENTRY = "agentica_cli.cli.app:main"
@@ -131,25 +150,29 @@ def threads_running() -> int:
         return threading.active_count()
 
 
-def preload(modules: tuple[str, ...] | list[str]) -> int:
+_UNKNOWN = "?"  # preload()'s base_url when the batch's command line names none: maybe https
+
+
+def preload(modules: tuple[str, ...] | list[str], base_url: str | None = _UNKNOWN) -> int:
     """Import `modules` (one that is missing is skipped: the child imports it itself, or fails
     as `agentica -p` would) and do the machine-wide probes whose answers are cached; the
-    number of modules loaded."""
+    number of modules loaded. The probes that wait rather than compute (the sandbox's, which
+    runs a process; the CA certificates, parsed in C with the GIL released) run on a thread
+    beside the imports, joined before this returns: no thread outlives it (fork_child checks).
+    `base_url`: the sessions' endpoint when the batch's command line names it; a plain http://
+    one never needs the certificates (models/warmup.may_use_tls), so they are not loaded."""
     import importlib
 
-    for name in filter(None, modules):
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            continue
-    if "agentica_cli.sandbox.sandbox" in sys.modules:  # which sandbox backend works here (bwrap's probe
-        # runs a process): the same answer for every task, asked once, without a thread
-        from agentica_cli.sandbox.sandbox import BACKENDS, _available
-
-        try:
-            next((name for name in BACKENDS if _available(name)), None)
-        except Exception:
-            pass  # each session asks again and reports it
+    probes = _start_probes(modules, base_url, importlib.import_module)
+    try:
+        for name in filter(None, modules):
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                continue
+    finally:
+        if probes is not None:
+            _join(probes)
     if "builtin_tools" in sys.modules:
         _warm_tool_schemas()
     if "agentica_cli.cli.commands" in sys.modules:  # the command line every task's `-p` parses its argv with
@@ -157,12 +180,74 @@ def preload(modules: tuple[str, ...] | list[str]) -> int:
             sys.modules["agentica_cli.cli.commands"].click_command(False)
         except Exception:
             pass  # each session builds its own and reports what fails
-    if "agentica_cli.models.chat_http" in sys.modules:  # the CA certificates in a TLS context
-        try:
-            sys.modules["agentica_cli.models.chat_http"].tls_context()
-        except Exception:
-            pass
     return len(sys.modules)
+
+
+# What the probe thread runs, imported by the main thread before it starts: two threads importing
+# at once can meet in a circular import (one then gets a half-initialised module, or a deadlock
+# error), so the thread only runs code that is loaded already (and C code, and a process).
+_PROBE_MODULES = {"sandbox": ("agentica_cli.sandbox.sandbox", "agentica_cli.sandbox.bwrap"),
+                  "tls": ("agentica_cli.models.chat_http", "agentica_cli.models.warmup", "httpcore2")}
+
+
+def _start_probes(modules: tuple[str, ...] | list[str], base_url: str | None,
+                  load: Callable[[str], object]) -> threading.Thread | None:
+    sandbox = _PROBE_MODULES["sandbox"][0] in modules
+    tls = _PROBE_MODULES["tls"][0] in modules
+    if not (sandbox or tls):
+        return None
+    try:
+        for name in (*(_PROBE_MODULES["sandbox"] if sandbox else ()), *(_PROBE_MODULES["tls"] if tls else ())):
+            load(name)
+    except ImportError:
+        return None  # the import loop meets it again; each session probes for itself
+    thread = threading.Thread(target=_probe, args=(sandbox, tls, base_url), name="agentica-zygote-probes",
+                              daemon=True)
+    thread.start()
+    return thread
+
+
+def _probe(sandbox: bool, tls: bool, base_url: str | None) -> None:
+    if sandbox:  # which sandbox backend works here (bwrap's probe runs a process): the same answer
+        # for every task, asked once (bwrap_works caches it)
+        try:
+            from agentica_cli.sandbox.sandbox import BACKENDS, _available
+
+            next((name for name in BACKENDS if _available(name)), None)
+        except Exception:
+            pass  # each session asks again and reports it
+    if tls:  # the CA certificates in a TLS context (chat_http caches it), unless never needed
+        try:
+            from agentica_cli.models import chat_http
+            from agentica_cli.models.warmup import may_use_tls
+
+            if base_url == _UNKNOWN or may_use_tls(base_url):
+                chat_http.tls_context()
+        except Exception:
+            pass  # the first https request meets the same failure and reports it
+
+
+def _join(thread: threading.Thread, timeout: float = 5.0) -> None:
+    """Join the probe thread and wait until the OS no longer lists it (a joined thread's OS
+    thread ends a moment after join() returns), so the first fork does not see two threads."""
+    import time
+
+    thread.join()
+    deadline = time.monotonic() + timeout
+    while threads_running() > 1 and time.monotonic() < deadline:
+        time.sleep(0.0005)
+
+
+def import_later(name: str) -> None:
+    """One module of LATER, its objects then frozen as the preload's are (freeze_heap)."""
+    import gc
+    import importlib
+
+    try:
+        importlib.import_module(name)
+    except Exception:
+        pass  # a child that needs it imports it itself, or fails as `agentica -p` would
+    gc.freeze()
 
 
 def freeze_heap() -> None:
@@ -208,8 +293,11 @@ def _send(sock: socket.socket, message: dict[str, Any]) -> None:
         pass  # the batch is gone: the loop sees the end of the socket next
 
 
-def serve(sock: socket.socket, entry: Callable[[list[str]], int | None]) -> None:
-    """Answer fork requests until the socket closes; reap the children and report their ends."""
+def serve(sock: socket.socket, entry: Callable[[list[str]], int | None], later: tuple[str, ...] = ()) -> None:
+    """Answer fork requests until the socket closes; reap the children and report their ends.
+    `later`: modules to import once ready, one at a time whenever no request or child's end
+    waits (a request waits for one module's import at most)."""
+    pending = list(later)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
@@ -220,7 +308,10 @@ def serve(sock: socket.socket, entry: Callable[[list[str]], int | None]) -> None
     try:
         _send(sock, {"ready": True, "pid": os.getpid(), "modules": len(sys.modules)})
         while open_socket:
-            readable, _, _ = select.select([sock.fileno(), wake_r], [], [], 1.0)
+            readable, _, _ = select.select([sock.fileno(), wake_r], [], [], 0 if pending else 1.0)
+            if not readable and pending:
+                import_later(pending.pop(0))
+                continue
             if wake_r in readable:
                 try:
                     while os.read(wake_r, 512):
@@ -442,17 +533,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fd", type=int, required=True, help="the SOCK_SEQPACKET socket to the batch")
     parser.add_argument("--preload", action="append", default=None, metavar="MODULE",
                         help="a module to import before forking (repeatable; default: what -p needs)")
+    parser.add_argument("--later", action="append", default=None, metavar="MODULE",
+                        help="a module to import once ready, while idle (repeatable; default: LATER "
+                        "without --preload, else none)")
     parser.add_argument("--entry", default=ENTRY, metavar="MODULE:FUNCTION", help="what each child runs")
+    parser.add_argument("--base-url", default=_UNKNOWN, metavar="URL",
+                        help="the sessions' endpoint, when the batch names it (plain http: no CA certificates)")
     opts = parser.parse_args(argv)
     sock = socket.socket(fileno=opts.fd)
     from agentica_cli.app.process_hardening import harden_process
 
     harden_process()  # as `agentica -p` does: its environment (the batch's) unreadable by others
-    preload(tuple(opts.preload) if opts.preload is not None else PRELOAD)
+    preload(tuple(opts.preload) if opts.preload is not None else PRELOAD, opts.base_url)
     entry = resolve_entry(opts.entry)
     freeze_heap()
     try:
-        serve(sock, entry)
+        later = opts.later if opts.later is not None else (LATER if opts.preload is None else [])
+        serve(sock, entry, tuple(filter(None, later)))
     finally:
         sock.close()
     return 0

@@ -15,7 +15,6 @@ import os
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from typing import IO, Any
@@ -112,10 +111,14 @@ class ZygoteProcess:
 class Zygote:
     """One zygote process for the batch and the thread that reads its answers. `preload`: the
     modules it imports (None: what `-p` needs, zygote.PRELOAD); `entry`: what each child runs
-    (None: `agentica`'s main); `env`: the zygote's own environment (each child gets its own)."""
+    (None: `agentica`'s main); `env`: the zygote's own environment (each child gets its own);
+    `base_url`: the sessions' --base-url, if the batch has one (a plain http:// one: the zygote
+    loads no CA certificates); `later`: what it imports once ready, while idle (None: zygote.LATER
+    with the default preload, else nothing)."""
 
     def __init__(self, preload: list[str] | None = None, entry: str | None = None,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, base_url: str | None = None,
+                 later: list[str] | None = None) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._sock = ours
         self._send_lock = threading.Lock()
@@ -126,15 +129,21 @@ class Zygote:
         self._closed = False
         self.error: str | None = None
         self.pid: int | None = None
+        self.ready_at: float | None = None  # time.time() when it said it was ready (bench_batch's t_ready)
         self.fallbacks: list[str] = []  # why sessions were started as plain processes instead (task_run.py)
         argv = [*python_module_command("agentica_cli.batch.zygote"), "--fd", str(theirs.fileno())]
         for module in preload if preload is not None else ():
             argv += ["--preload", module]
         if preload is not None and not preload:
             argv += ["--preload", ""]  # none at all (not the default list)
+        for module in later or ():
+            argv += ["--later", module]
         if entry:
             argv += ["--entry", entry]
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
+        if base_url:
+            argv += ["--base-url", base_url]
+        # in memory, not tempfile's (~7 ms of imports before the zygote can start); Linux only, as the zygote
+        self._stderr = open(os.memfd_create("agentica-zygote-stderr"), "w+b")  # noqa: SIM115 (closed in close())
         try:
             self.process = subprocess.Popen(argv, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
                                             stdout=subprocess.DEVNULL, stderr=self._stderr, env=env,
@@ -153,6 +162,7 @@ class Zygote:
                 message: dict[str, Any] = json.loads(data)
                 if message.get("ready"):
                     self.pid = int(message["pid"])
+                    self.ready_at = time.time()
                     self._ready.set()
                     continue
                 with self._lock:
@@ -192,6 +202,10 @@ class Zygote:
         except (OSError, ValueError):
             return ""
         return f": {text[-500:]}" if text else ""
+
+    def is_ready(self) -> bool:
+        """Whether it answered (ready, or gone): wait_ready() then returns at once."""
+        return self._ready.is_set()
 
     def wait_ready(self, timeout: float = _READY_TIMEOUT) -> None:
         if not self._ready.wait(timeout):
@@ -256,6 +270,18 @@ class Zygote:
 _early: Zygote | None = None
 
 
+def command_line_base_url(args: list[str]) -> str | None:
+    """The value of `--base-url URL` (or `--base-url=URL`) in the batch's arguments, if any."""
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        if arg == "--base-url" and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith("--base-url="):
+            return arg.partition("=")[2]
+    return None
+
+
 def start_early(args: list[str]) -> None:
     """Start the zygote as `agentica batch TASKS.jsonl ...` starts, before the command line is
     parsed: its imports then run beside the batch's own (~0.5 s of a batch's fixed start on 2
@@ -266,7 +292,7 @@ def start_early(args: list[str]) -> None:
         return
     if zygote_wanted(()):
         try:
-            _early = Zygote()
+            _early = Zygote(base_url=command_line_base_url(args))
         except (OSError, ZygoteError):
             _early = None  # run_local tries again and says why
 

@@ -37,14 +37,15 @@ def _dispatch(args: list[str]) -> int:
         from agentica_cli.cli.launch import default_args, start
 
         return start(default_args())
+    if args[:1] == ["batch"] and args[1:2] != ["report"]:  # its zygote imports beside the command line's:
+        # first of all, as every ms before it is a ms every batch waits for its first session
+        from agentica_cli.batch.zygote_client import start_early
+
+        start_early(args[1:])
     from agentica_cli.headless.claude_protocol import is_claude_command_line
 
     if is_claude_command_line(args):  # started by the Claude Agent SDK (cli_path): its flags, not ours
         return _claude_protocol(args)
-    if args[:1] == ["batch"] and args[1:2] != ["report"]:  # its zygote imports beside the command line's
-        from agentica_cli.batch.zygote_client import start_early
-
-        start_early(args[1:])
     from agentica_cli.cli.commands import run
 
     return run(resume_without_id(args))
