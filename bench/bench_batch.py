@@ -307,7 +307,7 @@ def main() -> int:
                 emit_result("batch_ready", {k: round(v, 3) for k, v in figures.items()})
                 return 0
         if not opts.throughput_only:
-            figures = overhead(cmd, work, opts.tasks, opts.runs, key_file)
+            figures |= overhead(cmd, work, opts.tasks, opts.runs, key_file)  # beside t_ready
             print(f"overhead per task over a plain -p run: {figures['overhead_per_task_ms']:.0f} ms "
                   f"(target < {OVERHEAD_TARGET_MS:.0f} ms); plain -p {figures['plain_p_ms']:.0f} ms")
         figures |= throughput(cmd, work, opts.max_workers, key_file,
