@@ -49,6 +49,9 @@ class RecordingFrontEnd:
     def report(self, text: str) -> None:
         self.reports.append(text)
 
+    def mcp_failed(self, message: str) -> None:
+        self.reports.append(message)
+
     def refused(self, name: str, mode: str, why: Any) -> None:
         self.refusals.append((name, str(why)))
 

@@ -80,7 +80,8 @@ def test_repl_lists_servers_with_mcp_command(home: Path, project: Path) -> None:
         child = spawn_repl(home, project, server)
         try:
             child.expect("❯")
-            child.expect(r"MCP server 'broken' failed to start: .*no database")
+            # told as it happens (AppSession's mcp_live_notices), with where to look next
+            child.expect(r"MCP server 'broken' failed to start: .*no database.*?\(see /mcp\)")
             wait_until_demo_is_ready(child)  # 'broken' may fail before 'demo' is ready
             child.expect(r"tools: .*demo__add")
             child.expect(r"broken\s+failed")

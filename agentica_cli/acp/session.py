@@ -96,6 +96,9 @@ class AcpSession:
     def report(self, text: str) -> None:
         log(text)
 
+    def mcp_failed(self, message: str) -> None:
+        log(message)  # the editor's log; the server's tools are left out of the session
+
     def refused(self, name: str, mode: str, why: Reason) -> None:
         return None  # the model reads why, and the editor shows the failed call
 

@@ -82,6 +82,10 @@ class FrontEnd(Protocol):
         """The policy refused a call without asking (a deny rule, plan mode, nobody to ask)."""
         ...
 
+    def mcp_failed(self, message: str) -> None:
+        """An MCP server failed to start or stopped (told once per failure); its tools are left out."""
+        ...
+
     async def granted(self, granted: str, mode_changed: bool) -> None:
         """An "always" answer was remembered: what it allows now, and whether the mode changed."""
         ...
@@ -117,6 +121,9 @@ class HeadlessFrontEnd:
 
         sys.stderr.write(f"agentica: {safe_text(text)}\n")
         sys.stderr.flush()
+
+    def mcp_failed(self, message: str) -> None:
+        self.report(message)
 
     def refused(self, name: str, mode: str, why: Reason) -> None:
         from agentica_cli.app.permissions.approvals import refusal_hint
@@ -490,7 +497,7 @@ class AppSession:
         if self.mcp is None:
             return
         for failed in self.mcp.new_failures():  # each failure is told once
-            self.front_end.report(failed.failure_message())
+            self.front_end.mcp_failed(failed.failure_message())
 
     async def turn(self, prompt: Prompt, images: Sequence[Any] = ()) -> AsyncGenerator[Event, None]:
         """Run one prompt; the agent's events as they happen (every `usage` event, a sub-agent's

@@ -36,10 +36,16 @@ class ReplFrontEnd:
         return await approve_sampling(self.repl, request)
 
     def report(self, text: str) -> None:
+        self._show(text, "33")
+
+    def mcp_failed(self, message: str) -> None:
+        self._show(f"{message} (see /mcp)", "31")  # /mcp shows its log and restarts it
+
+    def _show(self, text: str, color: str) -> None:
         from agentica_cli.tui.terminal import plain
 
         def show() -> None:
-            plain(text, "33")  # plain() passes it through safe_text
+            plain(text, color)  # plain() passes it through safe_text
 
         from prompt_toolkit.application import get_app_or_none, run_in_terminal
 
