@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from agentica_cli.app.extension_setup import Extensions
     from agentica_cli.app.instructions import Instructions
     from agentica_cli.app.permissions.approvals import Answer, PermissionPolicy, Question, Reason, Verdict
+    from agentica_cli.app.prices import CostMeter
     from agentica_cli.app.runtime import PermissionModePrompt
     from agentica_cli.app.sessions import Session
     from agentica_cli.checkpoints.backups import FileBackups
@@ -318,7 +319,7 @@ class AppSession:
             return None, None
         return store.create(options.work_dir, model_label(model), lazy=options.lazy_file), None
 
-    def _cost_meter(self, stored: Session | None) -> Any:
+    def _cost_meter(self, stored: Session | None) -> CostMeter:
         """An app.prices.CostMeter going on from what `stored` recorded (its earlier processes)."""
         from agentica_cli.app.prices import CostMeter, parse_prices
 
@@ -547,21 +548,14 @@ class AppSession:
         session is written from its first message, this conversation's "always" answers are
         forgotten and the counters start from zero."""
         await self.wait_session_start()  # the hooks of the conversation being cleared end first
-        if self.agent is not None:
-            await self.agent.end_session("clear")
-            self.agent.reset("clear")
-        self.release()
         stored = None
         if self.options.save:
             from agentica_cli.app.runtime import model_label
             from agentica_cli.app.sessions import SessionStore
 
             stored = SessionStore().create(self.work_dir, model_label(self.model), lazy=True)
-        self.messages = None
-        self.use_stored(stored)
+        await self._switch_conversation("clear", "clear", stored, [])
         self.policy.clear_grants()  # "always" answers belong to the conversation they were given in
-        self.context_tokens = None
-        self._restart_session_hooks()
 
     async def resume(self, session_id: str) -> Session | None:
         """/resume ID: go on with that stored session (its history, counters and file) in the same
@@ -579,17 +573,23 @@ class AppSession:
         await self.wait_session_start()
         if stored is not None and stored.notice:  # another agentica is writing it: this one forked it
             self.front_end.report(stored.notice)
+        await self._switch_conversation("other", "resume", stored, messages)
+        return stored
+
+    async def _switch_conversation(self, end_reason: str, source: str, stored: Session | None,
+                                   messages: list[dict[str, Any]]) -> None:
+        """Another conversation in the same agent (the caller waited for this one's SessionStart
+        hooks): SessionEnd with `end_reason`, its file closed, `stored` (None: nothing saved) and
+        `messages` go on, and SessionStart starts with `source`."""
         if self.agent is not None:
-            await self.agent.end_session("other")
-            self.agent.reset("resume")
+            await self.agent.end_session(end_reason)
+            self.agent.reset(source)
+            self.agent.messages.extend(messages)
         self.release()
         self.use_stored(stored)
         self.messages = messages
-        if self.agent is not None:
-            self.agent.messages.extend(messages)
-        self.context_tokens = None  # the status line estimates the resumed history's size
+        self.context_tokens = None  # the status line estimates the new history's size
         self._restart_session_hooks()
-        return stored
 
     def replace_history(self, kept: list[dict[str, Any]], compacted_away: Sequence[dict[str, Any]] = ()) -> None:
         """The same conversation with a shorter history (a rewind): the agent's, the stored file's."""
