@@ -235,6 +235,11 @@ def _open_locked(path: Path, *, new: bool = False) -> Any:
     return fh
 
 
+def _header(session_id: str, cwd: Path, model: str) -> dict[str, Any]:
+    """A session file's first line."""
+    return {"type": "session", "id": session_id, "cwd": str(cwd), "created": time.time(), "model": model}
+
+
 class SessionStore:
     def __init__(self, root: Path | None = None):
         self.root = root or agentica_home() / "sessions"
@@ -249,9 +254,7 @@ class SessionStore:
         private_dir(self.root)
         session_id = new_session_id()
         path = self.path_for(session_id)
-        header: dict[str, Any] = {
-            "type": "session", "id": session_id, "cwd": str(cwd), "created": time.time(), "model": model
-        }
+        header = _header(session_id, cwd, model)
         if forked_from:
             header["forked_from"] = forked_from
         if lazy:
@@ -284,8 +287,7 @@ class SessionStore:
         if path.exists():
             raise FileExistsError(session_id)
         private_dir(self.root)
-        header = {"type": "session", "id": session_id, "cwd": str(cwd), "created": time.time(), "model": model}
-        return Session(self, session_id, path, [], header=header)
+        return Session(self, session_id, path, [], header=_header(session_id, cwd, model))
 
     def find(self, session_id: str) -> Path:
         """The file of the saved session `session_id` (or of the one session it is a prefix of);
