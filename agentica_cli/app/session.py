@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from agentica_cli.tools.mcp.servers import McpServerSet, McpServerStatus
 
 __all__ = ["AppSession", "FrontEnd", "HeadlessFrontEnd", "SessionOptions", "StartupError", "StartupProblem",
-           "stop_background_processes"]
+           "options_from_args", "stop_background_processes"]
 
 Prompt = str | list[dict[str, Any]]  # text, or content blocks (text and images) as ACP sends them
 
@@ -183,6 +183,20 @@ class SessionOptions:
     mcp_live_notices: bool = False  # tell a server's failure as it happens, not at the next turn (the REPL)
     extensions: Extensions | None = None  # found already (the REPL lists them before the first turn)
     instructions: Instructions | None = None  # the instruction files read already (their problems told)
+
+
+def options_from_args(args: Any, settings: Settings, work_dir: Path, **options: Any) -> SessionOptions:
+    """The session `agentica`'s command line asks for (an argparse.Namespace from cli/): --add-dir,
+    --resume ID / --continue, --no-session and the system-prompt flags; a new session's file is
+    made by its first message. `options`: the rest, as the front end decides it."""
+    from agentica_cli.app.settings.system_prompt_flags import system_prompt_options
+
+    prompts = system_prompt_options(args)
+    return SessionOptions(
+        work_dir, settings, add_dirs=[Path(p).expanduser() for p in args.add_dir], resume=args.resume or None,
+        continue_latest=bool(args.continue_), save=not args.no_session, lazy_file=True,
+        base_prompt=prompts["base_prompt"], appended_prompt=prompts["appended_prompt"], **options,
+    )
 
 
 def stop_background_processes() -> list[Any]:

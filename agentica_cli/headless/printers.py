@@ -105,20 +105,6 @@ def _read_stdin() -> str:
     return data
 
 
-def session_options(args: argparse.Namespace, settings: Settings, work_dir: Path) -> Any:
-    """The AppSession a -p run asks for: new, --continue or --resume; --no-session writes nothing."""
-    from agentica_cli.app.session import SessionOptions
-    from agentica_cli.app.settings.system_prompt_flags import system_prompt_options
-
-    prompts = system_prompt_options(args)
-    return SessionOptions(
-        work_dir, settings, add_dirs=[Path(p).expanduser() for p in args.add_dir], resume=args.resume or None,
-        continue_latest=bool(args.continue_), save=not args.no_session,
-        lazy_file=True,  # no file unless a prompt is sent
-        base_prompt=prompts["base_prompt"], appended_prompt=prompts["appended_prompt"], mcp_wait="start",
-    )
-
-
 def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prompt: str, *, read_stdin: bool,
               runner_class: type[PrintRun] | None = None) -> int:
     """Check and set up a -p run, then run it with `runner_class` (stream_input_run passes
@@ -130,12 +116,13 @@ def run_print(args: argparse.Namespace, settings: Settings, work_dir: Path, prom
             sys.stderr.write("agentica: no prompt: give one as an argument (agentica -p \"task\") or on stdin\n")
             return exitcodes.USAGE_ERROR
     runner_class = runner_class or PrintRun
-    from agentica_cli.app.session import AppSession, StartupError
+    from agentica_cli.app.session import AppSession, StartupError, options_from_args
 
     front_end = runner_class.make_front_end(args)
     try:
-        # The config checks, the untrusted project's notices (on stderr), the model, the session.
-        app = AppSession.open(session_options(args, settings, work_dir), front_end)
+        # The config checks, the untrusted project's notices (on stderr), the model, the session
+        # (new, --continue or --resume; --no-session writes nothing); MCP servers waited for at start.
+        app = AppSession.open(options_from_args(args, settings, work_dir, mcp_wait="start"), front_end)
     except StartupError as err:
         sys.stderr.write(f"agentica: {err.problem.message}\n")
         return exitcodes.USAGE_ERROR

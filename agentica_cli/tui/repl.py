@@ -20,7 +20,7 @@ from prompt_toolkit.formatted_text import FormattedText
 from agentica_cli.app import exitcodes
 from agentica_cli.app.edit_preview import preview_edit
 from agentica_cli.app.permissions.approvals import Answer, Question, call_args
-from agentica_cli.app.session import AppSession, SessionOptions, StartupError
+from agentica_cli.app.session import AppSession, SessionOptions, StartupError, options_from_args
 from agentica_cli.app.settings.config import (
     ConfigError,
     Settings,
@@ -306,16 +306,10 @@ class Repl:
         self.args.resume = chosen
 
     def session_options(self) -> SessionOptions:
-        from agentica_cli.app.settings.system_prompt_flags import system_prompt_options
-
-        prompts = system_prompt_options(self.args)
-        return SessionOptions(
-            self.work_dir, self.settings, add_dirs=self.allowed_dirs, model=self.model,
-            resume=self.args.resume or None, continue_latest=bool(self.args.continue_),
-            save=not self.args.no_session, lazy_file=True,  # its file is made by its first message
+        return options_from_args(
+            self.args, self.settings, self.work_dir, model=self.model,
             mcp_wait="never",  # a server still starting holds up nothing: its tools come when it is ready
             mcp_live_notices=True, tell_untrusted=False,  # ensure_trust asked about what they would say
-            base_prompt=prompts["base_prompt"], appended_prompt=prompts["appended_prompt"],
             extensions=self.extensions, instructions=self.instructions,  # told in the welcome
         )
 
