@@ -275,6 +275,17 @@ def _report(z: Zygote, cwd: Path, env: dict[str, str]) -> dict[str, object]:
     return report
 
 
+def _report_once_ready(z: Zygote, cwd: Path, env: dict[str, str]) -> dict[str, object]:
+    """The report of a child forked as soon as `z` is ready, when no thread but its main one is
+    left (then `z` is closed)."""
+    try:
+        z.wait_ready(60)
+        assert z.threads() == 1
+        return _report(z, cwd, env)
+    finally:
+        z.close()
+
+
 @pytest.mark.parametrize("base_url, loaded", [(None, 1), ("https://models.example.invalid/v1", 1),
                                               ("http://127.0.0.1:8000/v1", 0), ("HTTP://127.0.0.1:1", 0)])
 def test_the_zygote_loads_ca_certificates_only_where_a_session_may_use_them(
@@ -284,13 +295,7 @@ def test_the_zygote_loads_ca_certificates_only_where_a_session_may_use_them(
     a config file's). Either way the thread is gone before the first fork."""
     z = Zygote(preload=["agentica_cli.sandbox.sandbox", "agentica_cli.models.chat_http", "probed_session"],
                entry="probed_session:report", env=probed, base_url=base_url)
-    try:
-        z.wait_ready(60)
-        assert z.threads() == 1
-        report = _report(z, tmp_path, probed)
-    finally:
-        z.close()
-    assert report == {"tls": loaded, "later": False, "threads": 1}
+    assert _report_once_ready(z, tmp_path, probed) == {"tls": loaded, "later": False, "threads": 1}
 
 
 def test_the_sandbox_probe_runs_once_in_the_zygote_and_its_thread_ends_before_ready(
@@ -299,13 +304,7 @@ def test_the_sandbox_probe_runs_once_in_the_zygote_and_its_thread_ends_before_re
     child, which asks no more; and no thread is left at the fork."""
     z = Zygote(preload=["agentica_cli.sandbox.sandbox", "probed_session"], entry="probed_session:sandbox",
                env=probed)
-    try:
-        z.wait_ready(60)
-        assert z.threads() == 1
-        report = _report(z, tmp_path, probed)
-    finally:
-        z.close()
-    assert report == {"probed": 1, "threads": 1}
+    assert _report_once_ready(z, tmp_path, probed) == {"probed": 1, "threads": 1}
 
 
 def test_later_modules_are_imported_once_ready_and_children_forked_after_have_them(
