@@ -239,15 +239,14 @@ def _join(thread: threading.Thread, timeout: float = 5.0) -> None:
 
 
 def import_later(name: str) -> None:
-    """One module of LATER, its objects then frozen as the preload's are (freeze_heap)."""
-    import gc
+    """One module of LATER, its objects then frozen as the preload's are."""
     import importlib
 
     try:
         importlib.import_module(name)
     except Exception:
         pass  # a child that needs it imports it itself, or fails as `agentica -p` would
-    gc.freeze()
+    freeze_heap()
 
 
 def freeze_heap() -> None:
