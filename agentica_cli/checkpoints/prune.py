@@ -12,7 +12,7 @@ import shutil
 import time
 from pathlib import Path
 
-from agentica_cli.checkpoints.shadow import ShadowRepo, checkpoints_root
+from agentica_cli.checkpoints.shadow import ShadowRepo, checkpoints_root, racy_mark
 
 # Objects younger than this survive gc even when unreferenced: another agentica may be
 # between writing a snapshot and recording it in its journal.
@@ -37,7 +37,7 @@ def prune(repo: ShadowRepo, *, keep_sessions: int, keep_days: float, current: st
             continue
         journal.unlink(missing_ok=True)
         (repo.git_dir / f"index-{session}").unlink(missing_ok=True)
-        (repo.git_dir / f"racy-index-{session}").unlink(missing_ok=True)
+        racy_mark(repo.git_dir, f"index-{session}").unlink(missing_ok=True)
         repo.delete_ref(f"refs/agentica/{session}")
         gone.append(session)
     if gone:

@@ -87,6 +87,11 @@ RACY_REFRESH_BYTES = 4_000_000
 RACY_MARGIN = 0.05
 
 
+def racy_mark(git_dir: Path, index_name: str) -> Path:
+    """The file beside an index that says it holds many racy entries (ShadowRepo.racy_second)."""
+    return git_dir / f"racy-{index_name}"
+
+
 class CheckpointError(Exception):
     """A git call on the shadow repository failed; str() says which and why."""
 
@@ -170,7 +175,7 @@ class ShadowRepo:
         self._env: dict[str, str] | None = None
         # Beside the index: the second it was written in, while it holds many racy entries
         # (see RACY_REFRESH_FILES); kept in a file, so the next process refreshes it too.
-        self.racy_mark = self.git_dir / f"racy-{index_name}"
+        self.racy_mark = racy_mark(self.git_dir, index_name)
         self._racy_second: int | None = None  # None: not read from racy_mark yet
 
     # -- set-up -------------------------------------------------------------------------
@@ -197,7 +202,7 @@ class ShadowRepo:
                 # a copy dated now would make it trust a file edited just after that index was
                 # written (same second, same size) and miss the edit.
                 shutil.copy2(others[0], self.index)
-                racy = self.git_dir / f"racy-{others[0].name}"
+                racy = racy_mark(self.git_dir, others[0].name)
                 if racy.exists():
                     shutil.copy2(racy, self.racy_mark)
         os.utime(self.git_dir / "HEAD")  # "last used", for pruning whole projects
