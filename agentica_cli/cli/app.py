@@ -14,7 +14,27 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command; called by the console script (argv None: this process is agentica) or by
+    a caller with `argv` (a test, the batch zygote's child), which then gets the code back."""
     args = sys.argv[1:] if argv is None else list(argv)
+    code = _main(args)
+    if argv is None and _exits_without_teardown(args):
+        from agentica_cli.app.fast_exit import exit_now
+
+        exit_now(code)  # ~30-40 ms sooner: app/fast_exit.py
+    return code
+
+
+def _exits_without_teardown(args: list[str]) -> bool:
+    """`-p` and `batch`: the commands scripts call in loops. Not the REPL or the servers, whose
+    ends (the terminal, open clients) are left to the interpreter as they were."""
+    if args[:1] == ["batch"]:
+        return True
+    words = args[:args.index("--")] if "--" in args else args
+    return "-p" in words or "--print" in words
+
+
+def _main(args: list[str]) -> int:
     # OpenTelemetry only when the standard variables ask for it: otherwise nothing is imported.
     if "OTEL_TRACES_EXPORTER" in os.environ or "OTEL_METRICS_EXPORTER" in os.environ:
         from agentica_cli import telemetry
