@@ -5,6 +5,8 @@ Measures, as the median (and max) of several runs, wall time and peak RSS of:
   REPL ready                         process start to the prompt painted, through a pty
   -p first request                   process start to the scripted model server receiving
                                      the first chat completions request
+  -p answer to exit                  the server's last write of the answer to the process's
+                                     end (printing, the session's end, the exit itself)
   floor first request                the same for bench/floor_client.py (a stdlib client: the
                                      interpreter's start, http.client and one POST), run
                                      alternately with the -p runs; the difference of the two
@@ -44,6 +46,7 @@ from _common import agentica_command, machine
 
 TARGETS_MS = {"version": 150, "help": 150, "repl_ready": 300, "print_first_request": 700}
 TARGET_OVER_FLOOR_MS = 250  # -p start to first request, beyond the floor client's (issue 29)
+TARGET_ANSWER_TO_EXIT_MS = 30  # what a script waits for once the answer is out (it was ~70 ms)
 HERE = Path(__file__).resolve().parent
 TARGET_RSS_MB = {"print_30_steps": 150}
 PROMPT_MARK = "❯".encode()
@@ -138,9 +141,10 @@ def repl_ready(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, f
 
 
 def first_request(cmd: list[str], env: dict[str, str], cwd: Path, steps: int = 0,
-                  cpu: list[float] | None = None) -> tuple[float, float, float]:
+                  cpu: list[float] | None = None, ends: list[float] | None = None) -> tuple[float, float, float]:
     """(ms to the first model request, ms for the whole run, peak RSS MB) of a -p run; the
-    run's CPU time (ms) is appended to `cpu` when given."""
+    run's CPU time (ms) is appended to `cpu` when given, and the ms from the server's last
+    write of the answer to the process's end to `ends`."""
     from agentica_cli.testing import ScriptedModelServer, turns
 
     script = (
@@ -154,9 +158,12 @@ def first_request(cmd: list[str], env: dict[str, str], cwd: Path, steps: int = 0
         proc = subprocess.Popen(full, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE)
         code, rss, cpu_ms = wait_usage(proc, 120)
-        total = (time.perf_counter() - start) * 1000
+        ended = time.perf_counter()
+        total = (ended - start) * 1000
         if cpu is not None:
             cpu.append(cpu_ms)
+        if ends is not None and server.request_log:
+            ends.append((ended - server.request_log[-1].finished_at) * 1000)
         err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
         if code != 0:
             raise Failure(f"-p run exited {code}: {err[-800:]}")
@@ -198,8 +205,9 @@ def first_request_against_floor(cmd: list[str], env: dict[str, str], cwd: Path, 
     cli: list[tuple[float, float]] = []
     floor: list[tuple[float, float]] = []
     cpu: dict[str, list[float]] = {"print_first_request": [], "floor_first_request": []}
+    ends: list[float] = []
     for _ in range(runs):
-        first, _, rss = first_request(cmd, env, cwd, cpu=cpu["print_first_request"])
+        first, _, rss = first_request(cmd, env, cwd, cpu=cpu["print_first_request"], ends=ends)
         cli.append((first, rss))
         floor.append(floor_first_request(env, cwd, cpu=cpu["floor_first_request"]))
     figures = {name: {"wall_ms": summarize([r[0] for r in rows]), "peak_rss_mb": summarize([r[1] for r in rows]),
@@ -213,7 +221,8 @@ def first_request_against_floor(cmd: list[str], env: dict[str, str], cwd: Path, 
     print(f"CPU time of the whole runs (user + system, medians): -p "
           f"{figures['print_first_request']['run_cpu_ms']['median']:.0f} ms, floor client "
           f"{figures['floor_first_request']['run_cpu_ms']['median']:.0f} ms")
-    return {**figures, "over_floor_ms": round(over, 1)}
+    print(f"-p answer to exit: {statistics.median(ends):.1f} ms (median; target < {TARGET_ANSWER_TO_EXIT_MS} ms)")
+    return {**figures, "over_floor_ms": round(over, 1), "answer_to_exit_ms": round(statistics.median(ends), 1)}
 
 
 def install_kind() -> str:
@@ -303,10 +312,11 @@ def main() -> int:
         except Failure as err:
             failures.append(f"{name}: {err}")
             print(f"FAILED {name}: {err}")
-    over_floor = None
+    over_floor = answer_to_exit = None
     try:
         against_floor = first_request_against_floor(cmd, env, work, opts.runs)
         over_floor = against_floor.pop("over_floor_ms")
+        answer_to_exit = against_floor.pop("answer_to_exit_ms")
         figures.update(against_floor)
     except Failure as err:
         failures.append(f"print_first_request: {err}")
@@ -346,6 +356,7 @@ def main() -> int:
         "first_request_ms": figures.get("print_first_request", {}).get("wall_ms", {}).get("median"),
         "floor_first_request_ms": figures.get("floor_first_request", {}).get("wall_ms", {}).get("median"),
         "first_request_over_floor_ms": over_floor,
+        "answer_to_exit_ms": answer_to_exit,
         "print_run_cpu_ms": figures.get("print_first_request", {}).get("run_cpu_ms", {}).get("median"),
         "floor_run_cpu_ms": figures.get("floor_first_request", {}).get("run_cpu_ms", {}).get("median"),
         "rss_30_steps_mb": figures.get("print_30_steps", {}).get("peak_rss_mb", {}).get("max"),

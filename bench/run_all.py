@@ -81,6 +81,8 @@ TARGETS = [
            _get("floor_first_request_ms"), "", None, " ms"),
     Target("`-p` to first model request beyond the floor client (difference of the medians)", "startup",
            _get("first_request_over_floor_ms"), "<= 250 ms", lambda v: v <= 250, " ms"),
+    Target("`-p`: the answer's last byte sent to the process's end (median)", "startup", _get("answer_to_exit_ms"),
+           "< 30 ms", lambda v: v < 30, " ms"),
     Target("CPU time of that `-p` run (one-line answer; user + system, all threads)", "startup",
            _get("print_run_cpu_ms"), "", None, " ms"),
     Target("CPU time of the floor client's run", "startup", _get("floor_run_cpu_ms"), "", None, " ms"),
