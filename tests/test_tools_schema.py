@@ -8,6 +8,7 @@ import enum
 import time
 from typing import Annotated, Any, Dict, List, Literal, Optional, Set, Tuple, TypedDict, Union
 
+import pytest
 from pydantic import BaseModel, Field
 from typing_extensions import NotRequired
 
@@ -475,3 +476,38 @@ def test_unresolvable_annotation_costs_only_that_parameter() -> None:
         "properties": {"a": {"type": "integer"}, "b": {}},
         "required": ["a", "b"],
     }
+
+
+def test_a_functions_spec_is_read_once_and_each_tool_gets_its_own_schema(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentica_cli.tools import schema
+
+    class Files:
+        def read(self, path: str, limit: int = 10) -> str:
+            """Read a file.
+
+            Args:
+                path: where it is
+            """
+            return path
+
+    def grep(this: str, pattern: str) -> str:
+        """Search."""
+        return pattern
+
+    reads: list[object] = []
+    real = schema._read_signature_spec
+    monkeypatch.setattr(schema, "_read_signature_spec", lambda fn: reads.append(fn) or real(fn))
+    first, second = Files(), Files()
+    one = schema.build_signature_spec(first.read)
+    two = schema.build_signature_spec(second.read)
+    assert len(reads) == 1  # two tool objects, one read of their method
+    assert one.parameters == two.parameters
+    assert one.parameters["properties"]["path"]["description"] == "where it is"
+    one.parameters["properties"]["path"]["enum"] = ["a"]  # as the skill tool does with its names
+    assert "enum" not in two.parameters["properties"]["path"]
+    assert "enum" not in schema.build_signature_spec(Files().read).parameters["properties"]["path"]
+    # a function's first parameter is a parameter; bound, the same function's is not
+    assert list(schema.build_signature_spec(grep).parameters["properties"]) == ["this", "pattern"]
+    bound = grep.__get__("x")
+    assert list(schema.build_signature_spec(bound).parameters["properties"]) == ["pattern"]
+    assert two.validator.model_validate({"path": "p"}).model_dump() == {"path": "p", "limit": 10}

@@ -14,6 +14,7 @@ import json
 import sys
 import types
 import typing
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, cast, get_args, get_origin
@@ -256,6 +257,14 @@ class SignatureSpec:
         self._name = name
         self._validator: type[BaseModel] | None = None
 
+    def copy(self) -> SignatureSpec:
+        """The same spec with a JSON Schema of its own (the validator, built from the same
+        fields, is built again on first use)."""
+        import copy
+
+        return SignatureSpec(self.description, copy.deepcopy(self.parameters), dict(self._fields),
+                             self.context_param, self.accepts_extra, self._name)
+
     @property
     def validator(self) -> type[BaseModel]:
         """A pydantic model of the arguments, built on first use (schemas alone do not need it)."""
@@ -313,7 +322,33 @@ def _resolve_hints(fn: Callable[..., Any], sig: inspect.Signature) -> dict[str, 
     return hints
 
 
+# A function's spec depends on nothing but the function (its signature, hints and docstring),
+# so it is read once per function, not once per tool object: every session and subagent builds
+# its own tools (bound to its folder), and the batch zygote's sessions find the schemas its
+# warm-up built (~4 ms of CPU in each forked session otherwise). Weak keys: a function defined
+# at run time (a closure) does not stay alive because it once had a schema.
+_SPECS: weakref.WeakKeyDictionary[Any, SignatureSpec] = weakref.WeakKeyDictionary()
+_BOUND_SPECS: weakref.WeakKeyDictionary[Any, SignatureSpec] = weakref.WeakKeyDictionary()
+
+
 def build_signature_spec(fn: Callable[..., Any]) -> SignatureSpec:
+    """The spec of `fn`'s signature, from the cache where `fn` is a function or a method bound
+    to an object (a bound method's signature leaves out its first parameter, a function's does
+    not: two caches). Each call gets a spec of its own with its own copy of the JSON Schema,
+    which callers may change (the skill tool adds its names as an enum)."""
+    if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
+        cache, key = _BOUND_SPECS, fn.__func__
+    elif isinstance(fn, types.FunctionType):
+        cache, key = _SPECS, fn
+    else:  # a partial, a callable object, a builtin: read each time
+        return _read_signature_spec(fn)
+    spec = cache.get(key)
+    if spec is None:
+        spec = cache[key] = _read_signature_spec(fn)
+    return spec.copy()
+
+
+def _read_signature_spec(fn: Callable[..., Any]) -> SignatureSpec:
     sig = inspect.signature(fn)
     hints = _resolve_hints(fn, sig)
     doc = parse_docstring(inspect.getdoc(fn))
