@@ -127,3 +127,28 @@ def test_the_repl_in_a_worktree_says_where_the_work_is_when_it_ends(tmp_path: Pa
     assert f"the work is in {tree} (branch agentica/talk): 1 uncommitted path(s)" in tail
     assert "agentica worktrees rm talk" in tail
     assert (tree / "shared.txt").read_text() == "from talk\n" and (repo / "shared.txt").read_text() == "original\n"
+
+
+def test_a_worktrees_changes_name_files_as_they_are_and_match_git_diff(tmp_path: Path) -> None:
+    """commit_all + worktree_changes: names with a space, a quote and a non-ASCII letter as
+    they are (git's --name-only would quote them), the diff as `git diff --binary` prints it,
+    and nothing to commit when nothing changed."""
+    from agentica_cli.worktrees import commit_all, create_worktree, worktree_changes
+
+    repo = make_repository(tmp_path / "repo")
+    (repo / "old.bin").write_bytes(b"\x00\x01\x02")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "binary")
+    tree = create_worktree(repo, "names")
+    assert commit_all(tree, "nothing") is False
+    assert worktree_changes(tree) == ([], "")
+    (tree.path / "shared.txt").write_text("changed\n")
+    (tree.path / 'a "quoted" name.txt').write_text("q\n")
+    (tree.path / "café.txt").write_text("c\n")
+    (tree.path / "old.bin").unlink()
+    assert commit_all(tree, "work") is True
+    files, diff = worktree_changes(tree)
+    assert sorted(files) == sorted(['a "quoted" name.txt', "café.txt", "old.bin", "shared.txt"])
+    assert diff == subprocess.run(["git", "diff", "--no-renames", "--binary", tree.base, "HEAD"], cwd=tree.path,
+                                  check=True, capture_output=True, text=True).stdout
+    assert "+changed" in diff and "deleted file mode" in diff

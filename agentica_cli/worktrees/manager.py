@@ -24,6 +24,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 BRANCH_PREFIX = "agentica/"
 WORKTREES_FOLDER = Path(".worktrees")
@@ -61,10 +62,11 @@ class WorktreeState:
     commits: int  # commits on the branch since its base
 
 
-def _run(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def _run(cwd: Path, *args: str, env: dict[str, str] | None = None,
+         text: bool = True) -> subprocess.CompletedProcess[Any]:
     full = {**os.environ, "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", **(env or {})}
     try:
-        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=full,
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=text, env=full,
                               stdin=subprocess.DEVNULL, timeout=120)
     except FileNotFoundError:
         raise WorktreeError("git is not installed (worktrees need git)") from None
@@ -237,10 +239,11 @@ def remove_worktree(start: Path, name: str, *, force: bool = False) -> str:
 
 def commit_all(tree: Worktree, message: str) -> bool:
     """Commit everything in the worktree (new files too) on its branch; False when nothing
-    changed. Hooks do not run: this records the agent's work, it is not a user's commit."""
-    _git(tree.path, "add", "-A")
-    if _run(tree.path, "diff", "--cached", "--quiet").returncode == 0:
+    changed. Hooks do not run: this records the agent's work, it is not a user's commit.
+    One `git status` when nothing changed (a batch's read-only tasks), not an add and a diff."""
+    if not _git(tree.path, "status", "--porcelain", "-z", "--untracked-files=all"):
         return False
+    _git(tree.path, "add", "-A")
     if _run(tree.path, "commit", "--quiet", "--no-verify", "-m", message).returncode != 0:
         # most often no git identity here (CI, containers): agentica signs the commit instead
         _git(tree.path, "commit", "--quiet", "--no-verify", "-m", message, env=_FALLBACK_IDENTITY)
@@ -248,12 +251,28 @@ def commit_all(tree: Worktree, message: str) -> bool:
 
 
 def worktree_changes(tree: Worktree) -> tuple[list[str], str]:
-    """(files changed, diff) between the worktree's base and its HEAD."""
+    """(files changed, diff) between the worktree's base and its HEAD, from one `git diff`: its
+    raw part (-z: the names as they are, not quoted as --name-only quotes a name with a space,
+    a quote or a non-ASCII letter) and then its patch, the same text as a plain `git diff
+    --binary` (text that is not UTF-8 is shown with replacement characters; the branch has it)."""
     if not tree.base:
         return [], ""
-    names = _git(tree.path, "diff", "--name-only", "--no-renames", tree.base, "HEAD").splitlines()
-    diff = _git(tree.path, "diff", "--no-renames", "--binary", tree.base, "HEAD")
-    return [n for n in names if n], diff
+    out = _git_bytes(tree.path, "diff", "--raw", "-z", "--no-renames", "--binary", "-p", tree.base, "HEAD")
+    names: list[str] = []
+    while out.startswith(b":"):  # ":MODE MODE SHA SHA STATUS\0PATH\0" per file (no renames: one path)
+        _header, _, out = out.partition(b"\0")
+        path, _, out = out.partition(b"\0")
+        names.append(os.fsdecode(path))
+    return [n for n in names if n], out.removeprefix(b"\0").decode("utf-8", errors="replace")
+
+
+def _git_bytes(cwd: Path, *args: str) -> bytes:
+    """_git's stdout as bytes (a diff need not be UTF-8; -z names are the file system's)."""
+    done = _run(cwd, *args, text=False)
+    if done.returncode != 0:
+        detail = os.fsdecode(done.stderr).strip().splitlines()
+        raise WorktreeError(f"git {args[0]} failed in {cwd}: {detail[-1] if detail else f'exit {done.returncode}'}")
+    return done.stdout
 
 
 def exit_note(tree: Worktree) -> str:
