@@ -388,7 +388,9 @@ def test_modules_in_the_tasks_repository_are_never_imported(tmp_path: Path, home
     assert [r["status"] for r in read_records(output)] == ["done"]
 
 
-def test_the_summary_imports_wait_until_every_first_session_waits_for_its_model(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_summary_imports_wait_until_every_first_session_waits_for_its_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """runner._SummaryPrefetch: not while the first wave is still starting (CPU-bound), once after."""
     from types import SimpleNamespace
 
