@@ -272,13 +272,15 @@ class _RawAnswer(BaseHTTPRequestHandler):
 
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        # counted before the answer is written: the client may have read it all (and the test
+        # checked the count) before this thread runs again
+        self.server.hits += 1
         body, content_type = self.server.body, self.server.content_type
         self.send_response(200)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
-        self.server.hits += 1
 
 
 class _RawServer:
