@@ -242,11 +242,13 @@ PROBED = '''
 import json, sys
 
 def report(args):
-    """What the zygote left to this child: its CA certificates, its modules, its threads."""
+    """What the zygote left to this child: its TLS contexts (with their CA certificates, and
+    without), its modules, its threads."""
     import threading
 
     chat_http = sys.modules.get("agentica_cli.models.chat_http")
-    print(json.dumps({"tls": len(chat_http._tls_contexts) if chat_http else None,
+    tls = [len(chat_http._tls_contexts), len(chat_http._unloaded)] if chat_http else None
+    print(json.dumps({"tls": tls,
                       "later": "later_module" in sys.modules, "threads": threading.active_count()}))
     return 0
 
@@ -286,16 +288,17 @@ def _report_once_ready(z: Zygote, cwd: Path, env: dict[str, str]) -> dict[str, o
         z.close()
 
 
-@pytest.mark.parametrize("base_url, loaded", [(None, 1), ("https://models.example.invalid/v1", 1),
-                                              ("http://127.0.0.1:8000/v1", 0), ("HTTP://127.0.0.1:1", 0)])
+@pytest.mark.parametrize("base_url, contexts", [(None, [1, 0]), ("https://models.example.invalid/v1", [1, 0]),
+                                                ("http://127.0.0.1:8000/v1", [0, 1]), ("HTTP://127.0.0.1:1", [0, 1])])
 def test_the_zygote_loads_ca_certificates_only_where_a_session_may_use_them(
-        tmp_path: Path, probed: dict[str, str], base_url: str | None, loaded: int) -> None:
+        tmp_path: Path, probed: dict[str, str], base_url: str | None, contexts: list[int]) -> None:
     """The certificates (~47 ms, on the probe thread beside the imports) are for https: a batch
     whose --base-url is plain http never needs them; one that names none may (its provider's,
-    a config file's). Either way the thread is gone before the first fork."""
+    a config file's). Plain http still gets the context a client holds, without certificates,
+    made once for every child. Either way the thread is gone before the first fork."""
     z = Zygote(preload=["agentica_cli.sandbox.sandbox", "agentica_cli.models.chat_http", "probed_session"],
                entry="probed_session:report", env=probed, base_url=base_url)
-    assert _report_once_ready(z, tmp_path, probed) == {"tls": loaded, "later": False, "threads": 1}
+    assert _report_once_ready(z, tmp_path, probed) == {"tls": contexts, "later": False, "threads": 1}
 
 
 def test_the_sandbox_probe_runs_once_in_the_zygote_and_its_thread_ends_before_ready(

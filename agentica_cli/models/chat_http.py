@@ -115,6 +115,12 @@ def _loaded(key: CertificateSetting) -> ssl.SSLContext:
     return context
 
 
+def unloaded_tls_context() -> ssl.SSLContext:
+    """The context a client made now holds (`_deferred` for the current certificate setting):
+    made ahead by the batch's zygote, whose children then inherit it instead of each making it."""
+    return _deferred(_certificate_setting())
+
+
 def _deferred(key: CertificateSetting) -> ssl.SSLContext:
     """The context `_loaded(key)` returns, without its CA certificates when they are not loaded
     yet (they are loaded into this same object later); made whole now where that cannot be."""
