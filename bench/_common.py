@@ -36,6 +36,22 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores{mem}, Python {platform.python_version()}, {platform.system()}"
 
 
+def python_speed_ms(steps: int = 3_000_000, tries: int = 3) -> float:
+    """How fast this machine runs plain Python now: the best of `tries` loops of `steps`
+    additions, in ms. Import-bound figures (start-up, a batch's zygote) scale with it, so two
+    tables measured on machines of one name (a shared VM's host varies) compare through it."""
+    import time
+
+    best = float("inf")
+    for _ in range(tries):
+        start = time.perf_counter()
+        total = 0
+        for n in range(steps):
+            total += n
+        best = min(best, time.perf_counter() - start)
+    return best * 1000
+
+
 def print_machine(title: str) -> None:
     print(f"== {title}")
     print(f"machine: {machine()}")
