@@ -247,3 +247,40 @@ def test_a_crash_after_start_is_visible_in_the_set(tmp_path):
     asyncio.run(main())
     assert seen[:2] == [("starting", False, 0), ("ready", True, 0)]
     assert seen[2:] == [("failed", True, 0), ("starting", True, 0), ("ready", True, 1), ("closed", True, 1)]
+
+
+def test_a_server_is_ready_once_its_prompts_are_listed(tmp_path):
+    """Between the connection and the prompts' listing (slow under load) a server is still
+    starting: /mcp never shows it ready without its prompts' slash commands, and on_change says
+    "ready" once, with them."""
+    told: list[tuple[str, list[str]]] = []
+    features = DEMO_SERVER.parent / "features_server.py"
+
+    async def main() -> None:
+        table = {"command": PYTHON, "args": [str(features)], "protocol": "legacy"}
+        servers = McpServerSet.from_tables(
+            {"feat": table}, log_dir=tmp_path,
+            on_change=lambda st: told.append((st.state, list(servers.prompt_commands()))))
+        (tool,) = servers.tools
+        listing, release = asyncio.Event(), asyncio.Event()
+        list_prompts = tool.list_prompts
+
+        async def held_list_prompts():  # type: ignore[no-untyped-def]
+            listing.set()
+            await release.wait()
+            return await list_prompts()
+
+        tool.list_prompts = held_list_prompts  # type: ignore[method-assign]
+        async with servers:
+            await asyncio.wait_for(listing.wait(), 60)
+            assert tool.status == "ready"  # connected, its tools listed
+            status = servers.status("feat")
+            assert (status.state, status.tools, servers.prompt_commands()) == ("starting", (), {})
+            release.set()
+            assert await servers.wait_ready(timeout=30)
+            assert servers.status("feat").state == "ready"
+            assert list(servers.prompt_commands()) == ["mcp__feat__review"]
+
+    asyncio.run(main())
+    assert told[0] == ("starting", []) and told.count(("starting", [])) == len(told) - 2
+    assert told[-2:] == [("ready", ["mcp__feat__review"]), ("closed", [])]

@@ -275,6 +275,10 @@ class _Entry:
         self.task: asyncio.Task[None] | None = None
         self.reported: tuple[str, str | None] | None = None  # the failure already handed out
         self.prompts: list[Any] = []  # the server's prompts, read when it became ready
+        # True from the start of a connection until its prompts are listed: the server counts as
+        # starting until then, so that "ready" (in /mcp, to on_change) comes with its prompts'
+        # slash commands, not a moment before them
+        self.connecting = False
 
 
 class McpServerSet:
@@ -354,6 +358,8 @@ class McpServerSet:
             transport = config.transport or ("stdio" if config.command else "")
             return McpServerStatus(name, state, target, transport, error=entry.config_error)
         state = tool.status
+        if state == "ready" and entry.connecting:
+            state = "starting"  # connected, its prompts not listed yet
         return McpServerStatus(
             name=name,
             state=state,
@@ -401,14 +407,19 @@ class McpServerSet:
 
     async def _connect(self, entry: _Entry) -> None:
         assert entry.tool is not None
+        entry.connecting = True
         try:
-            await entry.tool.connect(force=True)
-        except McpServerError:
-            return  # recorded in the tool's state and error; reported through new_failures/on_change
-        try:
-            entry.prompts = await entry.tool.list_prompts()
-        except Exception:
-            entry.prompts = []  # a server whose prompts cannot be listed still serves its tools
+            try:
+                await entry.tool.connect(force=True)
+            except McpServerError:
+                return  # recorded in the tool's state and error; reported through new_failures/on_change
+            try:
+                entry.prompts = await entry.tool.list_prompts()
+            except Exception:
+                entry.prompts = []  # a server whose prompts cannot be listed still serves its tools
+        finally:
+            entry.connecting = False
+        self._changed(entry.config.name)  # now "ready", with its prompts
 
     def resource_uris(self) -> dict[str, list[str]]:
         """server name -> the URIs of its resources (ready servers that list any)."""
@@ -484,6 +495,9 @@ class McpServerSet:
         await self.close()
 
     def _changed(self, name: str) -> None:
+        entry = self._entries.get(name)
+        if entry is not None and entry.connecting and entry.tool is not None and entry.tool.status == "ready":
+            return  # told once its prompts are listed (the end of _connect)
         if self.on_change is not None:
             try:
                 self.on_change(self.status(name))
