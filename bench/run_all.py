@@ -165,6 +165,9 @@ TARGETS = [
            "when <= ~0.24 s)", "batch", _get("t_ready_s"), "", None, " s"),
     Target("batch: tasks per task time, N=8 workers over 5N tasks (steady state; the 2N rows above keep "
            "their targets)", "batch", _get("throughput_long_8"), "", None, ""),
+    *(Target(f"batch: tasks per task time once running, N={n} (the tasks started after the first one ended: "
+             "no batch or zygote start in them)", "batch", _get(f"steady_throughput_{n}"), f">= {0.9 * n:.1f}",
+             lambda v, n=n: v >= 0.9 * n, "") for n in (2, 4, 8)),
     Target("batch: CPU per task, N=8 (zygote)", "batch", _get("cpu_per_task_8_s"), "", None, " s"),
     Target("batch: tasks per task time, N=8, each session a process of its own (AGENTICA_BATCH_ZYGOTE=0)", "batch",
            _get("throughput_process_8"), "", None, ""),
