@@ -36,20 +36,24 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores{mem}, Python {platform.python_version()}, {platform.system()}"
 
 
-def python_speed_ms(steps: int = 3_000_000, tries: int = 3) -> float:
-    """How fast this machine runs plain Python now: the best of `tries` loops of `steps`
-    additions, in ms. Import-bound figures (start-up, a batch's zygote) scale with it, so two
-    tables measured on machines of one name (a shared VM's host varies) compare through it."""
+STDLIB_IMPORTS = "import asyncio, dataclasses, email.message, http.client, json, pathlib, ssl, subprocess, typing"
+
+
+def stdlib_import_ms(runs: int = 7) -> float:
+    """How fast this machine starts Python and imports modules now: a fresh isolated interpreter
+    importing STDLIB_IMPORTS (code no commit of ours changes), median of `runs`, in ms. The
+    start-up and import figures grow and shrink with it: the host behind a shared VM of one
+    name varies (a plain arithmetic loop does not show it: on 2026-12-03 it ran 3x faster within
+    an hour while `-p`'s start stayed as slow)."""
+    import subprocess
     import time
 
-    best = float("inf")
-    for _ in range(tries):
+    times = []
+    for _ in range(runs):
         start = time.perf_counter()
-        total = 0
-        for n in range(steps):
-            total += n
-        best = min(best, time.perf_counter() - start)
-    return best * 1000
+        subprocess.run([sys.executable, "-I", "-c", STDLIB_IMPORTS], check=True)
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
 
 
 def print_machine(title: str) -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from _common import REPO, machine, python_speed_ms
+from _common import REPO, STDLIB_IMPORTS, machine, stdlib_import_ms
 
 PAGE = REPO / "docs" / "performance.md"
 BEGIN = "<!-- run_all:begin (written by bench/run_all.py; edit the script, not this table) -->"
@@ -93,8 +93,9 @@ _LOAD_AT_START = _load()  # run_all imports this module before it runs any bench
 
 
 def environment(speed_before_ms: float | None = None) -> list[str]:
-    """One line each: when, the machine (and how fast it ran Python before the benches and
-    after: `speed_before_ms` and now), the OS, Python, dependency versions, the commit."""
+    """One line each: when, the machine (and how fast it started Python and imported modules
+    before the benches and after: `speed_before_ms` and now), the OS, Python, dependency
+    versions, the commit."""
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     deps = ", ".join(f"{dist} {_version(dist)}" for dist in KEY_DISTRIBUTIONS)
     return [
@@ -103,9 +104,9 @@ def environment(speed_before_ms: float | None = None) -> list[str]:
         f"OS: {platform.system()} {platform.release()}",
         f"Python: {platform.python_implementation()} {platform.python_version()}",
         f"Load average (1, 5, 15 min): {_LOAD_AT_START} before the benches, {_load()} after",
-        *([f"Python speed: 3 million additions in a loop took {speed_before_ms:.0f} ms before the benches, "
-           f"{python_speed_ms():.0f} ms after (best of 3; start-up and import figures scale with it)"]
-          if speed_before_ms is not None else []),
+        *([f"Import speed: a fresh `python -I -c \"{STDLIB_IMPORTS}\"` took {speed_before_ms:.0f} ms before "
+           f"the benches, {stdlib_import_ms():.0f} ms after (median of 7; start-up and import figures grow "
+           "and shrink with it)"] if speed_before_ms is not None else []),
         f"Dependencies: {deps}",
     ]
 
