@@ -281,6 +281,11 @@ class _Entry:
         self.connecting = False
 
 
+def _listing_prompts(entry: _Entry) -> bool:
+    """Connected, its prompts not listed yet: still starting to the set's callers."""
+    return entry.connecting and entry.tool is not None and entry.tool.status == "ready"
+
+
 class McpServerSet:
     """Configured MCP servers: start all in parallel, watch their state, close them all."""
 
@@ -357,9 +362,7 @@ class McpServerSet:
             target = config.url or " ".join([config.command or "", *(config.args or [])])
             transport = config.transport or ("stdio" if config.command else "")
             return McpServerStatus(name, state, target, transport, error=entry.config_error)
-        state = tool.status
-        if state == "ready" and entry.connecting:
-            state = "starting"  # connected, its prompts not listed yet
+        state = "starting" if _listing_prompts(entry) else tool.status
         return McpServerStatus(
             name=name,
             state=state,
@@ -496,7 +499,7 @@ class McpServerSet:
 
     def _changed(self, name: str) -> None:
         entry = self._entries.get(name)
-        if entry is not None and entry.connecting and entry.tool is not None and entry.tool.status == "ready":
+        if entry is not None and _listing_prompts(entry):
             return  # told once its prompts are listed (the end of _connect)
         if self.on_change is not None:
             try:
