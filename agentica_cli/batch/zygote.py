@@ -226,7 +226,7 @@ def _probe(sandbox: bool, tls: bool, base_url: str | None) -> None:
             if base_url == _UNKNOWN or may_use_tls(base_url):
                 chat_http.tls_context()
             else:  # the client still holds a context, made without its CA certificates (never
-                # loaded for plain http): made here once, each child inherits it (~4 ms of CPU a child)
+                # loaded for plain http): made here once, each child inherits it (a process's first one: ~1.7 ms)
                 chat_http.unloaded_tls_context()
         except Exception:
             pass  # the first https request meets the same failure and reports it
