@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from _common import REPO, STDLIB_IMPORTS, machine, stdlib_import_ms
+from _common import IMPORT_SPEED_RUNS, REPO, STDLIB_IMPORTS, machine, stdlib_import_ms
 
 PAGE = REPO / "docs" / "performance.md"
 BEGIN = "<!-- run_all:begin (written by bench/run_all.py; edit the script, not this table) -->"
@@ -105,8 +105,8 @@ def environment(speed_before_ms: float | None = None) -> list[str]:
         f"Python: {platform.python_implementation()} {platform.python_version()}",
         f"Load average (1, 5, 15 min): {_LOAD_AT_START} before the benches, {_load()} after",
         *([f"Import speed: a fresh `python -I -c \"{STDLIB_IMPORTS}\"` took {speed_before_ms:.0f} ms before "
-           f"the benches, {stdlib_import_ms():.0f} ms after (median of 7; start-up and import figures grow "
-           "and shrink with it)"] if speed_before_ms is not None else []),
+           f"the benches, {stdlib_import_ms():.0f} ms after (median of {IMPORT_SPEED_RUNS}; start-up and import "
+           "figures grow and shrink with it)"] if speed_before_ms is not None else []),
         f"Dependencies: {deps}",
     ]
 

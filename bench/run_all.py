@@ -27,7 +27,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _common import machine, stdlib_import_ms  # noqa: E402
+from _common import IMPORT_SPEED_RUNS, machine, stdlib_import_ms  # noqa: E402
 from perf_table import PAGE, Row, environment, import_problem, render, write  # noqa: E402
 
 BENCHES = {
@@ -239,7 +239,8 @@ def main(argv: list[str]) -> int:
     page = None if opts.no_write else (opts.write or (PAGE if not opts.benches else None))
     print(f"machine: {machine()}")
     speed_ms = stdlib_import_ms()
-    print(f"import speed: a fresh interpreter's standard-library imports took {speed_ms:.0f} ms (median of 7)")
+    print(f"import speed: a fresh interpreter's standard-library imports took {speed_ms:.0f} ms "
+          f"(median of {IMPORT_SPEED_RUNS})")
     results: dict[str, dict[str, Any]] = {}
     failed = []
     for name in chosen:
