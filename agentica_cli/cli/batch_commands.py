@@ -2,8 +2,6 @@
 `agentica batch report RESULTS.jsonl` (typer). The work is in agentica_cli.worktrees and
 agentica_cli.batch."""
 
-from __future__ import annotations
-
 import json
 import sys
 from pathlib import Path

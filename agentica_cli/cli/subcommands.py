@@ -2,8 +2,6 @@
 `agentica sessions list|show|rm`, `agentica models`, `agentica doctor`. Each imports what it needs
 when it runs."""
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
