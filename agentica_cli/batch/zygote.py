@@ -51,6 +51,7 @@ PRELOAD = (
     "agentica_cli.cli.commands",
     "agentica_cli.cli.launch",
     "agentica_cli.app.process_hardening",
+    "agentica_cli.app.startup_gc",
     "agentica_cli.sandbox.descendants",
     "agentica_cli.sandbox.sandbox",
     "agentica_cli.app.settings.config",
@@ -519,9 +520,12 @@ def main(argv: list[str] | None = None) -> int:
     from agentica_cli.app.process_hardening import harden_process
 
     harden_process()  # as `agentica -p` does: its environment (the batch's) unreadable by others
+    from agentica_cli.app.startup_gc import hold, release
+
+    hold()  # no garbage collections while importing (app/startup_gc.py), as in `agentica -p`
     preload(tuple(opts.preload) if opts.preload is not None else PRELOAD, opts.base_url)
     entry = resolve_entry(opts.entry)
-    freeze_heap()
+    release()  # freeze_heap()'s gc.freeze, and the collector on again: the children start with it on
     try:
         later = opts.later if opts.later is not None else (LATER if opts.preload is None else [])
         serve(sock, entry, tuple(filter(None, later)))

@@ -391,6 +391,9 @@ class PrintRun:
     def run_driver(self, driver: Coroutine[Any, Any, Any]) -> bool:
         """Run `driver` under main(): an interruption or an unexpected failure is recorded (and
         said on stderr) instead of raised. False when stdout was closed by its reader."""
+        from agentica_cli.app.startup_gc import release
+
+        release()  # the start is over: the garbage collector back on (app/startup_gc.py)
         try:
             asyncio.run(self.main(driver))
         except KeyboardInterrupt:
