@@ -1,9 +1,11 @@
-"""Whether a process is still running, for any layer (sessions' lock holders, MCP servers):
-no UI, no imports beyond the standard library."""
+"""Whether a process is still running, for any layer (sessions' lock holders, MCP servers),
+and waiting for a child's exit without polling: no UI, no imports beyond the standard library."""
 
 from __future__ import annotations
 
 import os
+import select
+import subprocess
 
 
 def is_running(pid: int) -> bool:
@@ -21,3 +23,26 @@ def is_running(pid: int) -> bool:
         return stat[stat.rindex(b")") + 2 :].split()[0] != b"Z"
     except (OSError, ValueError, IndexError):  # no /proc (macOS): kill() said it exists
         return True
+
+
+def wait_for_exit(proc: subprocess.Popen[bytes], timeout: float) -> int:
+    """`proc`'s exit code, waiting at most `timeout` seconds (subprocess.TimeoutExpired past it,
+    the process left running). Popen.wait(timeout) polls, sleeping 0.5 ms, then 1, 2, 4 ... up
+    to 50 ms between looks, so it notices an exit up to twice as late as it happens (the 5 ms
+    bubblewrap probe took 8 ms). On Linux a pidfd wakes the waiter at the exit itself; elsewhere
+    (or where the pidfd cannot be had) this is Popen.wait."""
+    pidfd_open = getattr(os, "pidfd_open", None)
+    fd = None
+    if pidfd_open is not None:
+        try:
+            fd = pidfd_open(proc.pid)
+        except OSError:  # reaped already, or no pidfd here: Popen.wait knows
+            fd = None
+    if fd is not None:
+        try:
+            ended, _, _ = select.select([fd], [], [], timeout)
+        finally:
+            os.close(fd)
+        if not ended:
+            raise subprocess.TimeoutExpired(proc.args, timeout)
+    return proc.wait(timeout)  # after the pidfd said it ended: reaps it at once

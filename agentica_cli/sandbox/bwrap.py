@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from agentica_cli.procs import wait_for_exit
 from agentica_cli.sandbox.policy import SandboxPolicy
 from agentica_cli.sandbox.spawn_threads import PreparedThread
 
@@ -49,14 +50,19 @@ def bwrap_works() -> bool:
     if path is None:
         return False
     try:
-        probe = subprocess.run(
+        probe = subprocess.Popen(
             [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net", "--unshare-pid",
              "--unshare-user", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "/bin/sh", "-c", "exit 0"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
-    except (OSError, subprocess.SubprocessError):
+    except OSError:
         return False
-    return probe.returncode == 0
+    try:
+        return wait_for_exit(probe, 10) == 0  # its exit seen as it happens: -p waits for this answer
+    except subprocess.TimeoutExpired:
+        probe.kill()
+        probe.wait()
+        return False
 
 
 @functools.lru_cache(maxsize=1)
