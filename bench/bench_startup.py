@@ -14,6 +14,10 @@ Measures, as the median (and max) of several runs, wall time and peak RSS of:
   -p 30 tool steps                   a whole 30-step run (peak RSS is the figure)
   import openai                      whole, against agentica's lean import of the SDK, each
                                      in a fresh interpreter, alternating
+  instructions                       one whole one-answer -p run and one floor client run under
+                                     valgrind's callgrind (main process, all threads): a count
+                                     that is the same on a fast host and a slow one (+-1%), where
+                                     every time above moves with the host; skipped without valgrind
 
 No key or network: the model is the package's scripted server on 127.0.0.1. Runs are
 warm-cache: one unmeasured run first, and Python may write its bytecode cache (this
@@ -269,6 +273,37 @@ def openai_imports(runs: int) -> dict[str, float]:
     return {"import_openai_whole_ms": round(whole_ms, 1), "import_openai_lean_ms": round(lean_ms, 1)}
 
 
+def instructions(cmd: list[str], env: dict[str, str], cwd: Path) -> dict[str, float]:
+    """Millions of instructions (callgrind's Ir) of one whole one-answer `-p` run and of one
+    floor client run, and their ratio; {} without valgrind. Each runs under valgrind (~30x
+    slower), once: the count varies by about 1% from run to run."""
+    import re
+    import shutil
+
+    from agentica_cli.testing import ScriptedModelServer, turns
+
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        print("instructions: skipped (no valgrind)")
+        return {}
+    counted = [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+    runs = {"print": lambda url: [*cmd, "-p", "read notes.txt", "--base-url", url, "--api-key", "bench", "--yes"],
+            "floor": lambda url: [sys.executable, str(HERE / "floor_client.py"), url, "notes.txt", "0"]}
+    out: dict[str, float] = {}
+    for name, argv in runs.items():
+        with ScriptedModelServer([turns.text("ok")]) as server:
+            done = subprocess.run([*counted, *argv(server.base_url)], env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=600)
+        found = re.findall(r"Collected : (\d+)", done.stderr)
+        if done.returncode != 0 or not found:
+            raise Failure(f"{name} run under callgrind exited {done.returncode}: {done.stderr[-800:]}")
+        out[f"{name}_run_instructions_m"] = round(int(found[0]) / 1e6, 1)
+    out["instructions_ratio"] = round(out["print_run_instructions_m"] / out["floor_run_instructions_m"], 2)
+    print(f"instructions (callgrind, millions): -p run {out['print_run_instructions_m']}, floor client run "
+          f"{out['floor_run_instructions_m']}, ratio {out['instructions_ratio']}")
+    return out
+
+
 def summarize(values: list[float]) -> dict[str, float]:
     return {"median": round(statistics.median(values), 1), "max": round(max(values), 1)}
 
@@ -337,6 +372,11 @@ def main() -> int:
         except Failure as err:
             failures.append(f"openai imports: {err}")
             print(f"FAILED openai imports: {err}")
+        try:
+            imports |= instructions(cmd, env, work)
+        except (Failure, subprocess.TimeoutExpired) as err:
+            failures.append(f"instructions: {err}")
+            print(f"FAILED instructions: {err}")
 
     print(f"{'measure':<24}{'median ms':>11}{'max ms':>9}{'peak RSS MB':>13}   target")
     for name, data in figures.items():
