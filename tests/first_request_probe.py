@@ -43,7 +43,7 @@ def noting_endpoint(self):
 
 OpenAIChat.endpoint = noting_endpoint
 from agentica_cli.cli.app import main
-sys.exit(main(sys.argv[1:]))
+sys.exit(main())  # argv None: as the console script runs it (sys.argv[1:] are its flags)
 """
 
 

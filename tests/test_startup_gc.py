@@ -4,6 +4,7 @@ entry point to the session's start, then on again with the start-up's objects fr
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -50,6 +51,24 @@ def test_release_without_hold_changes_nothing(collector: None) -> None:
     count = gc.get_freeze_count()
     startup_gc.release()
     assert gc.isenabled() and gc.get_freeze_count() == count
+
+
+def test_only_the_agentica_process_itself_holds_it(monkeypatch: pytest.MonkeyPatch, collector: None) -> None:
+    """`main()` as the console script runs it (argv None) holds the collector for `-p`; a
+    caller's `main(argv)` (a test, a zygote's child, an embedding program) and other commands
+    leave it as they found it."""
+    from agentica_cli.cli import app
+
+    seen: list[bool] = []
+    monkeypatch.setattr(app, "_main", lambda args: seen.append(gc.isenabled()) or 0)
+    monkeypatch.setattr(app, "_exits_without_teardown", lambda args: False)
+    gc.enable()
+    app.main(["-p", "hi"])
+    monkeypatch.setattr(sys, "argv", ["agentica", "doctor"])
+    app.main()
+    monkeypatch.setattr(sys, "argv", ["agentica", "-p", "hi"])
+    app.main()
+    assert seen == [True, True, False]
 
 
 def test_a_print_run_sends_its_first_request_with_the_collector_on_and_the_start_frozen(tmp_path: Path) -> None:

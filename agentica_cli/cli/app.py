@@ -17,6 +17,10 @@ def main(argv: list[str] | None = None) -> int:
     """The command; called by the console script (argv None: this process is agentica) or by
     a caller with `argv` (a test, the batch zygote's child), which then gets the code back."""
     args = sys.argv[1:] if argv is None else list(argv)
+    if argv is None and _is_print_mode(args):  # this process is `agentica -p` (a caller's keeps its own collector)
+        from agentica_cli.app.startup_gc import hold
+
+        hold()  # no garbage collections until the session's loop starts (app/startup_gc.py)
     code = _main(args)
     if argv is None and _exits_without_teardown(args):
         from agentica_cli.app.fast_exit import exit_now
@@ -28,8 +32,10 @@ def main(argv: list[str] | None = None) -> int:
 def _exits_without_teardown(args: list[str]) -> bool:
     """`-p` and `batch`: the commands scripts call in loops. Not the REPL or the servers, whose
     ends (the terminal, open clients) are left to the interpreter as they were."""
-    if args[:1] == ["batch"]:
-        return True
+    return args[:1] == ["batch"] or _is_print_mode(args)
+
+
+def _is_print_mode(args: list[str]) -> bool:
     words = args[:args.index("--")] if "--" in args else args
     return "-p" in words or "--print" in words
 

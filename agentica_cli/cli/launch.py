@@ -78,9 +78,6 @@ def start(args: argparse.Namespace) -> int:
     end_descendants_at_exit()  # nothing the session started outlives it (a daemonised `setsid cmd &`)
     import agentica_cli.child_env  # noqa: F401  (notes the user's own environment before any library runs)
     if args.print_mode:  # on threads while the settings load: the model transport, the sandbox's probe
-        from agentica_cli.app.startup_gc import hold
-
-        hold()  # no garbage collections until the session starts (app/startup_gc.py)
         from agentica_cli.models.warmup import warm_transport
         from agentica_cli.sandbox.sandbox import probe_backends
 
