@@ -522,10 +522,10 @@ def main(argv: list[str] | None = None) -> int:
     harden_process()  # as `agentica -p` does: its environment (the batch's) unreadable by others
     from agentica_cli.app.startup_gc import hold, release
 
-    hold()  # no garbage collections while importing (app/startup_gc.py), as in `agentica -p`
+    hold()  # few garbage collections while importing (app/startup_gc.py), as in `agentica -p`
     preload(tuple(opts.preload) if opts.preload is not None else PRELOAD, opts.base_url)
     entry = resolve_entry(opts.entry)
-    release()  # freeze_heap()'s gc.freeze, and the collector on again: the children start with it on
+    release()  # freeze_heap()'s gc.freeze, and the usual thresholds: the children start with them
     try:
         later = opts.later if opts.later is not None else (LATER if opts.preload is None else [])
         serve(sock, entry, tuple(filter(None, later)))

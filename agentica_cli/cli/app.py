@@ -17,10 +17,10 @@ def main(argv: list[str] | None = None) -> int:
     """The command; called by the console script (argv None: this process is agentica) or by
     a caller with `argv` (a test, the batch zygote's child), which then gets the code back."""
     args = sys.argv[1:] if argv is None else list(argv)
-    if argv is None and _is_print_mode(args):  # this process is `agentica -p` (a caller's keeps its own collector)
+    if argv is None and _is_main_command(args):  # this process is `agentica` (a caller's keeps its collector)
         from agentica_cli.app.startup_gc import hold
 
-        hold()  # no garbage collections until the session's loop starts (app/startup_gc.py)
+        hold()  # few garbage collections until the session has started (app/startup_gc.py)
     code = _main(args)
     if argv is None and _exits_without_teardown(args):
         from agentica_cli.app.fast_exit import exit_now
@@ -33,6 +33,12 @@ def _exits_without_teardown(args: list[str]) -> bool:
     """`-p` and `batch`: the commands scripts call in loops. Not the REPL or the servers, whose
     ends (the terminal, open clients) are left to the interpreter as they were."""
     return args[:1] == ["batch"] or _is_print_mode(args)
+
+
+def _is_main_command(args: list[str]) -> bool:
+    """`-p` or the REPL, not a subcommand: a subcommand's name comes first, the main command's
+    first word is a flag (or a prompt word, with -p among the flags)."""
+    return not args or args[0].startswith("-") or _is_print_mode(args)
 
 
 def _is_print_mode(args: list[str]) -> bool:

@@ -393,7 +393,7 @@ class PrintRun:
         said on stderr) instead of raised. False when stdout was closed by its reader."""
         from agentica_cli.app.startup_gc import release
 
-        release()  # the start is over: the garbage collector back on (app/startup_gc.py)
+        release()  # the start is over: the collector as usual again (app/startup_gc.py)
         try:
             asyncio.run(self.main(driver))
         except KeyboardInterrupt:

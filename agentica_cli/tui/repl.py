@@ -27,6 +27,7 @@ from agentica_cli.app.settings.config import (
     agentica_home,
     load_settings,
 )
+from agentica_cli.app.startup_gc import release
 from agentica_cli.tui.checkpoint_commands import CheckpointCommands
 from agentica_cli.tui.prompt_input import PastedTexts, attach_mentions, make_session
 from agentica_cli.tui.repl_front_end import ReplFrontEnd
@@ -108,13 +109,16 @@ class Repl:
     # -- start-up ---------------------------------------------------------------------------
 
     def preload_after_first_paint(self) -> None:
-        """Start the heavy imports once the prompt is on screen, so they never delay it."""
-        if self.preloader is not None:
+        """Start the heavy imports once the prompt is on screen, so they never delay it; then
+        the garbage collector collects as usual again (app/startup_gc.py)."""
+        if self.preloader is not None:  # started before the prompt (SessionStart hooks): it is up now
+            release()
             return
         app = self.prompt.app
 
         def painted(_: Any) -> None:
             app.after_render -= painted
+            release()
             self.start_preload()
 
         app.after_render += painted
