@@ -37,7 +37,7 @@ def wait_for_exit(proc: subprocess.Popen[bytes], timeout: float) -> int:
         try:
             fd = pidfd_open(proc.pid)
         except OSError:  # reaped already, or no pidfd here: Popen.wait knows
-            fd = None
+            pass
     if fd is not None:
         try:
             ended, _, _ = select.select([fd], [], [], timeout)

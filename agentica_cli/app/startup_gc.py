@@ -3,7 +3,7 @@
 Before its first model request a `-p` run imports ~490 modules. That allocates millions of
 objects and makes almost no garbage cycles, yet every 700 allocations the collector runs, and
 now and then it walks every object made so far: ~40 M instructions, 3.6% of a whole one-answer
-`-p` run under callgrind, and ~24 ms of the REPL's first paint (median of 15 alternating runs).
+`-p` run under callgrind; holding it brings the REPL's prompt ~17 ms sooner (median of 15 paired runs).
 
 So the entry point calls `hold()`, and the session calls `release()` once it has started: `-p`
 just before its loop (headless/printers.py), the REPL once its prompt is painted
