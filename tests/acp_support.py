@@ -153,6 +153,9 @@ class EditorClient:
         await asyncio.wait_for(poll(), timeout)
 
 
+PATIENT_TRANSPORT = {"stderr": None, "shutdown_timeout": 30.0}
+
+
 def agent_env(home: Path) -> dict[str, str]:
     return cli_env(home)
 
@@ -163,8 +166,11 @@ async def editor_session(client: EditorClient, server: Any, project: Path, home:
     """`agentica acp` spawned as an editor does, against the scripted model server."""
     args = [*AGENTICA[1:], "acp", "--base-url", server.base_url, "--api-key-file", scripted_key_file(),
             "--model", "scripted-model", *extra]
+    # The library waits 2 s for the agent to exit after stdin closes, then sends SIGTERM, and
+    # its terminate() raises if the process ended in between: beside busy CPUs that race is
+    # lost, so the agent is given time to end on its own.
     async with spawn_agent_process(client, AGENTICA[0], *args, env=agent_env(home), cwd=str(project),
-                                   transport_kwargs={"stderr": None}) as (conn, _proc):
+                                   transport_kwargs=PATIENT_TRANSPORT) as (conn, _proc):
         await conn.initialize(protocol_version=1, client_capabilities=client.capabilities())
         yield conn
 

@@ -279,13 +279,13 @@ def test_cancel_while_the_editor_asks_for_permission(home: Path, project: Path) 
 def test_without_an_api_key_sessions_need_authentication(home: Path, project: Path) -> None:
     from acp import RequestError, spawn_agent_process
     from acp.schema import ClientCapabilities
-    from acp_support import agent_env
+    from acp_support import PATIENT_TRANSPORT, agent_env
     from cli_support import AGENTICA
 
     async def scenario():
         client = EditorClient()
         async with spawn_agent_process(client, AGENTICA[0], *AGENTICA[1:], "acp", env=agent_env(home),
-                                       cwd=str(project), transport_kwargs={"stderr": None}) as (conn, _):
+                                       cwd=str(project), transport_kwargs=PATIENT_TRANSPORT) as (conn, _):
             hello = await conn.initialize(protocol_version=1, client_capabilities=ClientCapabilities())
             with pytest.raises(RequestError) as refused:
                 await conn.new_session(cwd=str(project), mcp_servers=[])

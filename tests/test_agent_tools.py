@@ -59,12 +59,12 @@ def test_three_safe_tools_run_together_in_well_under_a_second(scripted):
     agent = Agent(scripted_model(server), tools=[nap])
     result = agent.run_sync("nap three times")
     assert result.content == "rested"
-    # Timed on the tools' own spans, not around the run (its HTTP round trips vary under load):
-    # three 0.5 s naps that ran together start together and are all done well before 1.5 s.
+    # Read on the tools' own spans, not timed around the run (its HTTP round trips vary under
+    # load): the three naps ran together, so there is a moment when all three were asleep.
+    # Run one after another, each would end before the next one starts.
     starts = [clock.spans[x][0] for x in "abc"]
     ends = [clock.spans[x][1] for x in "abc"]
-    assert max(starts) - min(starts) < 0.2
-    assert max(ends) - min(starts) < 0.75
+    assert max(starts) < min(ends), clock.spans
     assert [m["tool_call_id"] for m in server.requests[1]["messages"] if m["role"] == "tool"] == ["a", "b", "c"]
     assert tool_results(server.requests[1]) == {"a": "slept a", "b": "slept b", "c": "slept c"}
 

@@ -19,7 +19,7 @@ from typing import Any
 import pexpect
 import pytest
 from acp import RequestError, text_block
-from acp_support import EditorClient, editor_session
+from acp_support import PATIENT_TRANSPORT, EditorClient, editor_session
 from cli_support import model_args, run_cli, tool_results
 from sandbox_support import connect_command, loopback_server
 from screen_support import exit_repl, spawn_agentica
@@ -417,9 +417,8 @@ def test_drift7_a_session_builds_its_sandbox_and_finds_its_extensions_once(home:
             env = cli_env(home, COUNTS_FILE=str(tmp_path / "acp"))
             # The counts are written at the agent's exit: give it time to end on its own after stdin
             # closes (the library's 2 s, then SIGTERM, was too short beside two CPU burners).
-            patient = {"stderr": None, "shutdown_timeout": 30.0}
             async with spawn_agent_process(client, counted[0], *counted[1:], *args, env=env, cwd=str(project),
-                                           transport_kwargs=patient) as (conn, _proc):
+                                           transport_kwargs=PATIENT_TRANSPORT) as (conn, _proc):
                 await conn.initialize(protocol_version=1, client_capabilities=client.capabilities())
                 session = await conn.new_session(cwd=str(project), mcp_servers=[])
                 await conn.prompt(session_id=session.session_id, prompt=[text_block("/hi")])

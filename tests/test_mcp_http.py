@@ -48,14 +48,15 @@ def test_tools_listed_called_and_session_kept(http_server, transport):
             assert (await call(mcp, "web__add_note", {"text": "a"})).result == "1 notes"
             assert (await call(mcp, "web__add_note", {"text": "b"})).result == "2 notes"
             assert (await call(mcp, "web__delete_notes")).result == "deleted 2 notes"
-            # Read-only calls overlap on one session.
+            # Read-only calls overlap on one session: two 1 s reads, one after the other, would
+            # take 2 s at least; together they take a little over 1 s (0.8 s of slack for load).
             started = time.monotonic()
             both = await asyncio.gather(
-                call(mcp, "web__slow_read", {"seconds": 0.5, "label": "x"}),
-                call(mcp, "web__slow_read", {"seconds": 0.5, "label": "y"}),
+                call(mcp, "web__slow_read", {"seconds": 1.0, "label": "x"}),
+                call(mcp, "web__slow_read", {"seconds": 1.0, "label": "y"}),
             )
-            assert time.monotonic() - started < 0.9
-            assert [c.result for c in both] == ["slept 0.5 x", "slept 0.5 y"]
+            assert time.monotonic() - started < 1.8
+            assert [c.result for c in both] == ["slept 1.0 x", "slept 1.0 y"]
         assert mcp.state == "closed"
 
     asyncio.run(main())
