@@ -325,3 +325,41 @@ def test_custom_commands_are_offered_and_expand_with_their_model(home: Path, pro
     assert last_user_message(requests[0]) == "Review notes.txt for bugs and say what you find."
     assert requests[0]["model"] == "review-model"  # the command's model, for its turn only
     assert requests[1]["model"] != "review-model"
+
+
+def test_requests_from_a_file_are_answered_into_a_file_and_the_end_of_the_file_ends_it(home: Path, project: Path,
+                                                                                      tmp_path: Path) -> None:
+    # A script's `agentica acp < requests.jsonl > replies.jsonl`: regular files, which asyncio's
+    # pipe transports refuse; they are read on a thread and written with blocking writes.
+    import subprocess
+
+    from acp_support import agent_env
+    from cli_support import AGENTICA, scripted_key_file
+
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text("".join(json.dumps(m) + "\n" for m in [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": str(project), "mcpServers": []}},
+    ]))
+    replies = tmp_path / "replies.jsonl"
+    with ScriptedModelServer([]) as server, requests.open("rb") as stdin, replies.open("wb") as stdout:
+        done = subprocess.run([*AGENTICA, "acp", "--base-url", server.base_url, "--api-key-file", scripted_key_file()],
+                              stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, env=agent_env(home), cwd=project,
+                              timeout=60)
+    assert done.returncode == 0, done.stderr
+    answers = {m["id"]: m for m in map(json.loads, replies.read_text().splitlines())}
+    assert answers[1]["result"]["protocolVersion"] == 1
+    assert answers[2]["result"]["sessionId"]
+
+
+def test_stdin_at_dev_null_ends_the_server_at_once(home: Path, project: Path) -> None:
+    # epoll refuses /dev/null, so it is read on the thread that reads files: its end is the end.
+    import subprocess
+
+    from acp_support import agent_env
+    from cli_support import AGENTICA
+
+    done = subprocess.run([*AGENTICA, "acp"], stdin=subprocess.DEVNULL, capture_output=True, env=agent_env(home),
+                          cwd=project, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b""

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -67,51 +66,12 @@ def _protocol_streams() -> tuple[Any, Any]:
     return proto_in, proto_out
 
 
-def _pollable(fd: int) -> bool:
-    """Whether the event loop can wait on fd: a pipe, a socket or a terminal.
-
-    A regular file (`agentica acp < requests.jsonl`) or /dev/null cannot be: asyncio refuses
-    the file, and epoll never reports /dev/null's end, so the server would wait forever."""
-    mode = os.fstat(fd).st_mode
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
-
-
-def _feed_from_thread(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, stream: Any) -> None:
-    """Read stream on a daemon thread into reader, then its end (a read of a file never blocks long)."""
-    import threading
-
-    def post(callback: Any, *args: Any) -> None:
-        try:
-            loop.call_soon_threadsafe(callback, *args)
-        except RuntimeError:  # the loop has closed: the server ended, nothing is waiting
-            pass
-
-    def pump() -> None:
-        try:
-            while chunk := stream.read(65536):
-                post(reader.feed_data, chunk)
-        except OSError as err:
-            post(reader.set_exception, err)
-            return
-        post(reader.feed_eof)
-
-    threading.Thread(target=pump, name="acp-stdin", daemon=True).start()
-
-
 async def _serve(agent: Any, proto_in: Any, proto_out: Any) -> None:
     from acp import run_agent
-    from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
-    from acp.stdio import _WritePipeProtocol
 
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
-    if _pollable(proto_in.fileno()):
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), proto_in)
-    else:
-        _feed_from_thread(loop, reader, proto_in)
-    protocol = _WritePipeProtocol()
-    transport, _ = await loop.connect_write_pipe(lambda: protocol, proto_out)
-    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    from agentica_cli.acp.protocol_streams import open_protocol_streams
+
+    reader, writer = await open_protocol_streams(proto_in, proto_out)
     try:
         await run_agent(agent, writer, reader)
     finally:
