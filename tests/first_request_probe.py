@@ -48,15 +48,16 @@ sys.exit(main())  # argv None: as the console script runs it (sys.argv[1:] are i
 
 
 def noted_at_first_request(tmp_path: Path, noted: str, prompt: str, *, drop_env: tuple[str, ...] = (),
-                           base_url_in_config: bool = False) -> Any:
+                           base_url_in_config: bool = False, home: Path | None = None) -> Any:
     """`noted`: the source of a function `noted()` run in the child at its first request,
     returning what to report (JSON). `drop_env`: more environment variables (prefixes,
     case-insensitive) to leave out of the child's environment. `base_url_in_config`: the server's
-    URL is set in the user's config.toml, not by --base-url. Asserts the run answered "ok"
-    with exactly one request, and returns what `noted()` returned."""
-    home, work = tmp_path / "home", tmp_path / "work"
-    home.mkdir()
-    work.mkdir()
+    URL is set in the user's config.toml, not by --base-url. `home`: agentica's home folder, for
+    runs that share one (default: a new one in tmp_path). Asserts the run answered "ok" with
+    exactly one request, and returns what `noted()` returned."""
+    home, work = home or tmp_path / "home", tmp_path / "work"
+    home.mkdir(parents=True, exist_ok=True)
+    work.mkdir(parents=True)
     (work / "notes.txt").write_text("a small file\n")
     out = tmp_path / "noted.json"
     dropped = tuple(name.lower() for name in ("AGENTICA_", "OPENAI_", *drop_env))

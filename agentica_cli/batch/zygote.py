@@ -52,6 +52,7 @@ PRELOAD = (
     "agentica_cli.cli.launch",
     "agentica_cli.app.process_hardening",
     "agentica_cli.app.startup_gc",
+    "agentica_cli.app.dataclass_code_cache",
     "agentica_cli.sandbox.descendants",
     "agentica_cli.sandbox.sandbox",
     "agentica_cli.app.settings.config",
@@ -520,12 +521,14 @@ def main(argv: list[str] | None = None) -> int:
     from agentica_cli.app.process_hardening import harden_process
 
     harden_process()  # as `agentica -p` does: its environment (the batch's) unreadable by others
-    from agentica_cli.app.startup_gc import hold, release
+    from agentica_cli.app import dataclass_code_cache, startup_gc
 
-    hold()  # few garbage collections while importing (app/startup_gc.py), as in `agentica -p`
+    startup_gc.hold()  # few garbage collections while importing, as in `agentica -p`
+    dataclass_code_cache.hold()  # and dataclasses' methods compiled at an earlier start
     preload(tuple(opts.preload) if opts.preload is not None else PRELOAD, opts.base_url)
     entry = resolve_entry(opts.entry)
-    release()  # freeze_heap()'s gc.freeze, and the usual thresholds: the children start with them
+    dataclass_code_cache.release()  # the children define theirs as anywhere else
+    startup_gc.release()  # freeze_heap()'s gc.freeze, and the usual thresholds: the children start with them
     try:
         later = opts.later if opts.later is not None else (LATER if opts.preload is None else [])
         serve(sock, entry, tuple(filter(None, later)))

@@ -21,7 +21,16 @@ def main(argv: list[str] | None = None) -> int:
         from agentica_cli.app.startup_gc import hold
 
         hold()  # few garbage collections until the session has started (app/startup_gc.py)
-    code = _main(args)
+    cached = argv is None and _defines_dataclasses(args)
+    if cached:
+        from agentica_cli.app import dataclass_code_cache
+
+        dataclass_code_cache.hold()  # dataclasses' methods compiled at an earlier start, reused
+    try:
+        code = _main(args)
+    finally:
+        if cached:
+            dataclass_code_cache.release()  # the built-in back; what was new written for next time
     if argv is None and _exits_without_teardown(args):
         from agentica_cli.app.fast_exit import exit_now
 
@@ -33,6 +42,13 @@ def _exits_without_teardown(args: list[str]) -> bool:
     """`-p` and `batch`: the commands scripts call in loops. Not the REPL or the servers, whose
     ends (the terminal, open clients) are left to the interpreter as they were."""
     return args[:1] == ["batch"] or _is_print_mode(args)
+
+
+def _defines_dataclasses(args: list[str]) -> bool:
+    """Every command but the version and the help, which import no dataclasses (and should not
+    import the module for nothing). A caller of `main(argv)` keeps its `dataclasses` as it is."""
+    words = args[:args.index("--")] if "--" in args else args
+    return not any(w in ("--version", "-V", "--help", "-h") for w in words)
 
 
 def _is_main_command(args: list[str]) -> bool:
