@@ -46,9 +46,11 @@ def _exits_without_teardown(args: list[str]) -> bool:
 
 def _defines_dataclasses(args: list[str]) -> bool:
     """Every command but the version and the help, which import no dataclasses (and should not
-    import the module for nothing). A caller of `main(argv)` keeps its `dataclasses` as it is."""
+    import the module for nothing), and `batch`, whose first job is to start its zygote (which
+    holds the cache itself): reading the cache first would delay every session of the batch.
+    A caller of `main(argv)` keeps its `dataclasses` as it is."""
     words = args[:args.index("--")] if "--" in args else args
-    return not any(w in ("--version", "-V", "--help", "-h") for w in words)
+    return args[:1] != ["batch"] and not any(w in ("--version", "-V", "--help", "-h") for w in words)
 
 
 def _is_main_command(args: list[str]) -> bool:
