@@ -106,6 +106,9 @@ def main(argv: list[str]) -> int:
     from agentica_cli.sandbox.descendants import end_descendants_at_exit
 
     end_descendants_at_exit()  # nothing the session started outlives it (a daemonised `setsid cmd &`)
+    from agentica_cli.acp.schema_import import import_protocol_schema
+
+    import_protocol_schema()  # ~300 ms sooner to `initialize`: acp/schema_import.py
     from agentica_cli.acp.agent import AgenticaAcpAgent
 
     agent = AgenticaAcpAgent(flag_settings(args), add_dirs=[p.expanduser().resolve() for p in args.add_dir],
