@@ -250,3 +250,20 @@ def test_a_real_second_start_compiles_none_of_its_dataclasses(tmp_path: Path) ->
     assert first["compiled"] > 200  # ~120 dataclasses (ours, anyio's, h11's, httpx2's) by then
     assert second["compiled"] == 0 and second["used"] == first["used"]
     assert (home / "cache" / dataclass_code_cache.FILE_NAME).stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize(("argv", "held"), [(["config", "path"], True), (["-p", "hi"], True), (["--version"], False),
+                                            (["config", "path", "--help"], False), (["batch", "t.jsonl"], False)])
+def test_the_agentica_process_holds_it_for_its_commands_but_the_version_the_help_and_batch(
+        argv: list[str], held: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentica_cli.cli import app
+
+    monkeypatch.setenv("AGENTICA_HOME", str(tmp_path))
+    monkeypatch.setattr(sys, "argv", ["agentica", *argv])
+    calls: list[str] = []
+    monkeypatch.setattr(dataclass_code_cache, "hold", lambda path=None: calls.append("hold"))
+    monkeypatch.setattr(dataclass_code_cache, "release", lambda: calls.append("release"))
+    monkeypatch.setattr(app, "_dispatch", lambda args: 0)  # the command itself is not what is tested
+    monkeypatch.setattr(app, "_exits_without_teardown", lambda args: False)  # nor its exit
+    assert app.main() == 0
+    assert calls == (["hold", "release"] if held else [])

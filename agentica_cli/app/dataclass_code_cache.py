@@ -5,16 +5,19 @@
 model request a `-p` run defines ~120 dataclasses (ours, anyio's, h11's, httpx2's): ~430
 compilations, ~240 M instructions under callgrind, a fifth of the whole one-answer run
 (1115 -> 872 M with the cache warm), ~40 ms of its wall time. That source is the same at every
-start, so while agentica starts, the name `exec` in the `dataclasses` module is pointed at
+start, so while agentica runs, the name `exec` in the `dataclasses` module is pointed at
 `_CodeCache.exec`, which looks the source up in a dict of code objects loaded from
 ~/.agentica/cache and compiles only what it has not seen; the built-in `exec` then runs the
 code, exactly as it would have run the source. `release()` puts the built-in back (the name
 is deleted, so `dataclasses` finds the built-in again) and writes the file if anything new
-was compiled: the first start after an install or an upgrade, and never again after it.
+was compiled: the first start after an install or an upgrade (and the first that defines a
+class no start before it did), and never again after it.
 
-The hold is scoped like the collector's (app/startup_gc.py; both through app/startup_hold.py):
-only the process that is `agentica`, only until its session has started. A program that
-imports agentica as a library, or calls `main(argv)`, keeps `dataclasses` as it is.
+The hold is scoped to the process that is `agentica` (cli/app.py, the console script's
+`main()`, for every command but `--version`, `--help` and `batch`, which starts its zygote
+first), from the start of `main()` to its end, and to the batch's zygote while it preloads
+(batch/zygote.py, released before it forks). A program that imports agentica as a library, or
+calls `main(argv)`, keeps `dataclasses` as it is.
 
 The file is marshal data: code objects run in this process, so it is read only if it is this
 user's and nobody else can write it (like the rest of ~/.agentica, 0600), only if it was
