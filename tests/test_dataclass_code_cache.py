@@ -265,5 +265,8 @@ def test_the_agentica_process_holds_it_for_its_commands_but_the_version_the_help
     monkeypatch.setattr(dataclass_code_cache, "release", lambda: calls.append("release"))
     monkeypatch.setattr(app, "_dispatch", lambda args: 0)  # the command itself is not what is tested
     monkeypatch.setattr(app, "_exits_without_teardown", lambda args: False)  # nor its exit
+    from agentica_cli.app import startup_gc
+
+    monkeypatch.setattr(startup_gc, "hold", lambda: None)  # this test process keeps its collector
     assert app.main() == 0
     assert calls == (["hold", "release"] if held else [])
