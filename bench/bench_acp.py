@@ -5,6 +5,7 @@ scripted model server answering at once, and measures:
 
 - start: process start until `initialize` is answered (the SDK's schema import dominates);
 - session/new: until a new session is answered;
+- end: from closing the agent's stdin (the editor quits) to the process's end;
 - prompt -> first update: from sending session/prompt until the first agent_message_chunk
   arrives, minus the model's own time (the server's receive-to-finish span of that request),
   for the first prompt of a session (3 s after session/new, as a user types it) and the ones after.
@@ -71,7 +72,9 @@ async def measure(prompts: int) -> dict[str, Any]:
                     model_time = record.finished_at - record.received_at
                     assert editor.first_chunk is not None
                     overheads.append((editor.first_chunk - sent - model_time) * 1000)
-    return {"start_s": round(start, 2), "new_session_ms": round(new * 1000, 1),
+                closing = time.perf_counter()  # leaving the block closes the agent's stdin, then waits for it
+            end = time.perf_counter() - closing
+    return {"start_s": round(start, 2), "new_session_ms": round(new * 1000, 1), "end_ms": round(end * 1000, 1),
             "first_prompt_ms": round(overheads[0], 1), "warm_median_ms": round(median(overheads[1:]), 1),
             "warm_max_ms": round(max(overheads[1:]), 1)}
 
@@ -84,6 +87,7 @@ def main() -> int:
     figures = asyncio.run(measure(max(2, options.prompts)))
     print(f"start (spawn -> initialize answered):  {figures['start_s']} s")
     print(f"session/new:                           {figures['new_session_ms']} ms")
+    print(f"end of stdin -> the process's end:     {figures['end_ms']} ms")
     print(f"prompt -> first update, over the model: first {figures['first_prompt_ms']} ms, "
           f"then median {figures['warm_median_ms']} ms (max {figures['warm_max_ms']} ms)")
     emit_result("acp", figures)
