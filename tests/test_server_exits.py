@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 from cli_support import AGENTICA, cli_env
 
-# Run before agentica by `site`: one mark from an atexit function, one from an object that only
-# the interpreter's teardown deletes.
+# Run before agentica by `site`: one mark from an atexit function (and the modules loaded by
+# then), one from an object that only the interpreter's teardown deletes.
 HOOK = """\
-import atexit, os
+import atexit, os, sys
 _OUT = os.environ.get("EXIT_MARKS")
 if _OUT:
     atexit.register(lambda: open(_OUT + ".atexit", "w").write("ran"))
+    atexit.register(lambda: open(_OUT + ".modules", "w").write("\\n".join(sorted(sys.modules))))
 
     class _Teardown:
         def __del__(self, open=open, out=_OUT):
@@ -73,3 +74,18 @@ def test_the_end_of_stdin_ends_the_server_after_its_atexit_work_without_a_teardo
     assert code == 0, proc.stderr.read() if proc.stderr else ""
     assert Path(f"{marks}.atexit").read_text() == "ran"
     assert not Path(f"{marks}.teardown").exists()
+
+
+def test_mcp_serve_answers_initialize_without_loading_a_sessions_runtime(tmp_path: Path, hook: Path) -> None:
+    """The runtime (agent, tools, app session: ~170 ms of imports) is loaded by the first
+    tools/call, not before `initialize` is answered."""
+    home, marks = tmp_path / "home", tmp_path / "marks"
+    home.mkdir()
+    done = subprocess.run([*AGENTICA, "mcp", "serve"], input=(json.dumps(HELLO["mcp serve"]) + "\n").encode(),
+                          capture_output=True, env=cli_env(home, PYTHONPATH=str(hook), EXIT_MARKS=str(marks)),
+                          cwd=tmp_path, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[0])["id"] == 1
+    loaded = set(Path(f"{marks}.modules").read_text().split())
+    assert "agentica_cli.mcp_serve.server" in loaded
+    assert not loaded & {"agentica_cli.app.session", "agentica_cli.mcp_serve.session", "agentica_cli.agent.agent"}

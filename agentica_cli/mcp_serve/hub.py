@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentica_cli.mcp_serve.session import ServeError, ServeSession
+from agentica_cli.mcp_serve.errors import ServeError
 from agentica_cli.mcp_serve.turn import Turn
 
 if TYPE_CHECKING:
     from agentica_cli.app.settings.config import Settings
+    from agentica_cli.mcp_serve.session import ServeSession
 
 MODES = ("default", "accept-edits", "plan", "auto")
 MAX_LIVE_SESSIONS = 32  # idle sessions kept open beyond this are closed (agentica_reply reopens a saved one)
@@ -103,6 +104,8 @@ class SessionHub:
         options = SessionOptions(work_dir, settings, resume=resume, save=save, lazy_file=False,
                                  session_id=None if save else new_session_id(),
                                  how_to_trust="run `agentica --trust` there")
+        from agentica_cli.mcp_serve.session import ServeSession  # the runtime: loaded at the first call
+
         front = ServeSession()
         try:
             app = AppSession.open(options, front)

@@ -23,9 +23,9 @@ from mcp_types import (
 from mcp_types.version import is_version_at_least
 from pydantic import Field
 
+from agentica_cli.mcp_serve.errors import ServeError, log
 from agentica_cli.mcp_serve.hub import ServeOptions, SessionHub
 from agentica_cli.mcp_serve.questions import ApprovalForm, Question, approval_schema, client_can_elicit
-from agentica_cli.mcp_serve.session import ServeError, log
 from agentica_cli.mcp_serve.turn import Turn
 
 INPUT_REQUIRED_VERSION = "2026-07-28"  # from this protocol on, a tool call elicits through InputRequiredResult

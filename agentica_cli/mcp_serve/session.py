@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 from contextlib import aclosing
 from pathlib import Path
 from typing import Any
@@ -18,22 +17,12 @@ from typing import Any
 from agentica_cli.app.permissions.approvals import Answer, edit_path
 from agentica_cli.app.permissions.approvals import Question as PolicyQuestion
 from agentica_cli.app.permissions.tool_kinds import EDIT_TOOLS
-from agentica_cli.app.safe_text import safe_text
 from agentica_cli.app.session import HeadlessFrontEnd
+from agentica_cli.mcp_serve.errors import ServeError, log
 from agentica_cli.mcp_serve.questions import Question, question_text
 from agentica_cli.mcp_serve.turn import Turn
 
 QUESTION_TIMEOUT = 600.0  # seconds an approval waits for a client that went away: then refused
-
-
-class ServeError(Exception):
-    """A request the server cannot serve (bad folder, config, unknown session): its message is
-    the tool result the client reads."""
-
-
-def log(text: str) -> None:
-    sys.stderr.write(f"agentica mcp serve: {safe_text(text)}\n")
-    sys.stderr.flush()
 
 
 class ServeSession(HeadlessFrontEnd):
