@@ -135,7 +135,7 @@ def test_a_hung_http_server_gives_an_error_and_a_new_session_later():
             try:
                 started = time.monotonic()
                 hung = await call(mcp, "web__echo", {"text": "x"})
-                assert time.monotonic() - started < 2.0  # call timeout 0.5 s + probe 0.5 s
+                assert 5.3 <= time.monotonic() - started < 9.0  # call timeout 0.5 s + the probe's 5 s
                 assert hung.error == (
                     "Error: McpServerError: MCP server 'web' stopped responding (no answer within 0.5 s); "
                     "it was stopped and will be restarted on the next call."

@@ -708,8 +708,13 @@ class McpTool(Tool):
         )
 
     async def _timed_out(self, connection: McpConnection, tool_name: str) -> McpServerError:
-        """A call took too long: a server that still answers keeps its session; a hung one is stopped."""
-        if await connection.probe(min(PROBE_TIMEOUT, self.timeout)):
+        """A call took too long: a server that still answers keeps its session; a hung one is stopped.
+
+        The probe gets PROBE_TIMEOUT whatever the call's timeout: stopping a server loses its
+        state, and a live one on a busy machine can take more than a short call timeout to
+        answer tools/list (a 1 s timeout with two CPUs busy did). A server that answers costs
+        only its round trip; only a hung one is waited for that long."""
+        if await connection.probe(PROBE_TIMEOUT):
             return McpServerError(
                 f"MCP tool '{tool_name}' on server '{self.name}' did not finish within {self.timeout:g} s "
                 "and was cancelled (the server is still responding)."
