@@ -251,8 +251,10 @@ class Zygote:
         with contextlib.suppress(OSError):
             self._sock.shutdown(socket.SHUT_RDWR)
         self._sock.close()
+        from agentica_cli.procs import wait_for_exit
+
         try:
-            self.process.wait(timeout)
+            wait_for_exit(self.process, timeout)  # the batch's end waits for this: no polling (procs.py)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
