@@ -152,3 +152,20 @@ def test_a_worktrees_changes_name_files_as_they_are_and_match_git_diff(tmp_path:
     assert diff == subprocess.run(["git", "diff", "--no-renames", "--binary", tree.base, "HEAD"], cwd=tree.path,
                                   check=True, capture_output=True, text=True).stdout
     assert "+changed" in diff and "deleted file mode" in diff
+
+
+def test_a_name_whose_branch_exists_is_refused_and_adds_nothing(tmp_path: Path) -> None:
+    from agentica_cli.worktrees import WorktreeError
+    from agentica_cli.worktrees.manager import create_worktree
+
+    repo = make_repository(tmp_path / "repo")
+    git(repo, "branch", "agentica/taken")
+    try:
+        create_worktree(repo, "taken")
+    except WorktreeError as err:
+        assert str(err) == "branch agentica/taken exists; pick another name or delete it (git branch -D agentica/taken)"
+    else:
+        raise AssertionError("a worktree was made on an existing branch")
+    assert not (repo / ".worktrees" / "taken").exists()
+    assert "taken" not in git(repo, "worktree", "list")
+    assert create_worktree(repo, "free").branch == "agentica/free"  # the lock was let go

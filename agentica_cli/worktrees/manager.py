@@ -159,11 +159,17 @@ def create_worktree(start: Path, name: str | None = None, *, base: str = "HEAD",
     with _locked(root):
         if path.exists():
             raise WorktreeError(f"worktree {name} exists ({path}); pick another name or `agentica worktrees rm {name}`")
-        if _git(root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False).strip():
-            raise WorktreeError(f"branch {branch} exists; pick another name or delete it (git branch -D {branch})")
         _ignore_folder(root)
         path.parent.mkdir(parents=True, exist_ok=True)
-        _git(root, "worktree", "add", "--quiet", "-b", branch, str(path), probe)
+        # git refuses an existing branch itself (and adds nothing): no git process of our own to
+        # ask first, inside the lock every parallel batch worker waits on.
+        added = _run(root, "worktree", "add", "--quiet", "-b", branch, str(path), probe)
+        if added.returncode != 0:
+            if f"a branch named '{branch}' already exists" in added.stderr:
+                raise WorktreeError(f"branch {branch} exists; pick another name or delete it (git branch -D {branch})")
+            detail = (added.stderr or added.stdout).strip().splitlines()
+            last = detail[-1] if detail else f"exit {added.returncode}"
+            raise WorktreeError(f"git worktree failed in {root}: {last}")
     (git_dir(path) / "agentica-base").write_text(probe + "\n")
     return Worktree(name=name, path=path, branch=branch, base=probe, repository=root)
 
