@@ -77,9 +77,13 @@ def _run(cwd: Path, *args: str, env: dict[str, str] | None = None,
 def _git(cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> str:
     done = _run(cwd, *args, env=env)
     if check and done.returncode != 0:
-        detail = (done.stderr or done.stdout).strip().splitlines()
-        raise WorktreeError(f"git {args[0]} failed in {cwd}: {detail[-1] if detail else f'exit {done.returncode}'}")
+        raise _failed(cwd, args[0], done)
     return done.stdout
+
+
+def _failed(cwd: Path, command: str, done: subprocess.CompletedProcess[str]) -> WorktreeError:
+    detail = (done.stderr or done.stdout).strip().splitlines()
+    return WorktreeError(f"git {command} failed in {cwd}: {detail[-1] if detail else f'exit {done.returncode}'}")
 
 
 def repository_root(start: Path) -> Path:
@@ -167,9 +171,7 @@ def create_worktree(start: Path, name: str | None = None, *, base: str = "HEAD",
         if added.returncode != 0:
             if f"a branch named '{branch}' already exists" in added.stderr:
                 raise WorktreeError(f"branch {branch} exists; pick another name or delete it (git branch -D {branch})")
-            detail = (added.stderr or added.stdout).strip().splitlines()
-            last = detail[-1] if detail else f"exit {added.returncode}"
-            raise WorktreeError(f"git worktree failed in {root}: {last}")
+            raise _failed(root, "worktree", added)
     (git_dir(path) / "agentica-base").write_text(probe + "\n")
     return Worktree(name=name, path=path, branch=branch, base=probe, repository=root)
 
