@@ -7,7 +7,10 @@ Heavy parts (the agent loop, model clients, MCP) are imported on first use so th
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
+
+# Not `from typing import TYPE_CHECKING`: `typing` (and `re` under it) is ~7 ms that
+# `agentica --version` and a batch's start before its zygote need not pay.
+TYPE_CHECKING = False
 
 __version__ = "0.1.0"
 
@@ -40,6 +43,8 @@ _LAZY = {
 __all__ = ["__version__", *_LAZY]
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from agentica_cli.tools.base import Function, FunctionCall, RetryAgentRun, StopAgentRun, Tool  # noqa: F401
     from agentica_cli.tools.decorators import tool  # noqa: F401
 

@@ -218,3 +218,17 @@ def test_the_command_lines_flags_are_annotated_with_objects_not_strings() -> Non
             strings = [k for k, v in function.__annotations__.items() if isinstance(v, str)]
             assert strings == [], f"{module.__name__}.{name}: string annotations {strings}"
     assert checked >= 10  # the main command and the subcommands were found
+
+
+def test_the_version_imports_neither_typing_nor_re() -> None:
+    """`agentica --version` is the one answer that needs no parser: the package's `__init__`
+    names its types without importing `typing` (~7 ms with `re` under it)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "agentica_cli", "--version"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.startswith("agentica ")
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "agentica_cli" in imported
+    assert not imported & {"typing", "re"}, sorted(imported)

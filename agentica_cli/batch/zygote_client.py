@@ -17,9 +17,12 @@ import subprocess
 import sys
 import threading
 import time
-from typing import IO, Any
 
 from agentica_cli.procs import is_running
+
+TYPE_CHECKING = False  # not typing's: the batch starts its zygote before importing it (~7 ms)
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 ENV_SWITCH = "AGENTICA_BATCH_ZYGOTE"  # "0": every session a plain `python -m agentica_cli` process
 _READY_TIMEOUT = 60.0  # seconds for the zygote's imports, on a very busy machine
