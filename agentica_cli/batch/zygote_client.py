@@ -10,7 +10,6 @@ or when the zygote cannot start, sessions are plain processes (task_run.py).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import socket
 import subprocess
@@ -153,10 +152,15 @@ class Zygote:
                                             start_new_session=True)  # no Ctrl-C from the terminal: the batch stops it
         finally:
             theirs.close()
+        # json (~7 ms with `re`) once the zygote is on its way, here rather than by the reader thread
+        import json  # noqa: F401
+
         self._reader = threading.Thread(target=self._read, daemon=True, name="agentica-zygote-reader")
         self._reader.start()
 
     def _read(self) -> None:
+        import json
+
         try:
             while True:
                 data = self._sock.recv(65536)
@@ -229,6 +233,8 @@ class Zygote:
                 self._next_id += 1
                 child = ZygoteProcess(self, self._next_id)
                 self._waiting[child.request_id] = child
+            import json
+
             message = json.dumps({"id": child.request_id, "argv": argv, "cwd": cwd, "env": env}).encode()
             try:
                 with self._send_lock:
