@@ -349,8 +349,8 @@ def test_drift2_the_mcp_server_front_end_checks_the_config_as_the_others_do(
         home: Path, project: Path, config: str, says: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """`agentica mcp serve` (a fourth front end) goes through the same start-up checks: its
     sessions refuse the config -p refuses, with the same message."""
+    from agentica_cli.mcp_serve.errors import ServeError
     from agentica_cli.mcp_serve.hub import ServeOptions, SessionHub
-    from agentica_cli.mcp_serve.session import ServeError
 
     (home / "config.toml").write_text(config)
     monkeypatch.setenv("AGENTICA_HOME", str(home))

@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 
-from agentica_cli.procs import is_running
+from agentica_cli.procs import is_running, wait_for_exit
 
 TYPE_CHECKING = False  # not typing's: the batch starts its zygote before importing it (~7 ms)
 if TYPE_CHECKING:
@@ -260,8 +260,6 @@ class Zygote:
         with contextlib.suppress(OSError):
             self._sock.shutdown(socket.SHUT_RDWR)
         self._sock.close()
-        from agentica_cli.procs import wait_for_exit
-
         try:
             wait_for_exit(self.process, timeout)  # the batch's end waits for this: no polling (procs.py)
         except subprocess.TimeoutExpired:

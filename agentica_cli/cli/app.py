@@ -51,8 +51,7 @@ def _defines_dataclasses(args: list[str]) -> bool:
     import the module for nothing), and `batch`, whose first job is to start its zygote (which
     holds the cache itself): reading the cache first would delay every session of the batch.
     A caller of `main(argv)` keeps its `dataclasses` as it is."""
-    words = args[:args.index("--")] if "--" in args else args
-    return args[:1] != ["batch"] and not any(w in ("--version", "-V", "--help", "-h") for w in words)
+    return args[:1] != ["batch"] and not any(w in ("--version", "-V", "--help", "-h") for w in _options(args))
 
 
 def _is_main_command(args: list[str]) -> bool:
@@ -62,8 +61,13 @@ def _is_main_command(args: list[str]) -> bool:
 
 
 def _is_print_mode(args: list[str]) -> bool:
-    words = args[:args.index("--")] if "--" in args else args
+    words = _options(args)
     return "-p" in words or "--print" in words
+
+
+def _options(args: list[str]) -> list[str]:
+    """The words before `--` (after it, everything is prompt text)."""
+    return args[:args.index("--")] if "--" in args else args
 
 
 def _main(args: list[str]) -> int:
