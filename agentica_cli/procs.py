@@ -5,7 +5,21 @@ from __future__ import annotations
 
 import os
 import select
+import signal
 import subprocess
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+
+    class Waitable(Protocol):
+        """What wait_for_exit needs of a child: a subprocess.Popen, or a ForkedChild."""
+
+        pid: int
+        args: Any
+
+        def wait(self, timeout: float | None = None) -> int: ...
 
 
 def is_running(pid: int) -> bool:
@@ -25,7 +39,7 @@ def is_running(pid: int) -> bool:
         return True
 
 
-def wait_for_exit(proc: subprocess.Popen[bytes], timeout: float) -> int:
+def wait_for_exit(proc: Waitable, timeout: float) -> int:
     """`proc`'s exit code, waiting at most `timeout` seconds (subprocess.TimeoutExpired past it,
     the process left running). Popen.wait(timeout) polls, sleeping 0.5 ms, then 1, 2, 4 ... up
     to 50 ms between looks, so it notices an exit up to twice as late as it happens (the 5 ms
@@ -46,3 +60,52 @@ def wait_for_exit(proc: subprocess.Popen[bytes], timeout: float) -> int:
         if not ended:
             raise subprocess.TimeoutExpired(proc.args, timeout)
     return proc.wait(timeout)  # after the pidfd said it ended: reaps it at once
+
+
+class ForkedChild:
+    """A child made by os.fork() (no exec), seen as a subprocess.Popen is: pid, poll(), wait(),
+    kill(), returncode; wait_for_exit() takes it."""
+
+    def __init__(self, pid: int, name: str) -> None:
+        self.pid = pid
+        self.args = [name]
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self._reap(os.WNOHANG)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if timeout is None:
+            while self.returncode is None:
+                self._reap(0)
+            return self.returncode
+        deadline = time.monotonic() + timeout
+        delay = 0.0005
+        while self.poll() is None:  # only where no pidfd said it ended (wait_for_exit)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise subprocess.TimeoutExpired(self.args, timeout)
+            time.sleep(min(delay, left))
+            delay = min(delay * 2, 0.05)
+        assert self.returncode is not None
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def _reap(self, flags: int) -> None:
+        try:
+            pid, status = os.waitpid(self.pid, flags)
+        except ChildProcessError:  # reaped by someone else: its code is lost
+            self.returncode = 255
+            return
+        except InterruptedError:
+            return
+        if pid == self.pid:
+            self.returncode = os.waitstatus_to_exitcode(status)

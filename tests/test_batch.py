@@ -361,16 +361,21 @@ def test_budget_counts_running_and_finished_attempts() -> None:
     assert budget.exceeded() == "--max-cost 5 reached ($5.1000)"
 
 
-@pytest.mark.parametrize("start", ["zygote", "process"])
+@pytest.mark.parametrize("start", ["zygote", "process", "zygote of python -m"])
 def test_modules_in_the_tasks_repository_are_never_imported(tmp_path: Path, home: Path, start: str) -> None:
     """A session runs in the task's worktree, and the zygote in the batch's folder: `python -m`
     would put that folder first on sys.path, so a repository's `typer.py` or `docstring_parser.py`
-    would run, unsandboxed, in place of the real module."""
-    if start == "zygote" and not sys.platform.startswith("linux"):
+    would run, unsandboxed, in place of the real module. "zygote of python -m": the batch itself
+    started as `python -m agentica_cli` in the repository (its own choice to trust the folder's
+    modules: the names here are ones the batch process never imports), its zygote a fork of it,
+    which must not keep the folder on sys.path."""
+    if start.startswith("zygote") and not sys.platform.startswith("linux"):
         pytest.skip("the zygote is Linux only")
     repo = make_repository(tmp_path / "repo")
     marks = tmp_path / "imported"
-    for name in ("typer", "docstring_parser", "httpx2", "anyio", "json"):
+    names = ("docstring_parser", "httpx2", "anyio", "h11") if start == "zygote of python -m" else (
+        "typer", "docstring_parser", "httpx2", "anyio", "json")
+    for name in names:
         (repo / f"{name}.py").write_text(f"open({str(marks)!r} + '-{name}', 'w').write('imported')\n"
                                          "raise ImportError('the repository shadowed a module')\n")
     git(repo, "add", ".")
@@ -379,12 +384,19 @@ def test_modules_in_the_tasks_repository_are_never_imported(tmp_path: Path, home
     tasks = write_tasks(tmp_path / "tasks.jsonl", [_task("m1")])
     output = tmp_path / "results.jsonl"
     try:
-        env = cli_env(home, **({} if start == "zygote" else {"AGENTICA_BATCH_ZYGOTE": "0"}))
-        done = run_cli(_batch_args(server, tasks, output, workers=1), cwd=repo, home=home, env=env, timeout=90)
+        env = cli_env(home, **({} if start.startswith("zygote") else {"AGENTICA_BATCH_ZYGOTE": "0"}))
+        if start == "zygote of python -m":
+            args = [sys.executable, "-m", "agentica_cli", *_batch_args(server, tasks, output, workers=1)]
+            done = subprocess.run(args, cwd=repo, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                  timeout=90)
+        else:
+            done = run_cli(_batch_args(server, tasks, output, workers=1), cwd=repo, home=home, env=env, timeout=90)
     finally:
         server.stop()
     assert sorted(p.name for p in tmp_path.glob("imported-*")) == []
     assert done.returncode == 0, done.stderr
+    if start.startswith("zygote"):
+        assert ZYGOTE_NOTE in done.stderr
     assert [r["status"] for r in read_records(output)] == ["done"]
 
 

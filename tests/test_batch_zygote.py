@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -365,3 +366,85 @@ print(sorted(set(sys.modules) - before))
 """
     done = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.strip() == "[]"
+
+
+FORKED = '''
+import atexit, json, os, sys, tempfile, time
+from agentica_cli.batch.zygote_client import Zygote
+
+marks = sys.argv[1]
+atexit.register(lambda: open(marks, "a").write(f"the atexit of {os.getpid()}\\n"))
+kept = os.open(os.devnull, os.O_RDONLY)  # fork, unlike exec, keeps even a non-inheritable descriptor
+zygote = Zygote(fork=sys.argv[2] == "fork", base_url="http://127.0.0.1:9/v1")
+zygote.wait_ready()
+pid = zygote.process.pid
+links = {int(fd): os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()  # state ppid pgrp session ...
+with tempfile.TemporaryFile(mode="w+") as err:
+    child = zygote.spawn(["agentica", "--version"], os.getcwd(), dict(os.environ), err.fileno())
+    child.stdin.close()
+    version = child.stdout.read()
+    code = child.wait(30)
+started = time.monotonic()
+zygote.close(timeout=10)
+print(json.dumps({"process": type(zygote.process).__name__, "links": links, "pid": pid, "session": int(fields[3]),
+                  "ppid": int(fields[1]), "me": os.getpid(), "version": version, "code": code,
+                  "exit": zygote.process.returncode, "close_s": time.monotonic() - started}))
+'''
+
+
+def test_the_batch_commands_zygote_is_a_fork_of_it_with_nothing_of_the_batchs_but_the_socket(
+        tmp_path: Path) -> None:
+    """`agentica batch` forks its zygote as it starts (zygote_client.fork_zygote): the child must be
+    what `python -P -m agentica_cli.batch.zygote` would be. A session of its own; stdin and stdout
+    on /dev/null and stderr on the memfd the batch reads; no descriptor of the batch's (the
+    batch's end of the socket above all: held by the zygote, the socket would never end, and
+    close() would wait out its timeout and kill it); none of the batch's atexit functions; its
+    children still sessions that run `agentica`."""
+    script = tmp_path / "forked.py"
+    script.write_text(FORKED)
+    marks = tmp_path / "atexit"
+    done = subprocess.run([sys.executable, str(script), str(marks), "fork"], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["process"] == "ForkedChild" and seen["ppid"] == seen["me"]
+    assert seen["session"] == seen["pid"]
+    links = {int(fd): target for fd, target in seen["links"].items()}
+    assert links[0] == links[1] == os.devnull
+    assert links[2].startswith("/memfd:agentica-zygote-stderr")
+    others = sorted(target.split(":")[0] for fd, target in links.items() if fd > 2)
+    assert others == ["pipe", "pipe", "socket"]  # the socket, and serve()'s own wake-up pipe
+    assert seen["code"] == 0 and seen["version"].startswith("agentica ")
+    assert seen["exit"] == 0 and seen["close_s"] < 5  # it saw the socket end: not killed after the timeout
+    assert marks.read_text() == f"the atexit of {seen['me']}\n"  # the batch's, once: never the zygote's
+
+
+def test_a_zygote_asked_to_fork_from_a_threaded_process_starts_a_new_interpreter(tmp_path: Path) -> None:
+    """fork() copies only the calling thread: a process running two (a caller of main(argv), a
+    library's thread) gets the `python -m` zygote instead, which works the same."""
+    script = tmp_path / "forked.py"
+    script.write_text("import threading, time\n"
+                      "threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n" + FORKED)
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / "atexit"), "fork"], capture_output=True,
+                          text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["process"] == "Popen" and seen["session"] == seen["pid"]
+    assert seen["code"] == 0 and seen["version"].startswith("agentica ") and seen["exit"] == 0
+
+
+def test_only_the_agentica_command_forks_its_zygote_not_a_caller_of_main(monkeypatch: pytest.MonkeyPatch) -> None:
+    """cli/app.main(argv) (a test, a program embedding agentica) must never fork the caller's
+    process: only the console script's main() (argv None) asks start_early for a fork."""
+    from agentica_cli.batch import zygote_client
+    from agentica_cli.cli import app
+
+    asked: list[bool] = []
+    exits: list[int] = []
+    monkeypatch.setattr(zygote_client, "start_early", lambda args, fork=False: asked.append(fork))
+    assert app.main(["batch", "--no-such-flag"]) == 2
+    monkeypatch.setattr(sys, "argv", ["agentica", "batch", "--no-such-flag"])
+    monkeypatch.setattr("agentica_cli.app.fast_exit.exit_now", exits.append)  # the process goes on here
+    assert app.main() == 2
+    assert asked == [False, True] and exits == [2]

@@ -154,7 +154,7 @@ def threads_running() -> int:
         return threading.active_count()
 
 
-_UNKNOWN = "?"  # preload()'s base_url when the batch's command line names none: maybe https
+UNKNOWN_BASE_URL = _UNKNOWN = "?"  # preload()'s base_url when the batch's command line names none: maybe https
 
 
 def preload(modules: tuple[str, ...] | list[str], base_url: str | None = _UNKNOWN) -> int:
@@ -439,7 +439,7 @@ def _become_the_task(argv: list[str], cwd: str, env: dict[str, str], fds: list[i
         os.close(fd)
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
-    os.closerange(3, _max_fd())  # the received fds, anything an import left open
+    os.closerange(3, max_fd())  # the received fds, anything an import left open
     # the handlers a fresh interpreter has
     for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2,
                 signal.SIGALRM):
@@ -459,7 +459,7 @@ def _become_the_task(argv: list[str], cwd: str, env: dict[str, str], fds: list[i
     child_env.note_user_environment()  # the task's environment is the user's, not the zygote's
 
 
-def _max_fd() -> int:
+def max_fd() -> int:
     try:
         return int(os.sysconf("SC_OPEN_MAX"))
     except (ValueError, OSError):
@@ -517,7 +517,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base-url", default=_UNKNOWN, metavar="URL",
                         help="the sessions' endpoint, when the batch names it (plain http: no CA certificates)")
     opts = parser.parse_args(argv)
-    sock = socket.socket(fileno=opts.fd)
+    later = opts.later if opts.later is not None else (LATER if opts.preload is None else [])
+    return run(socket.socket(fileno=opts.fd), tuple(opts.preload) if opts.preload is not None else PRELOAD,
+               tuple(later), opts.entry, opts.base_url)
+
+
+def run(sock: socket.socket, modules: tuple[str, ...] = PRELOAD, later: tuple[str, ...] = LATER,
+        entry_spec: str = ENTRY, base_url: str | None = _UNKNOWN) -> int:
+    """The zygote's life on the socket `sock`: import `modules`, say ready, fork on request
+    until the socket closes. Started as `python -m` (main) or forked by the batch's process as
+    it starts (zygote_client.fork_zygote)."""
     from agentica_cli.app.process_hardening import harden_process
 
     harden_process()  # as `agentica -p` does: its environment (the batch's) unreadable by others
@@ -525,12 +534,11 @@ def main(argv: list[str] | None = None) -> int:
 
     startup_gc.hold()  # few garbage collections while importing, as in `agentica -p`
     dataclass_code_cache.hold()  # and dataclasses' methods compiled at an earlier start
-    preload(tuple(opts.preload) if opts.preload is not None else PRELOAD, opts.base_url)
-    entry = resolve_entry(opts.entry)
+    preload(modules, base_url)
+    entry = resolve_entry(entry_spec)
     dataclass_code_cache.release()  # the children define theirs as anywhere else
     startup_gc.release()  # freeze_heap()'s gc.freeze, and the usual thresholds: the children start with them
     try:
-        later = opts.later if opts.later is not None else (LATER if opts.preload is None else [])
         serve(sock, entry, tuple(filter(None, later)))
     finally:
         sock.close()

@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
 
         dataclass_code_cache.hold()  # dataclasses' methods compiled at an earlier start, reused
     try:
-        code = _main(args)
+        code = _main(args, own_process=argv is None)
     finally:
         if cached:
             dataclass_code_cache.release()  # the built-in back; what was new written for next time
@@ -70,20 +70,20 @@ def _options(args: list[str]) -> list[str]:
     return args[:args.index("--")] if "--" in args else args
 
 
-def _main(args: list[str]) -> int:
+def _main(args: list[str], own_process: bool = False) -> int:
     # OpenTelemetry only when the standard variables ask for it: otherwise nothing is imported.
     if "OTEL_TRACES_EXPORTER" in os.environ or "OTEL_METRICS_EXPORTER" in os.environ:
         from agentica_cli import telemetry
 
         telemetry.install_on_first_run()
         try:
-            return _dispatch(args)
+            return _dispatch(args, own_process)
         finally:
             telemetry.shutdown()  # flushed before exit: a short -p run's spans are not lost
-    return _dispatch(args)
+    return _dispatch(args, own_process)
 
 
-def _dispatch(args: list[str]) -> int:
+def _dispatch(args: list[str], own_process: bool = False) -> int:
     if args in (["--version"], ["-V"]):  # the one answer that needs no parser
         from agentica_cli import __version__
 
@@ -97,7 +97,7 @@ def _dispatch(args: list[str]) -> int:
         # first of all, as every ms before it is a ms every batch waits for its first session
         from agentica_cli.batch.zygote_client import start_early
 
-        start_early(args[1:])
+        start_early(args[1:], fork=own_process)  # this process is `agentica`: the zygote may be its fork
     from agentica_cli.headless.claude_protocol import is_claude_command_line
 
     if is_claude_command_line(args):  # started by the Claude Agent SDK (cli_path): its flags, not ours
