@@ -263,7 +263,7 @@ def test_the_agentica_process_holds_it_for_its_commands_but_the_version_the_help
     calls: list[str] = []
     monkeypatch.setattr(dataclass_code_cache, "hold", lambda path=None: calls.append("hold"))
     monkeypatch.setattr(dataclass_code_cache, "release", lambda: calls.append("release"))
-    monkeypatch.setattr(app, "_dispatch", lambda args: 0)  # the command itself is not what is tested
+    monkeypatch.setattr(app, "_dispatch", lambda args, own_process=False: 0)  # the command itself is not what is tested
     monkeypatch.setattr(app, "_exits_without_teardown", lambda args: False)  # nor its exit
     from agentica_cli.app import startup_gc
 

@@ -67,7 +67,8 @@ def test_only_the_agentica_process_itself_holds_it_for_the_main_command(
     from agentica_cli.cli import app
 
     seen: list[bool] = []
-    monkeypatch.setattr(app, "_main", lambda args: seen.append(startup_gc.held()) or startup_gc.release() or 0)
+    monkeypatch.setattr(app, "_main",
+                        lambda args, own_process=False: seen.append(startup_gc.held()) or startup_gc.release() or 0)
     monkeypatch.setattr(app, "_exits_without_teardown", lambda args: False)
     gc.enable()
     app.main(["-p", "hi"])
