@@ -1,9 +1,18 @@
 """The shadow git repository a project's snapshots live in, and the git plumbing on it.
 
 `git --git-dir=<shadow> --work-tree=<project>`: the project's own `.git` (index, HEAD,
-branches, stash, hooks, config) is never read or written, and nothing is created inside
-the project. The environment is rebuilt from scratch for every git call so that no
-inherited GIT_* variable, user or system config, hook or attribute filter can redirect it.
+branches, stash, hooks, config) is never written, and nothing is created inside the
+project. The environment is rebuilt from scratch for every git call so that no inherited
+GIT_* variable, user or system config, hook or attribute filter can redirect it.
+
+When the project is the top of a git checkout, a new shadow repository borrows from it
+(`borrow_from_checkout`), reading it as files (no git process runs with the project's
+config): its object store, as an alternate, so the blobs the project has already are not
+stored again (git may refresh their time stamps); and its index, copied as the first
+session's stat cache when it matches HEAD, so the first snapshot hashes only what differs
+from HEAD instead of every file. A batch gives each task a new worktree, each a new
+project here: without this, every task's first snapshot hashed and stored the whole
+repository again.
 """
 
 from __future__ import annotations
@@ -144,6 +153,65 @@ def shadow_dir_for(project: Path) -> Path:
     return checkpoints_root() / hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:24]
 
 
+@dataclass(frozen=True)
+class Checkout:
+    """What a shadow repository borrows from the git checkout its project is the top of."""
+
+    index: Path
+    objects: Path
+    head: str | None  # the commit HEAD names, None when it cannot be read as files
+
+
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def read_checkout(project: Path) -> Checkout | None:
+    """The checkout `project` is the top of (`.git` a folder, or a worktree's `gitdir:` file),
+    read as files only: no git process, so nothing of the project's config runs. None when
+    it is not one, or uses what a copy of its index would break (a split index)."""
+    dot = project / ".git"
+    try:
+        if dot.is_dir():
+            git_dir = dot
+        elif dot.is_file():
+            text = dot.read_text(encoding="utf-8").strip()
+            if not text.startswith("gitdir:"):
+                return None
+            git_dir = (project / text.removeprefix("gitdir:").strip()).resolve()
+        else:
+            return None
+        common_file = git_dir / "commondir"
+        common = (git_dir / common_file.read_text(encoding="utf-8").strip()).resolve() if common_file.is_file() \
+            else git_dir
+        index, objects = git_dir / "index", common / "objects"
+        if not (index.is_file() and objects.is_dir()) or any(git_dir.glob("sharedindex.*")):
+            return None
+        return Checkout(index=index, objects=objects, head=_head_commit(git_dir, common))
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _head_commit(git_dir: Path, common: Path) -> str | None:
+    head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+    if _OBJECT_ID.fullmatch(head):
+        return head
+    ref = head.removeprefix("ref: ").strip()
+    if not ref.startswith("refs/") or ".." in ref:
+        return None
+    for base in (git_dir, common):
+        loose = base / ref
+        if loose.is_file():
+            value = loose.read_text(encoding="utf-8").strip()
+            return value if _OBJECT_ID.fullmatch(value) else None
+    packed = common / "packed-refs"
+    if packed.is_file():
+        for line in packed.read_text(encoding="utf-8").splitlines():
+            value, _, name = line.partition(" ")
+            if name == ref and _OBJECT_ID.fullmatch(value):
+                return value
+    return None
+
+
 @dataclass
 class Change:
     """One path that differs between two snapshots: status A (added), D (deleted), M, T."""
@@ -187,17 +255,27 @@ class ShadowRepo:
         if not config.exists():
             with open_private(config, "w") as fh:
                 fh.write(SHADOW_CONFIG)
+        checkout: Checkout | None = None
         if not (self.git_dir / "HEAD").exists():
             private_dir(self.git_dir)
-            self.git("init", "--quiet", "--bare", str(self.git_dir), work_tree=False)
+            # no template: its sample hooks never run here (hooksPath), copying them cost ~1.5 ms
+            self.git("init", "--quiet", "--bare", "--template=", str(self.git_dir), work_tree=False)
+            private_dir(self.git_dir / "info")
             with open_private(self.git_dir / "info" / "exclude", "w") as fh:
                 fh.write(DEFAULT_EXCLUDES)
             with open_private(self.git_dir / "project", "w") as fh:  # which folder this is, for people
                 fh.write(str(self.project) + "\n")
+            checkout = read_checkout(self.project)
+            if checkout is not None:
+                private_dir(self.git_dir / "objects" / "info")
+                with open_private(self.git_dir / "objects" / "info" / "alternates", "w") as fh:
+                    fh.write(str(checkout.objects) + "\n")
         if not self.index.exists():  # start from the latest session's stat cache: no full re-hash
             others = sorted((p for p in self.git_dir.glob("index-*") if not p.name.endswith(".lock")),
                             key=lambda p: p.stat().st_mtime, reverse=True)
-            if others:
+            if not others and checkout is not None:
+                self._seed_index(checkout)
+            elif others:
                 # copy2 keeps the index's mtime: git judges which entries it can trust by it, and
                 # a copy dated now would make it trust a file edited just after that index was
                 # written (same second, same size) and miss the edit.
@@ -206,6 +284,20 @@ class ShadowRepo:
                 if racy.exists():
                     shutil.copy2(racy, self.racy_mark)
         os.utime(self.git_dir / "HEAD")  # "last used", for pruning whole projects
+
+    def _seed_index(self, checkout: Checkout) -> None:
+        """The checkout's index as this new repository's first stat cache, kept only when it
+        records exactly HEAD's tree: its blobs are then HEAD's, which the project keeps as long
+        as that commit is reachable (a blob only staged there could be pruned by its gc)."""
+        if checkout.head is None:
+            return
+        try:
+            shutil.copy2(checkout.index, self.index)  # with its mtime: git's racy-entry check reads it
+        except OSError:
+            self.index.unlink(missing_ok=True)
+            return
+        if self.run("diff-index", "--cached", "--quiet", checkout.head, check=False).returncode != 0:
+            self.index.unlink(missing_ok=True)  # staged changes, or not an index git reads here
 
     def env(self) -> dict[str, str]:
         if self._env is None:
