@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 from pathlib import Path
 
+import pytest
 from batch_support import TaskModel, git, make_repository, task_server
 from cli_support import AGENTICA, cli_env, model_args, run_cli
+
+from agentica_cli.worktrees import WorktreeError, create_worktree
 
 
 def _session(name: str, repo: Path, home: Path, server) -> subprocess.Popen[str]:
@@ -169,3 +173,59 @@ def test_a_name_whose_branch_exists_is_refused_and_adds_nothing(tmp_path: Path) 
     assert not (repo / ".worktrees" / "taken").exists()
     assert "taken" not in git(repo, "worktree", "list")
     assert create_worktree(repo, "free").branch == "agentica/free"  # the lock was let go
+
+
+def _hook(repo: Path, body: str) -> None:
+    hook = repo / ".git" / "hooks" / "post-checkout"
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    hook.write_text("#!/bin/sh\n" + body)
+    hook.chmod(0o755)
+
+
+def test_a_new_worktree_runs_the_post_checkout_hook_as_git_worktree_add_does(tmp_path: Path) -> None:
+    repo = make_repository(tmp_path / "repo")
+    marks = tmp_path / "hook-args"
+    _hook(repo, f'echo "$@" > {marks}\n')
+    tree = create_worktree(repo, "hooked")
+    assert marks.read_text().split() == ["0" * len(tree.base), tree.base, "1"]
+    assert git(tree.path, "status", "--porcelain").strip() == ""  # every file checked out, the index HEAD's
+    assert sorted(p.name for p in tree.path.iterdir() if p.name != ".git") == sorted(
+        p.name for p in repo.iterdir() if p.name not in (".git", ".worktrees"))
+
+
+def test_a_check_out_that_fails_leaves_no_worktree_and_no_branch(tmp_path: Path) -> None:
+    repo = make_repository(tmp_path / "repo")
+    _hook(repo, "echo 'the hook says no' >&2\nexit 3\n")
+    with pytest.raises(WorktreeError, match="the hook says no"):
+        create_worktree(repo, "refused")
+    assert "refused" not in git(repo, "worktree", "list")
+    assert git(repo, "branch", "--list", "agentica/refused").strip() == ""
+    assert not (repo / ".worktrees" / "refused").exists()
+
+
+def test_parallel_worktrees_of_one_repository_check_out_at_once(tmp_path: Path) -> None:
+    """The repository's lock covers only a worktree's set-up: each hook below succeeds only
+    if the other worktree's check-out runs while it waits (one after the other, the first
+    gives up after 10 s and fails)."""
+
+    repo = make_repository(tmp_path / "repo")
+    marks = tmp_path / "checking-out"
+    marks.mkdir()
+    _hook(repo, f'touch "{marks}/$(basename "$PWD")"\n'
+                f'i=0; while [ "$(ls "{marks}" | wc -l)" -lt 2 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done\n'
+                f'[ "$(ls "{marks}" | wc -l)" -ge 2 ]\n')
+    errors: list[BaseException] = []
+
+    def make(name: str) -> None:
+        try:
+            create_worktree(repo, name)
+        except BaseException as err:
+            errors.append(err)
+
+    threads = [threading.Thread(target=make, args=(name,)) for name in ("one", "two")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert errors == []
+    assert sorted(p.name for p in marks.iterdir()) == ["one", "two"]

@@ -166,14 +166,37 @@ def create_worktree(start: Path, name: str | None = None, *, base: str = "HEAD",
         _ignore_folder(root)
         path.parent.mkdir(parents=True, exist_ok=True)
         # git refuses an existing branch itself (and adds nothing): no git process of our own to
-        # ask first, inside the lock every parallel batch worker waits on.
-        added = _run(root, "worktree", "add", "--quiet", "-b", branch, str(path), probe)
+        # ask first, inside the lock every parallel batch worker waits on. Only the worktree's
+        # set-up is made here; its files below, outside the lock.
+        added = _run(root, "worktree", "add", "--quiet", "--no-checkout", "-b", branch, str(path), probe)
         if added.returncode != 0:
             if f"a branch named '{branch}' already exists" in added.stderr:
                 raise WorktreeError(f"branch {branch} exists; pick another name or delete it (git branch -D {branch})")
             raise _failed(root, "worktree", added)
+    tree = Worktree(name=name, path=path, branch=branch, base=probe, repository=root)
+    _check_out(tree)
     (git_dir(path) / "agentica-base").write_text(probe + "\n")
-    return Worktree(name=name, path=path, branch=branch, base=probe, repository=root)
+    return tree
+
+
+def _check_out(tree: Worktree) -> None:
+    """The new worktree's files, as `git worktree add` checks them out after its set-up (`reset
+    --hard`, then the post-checkout hook), but outside the repository's lock: a worktree has an
+    index of its own, so parallel batch workers check out at once instead of one after another
+    (in a 3,000-file repository a checkout is ~0.45 s). If it fails, the worktree and its
+    branch are removed: a worktree is made whole or not at all."""
+    done = _run(tree.path, "reset", "--hard", "--quiet", "--no-recurse-submodules")
+    if done.returncode == 0:
+        hook = _run(tree.path, "hook", "run", "--ignore-missing", "post-checkout", "--", "0" * len(tree.base),
+                    tree.base, "1")
+        if hook.returncode == 0 or "is not a git command" in hook.stderr:  # git before 2.36: no hooks to run
+            return
+        done = hook
+    failure = _failed(tree.path, "worktree add (check-out)", done)
+    with _locked(tree.repository):
+        _run(tree.repository, "worktree", "remove", "--force", str(tree.path))
+        _run(tree.repository, "branch", "-D", tree.branch)
+    raise failure
 
 
 def _from_entry(root: Path, path: Path, branch: str) -> Worktree:
