@@ -25,9 +25,14 @@
 4. The same throughput over a longer batch (--long-waves x N tasks, zygote only): the fixed
    start spread over more waves, as a batch of hundreds feels it. Shown beside the 2N rows,
    whose targets stay as they are.
+5. A repository of --big-files files (~6 KB each): 8 tasks over 4 workers against a server that
+   answers at once. Each task's worktree checks out every file, and its session's first
+   checkpoint starts from that checkout (checkpoints.md: it borrows the repository's objects
+   and the worktree's index); printed: the median worktree and session phases, the batch's wall
+   time, and what ~/.agentica/checkpoints grew by per task.
 
     .venv/bin/python bench/bench_batch.py [--tasks 6] [--runs 3] [--max-workers 8] [--ready-runs 7]
-        [--ready-only] [--throughput-only] [--zygote-only] [--long-waves 5]
+        [--ready-only] [--throughput-only] [--zygote-only] [--long-waves 5] [--big-files 3000]
 
 Prints one `RESULT {json}` line for run_all.py.
 """
@@ -201,6 +206,44 @@ def ready_time(cmd: list[str], work: Path, runs: int, key_file: Path) -> dict[st
     return {"t_ready_s": statistics.median(ready), "t_ready_min_s": min(ready), "load_ready": statistics.median(loads)}
 
 
+def _folder_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.exists() else 0
+
+
+def big_repository(cmd: list[str], work: Path, files: int, key_file: Path, tasks: int = 8,
+                   workers: int = 4) -> dict[str, float]:
+    """Section 5: a batch in a repository of `files` files."""
+    import random
+
+    home = work / "home-big"
+    home.mkdir()
+    env = _env(home)
+    repo = work / "repo-big"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    rnd = random.Random(1)
+    for n in range(files):
+        folder = repo / f"pkg{n % 50}"
+        folder.mkdir(exist_ok=True)
+        (folder / f"m{n}.py").write_text("".join(f"x_{rnd.random()} = {rnd.random()}\n" for _ in range(150)))
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "commit", "-q", "-m", "init")
+    output = work / "big.results.jsonl"
+    with ScriptedModelServer([turns.text("done")] * (tasks + 5)) as server:
+        wall = _batch(cmd, _tasks_file(work / "big.jsonl", tasks, "b"), output, workers,
+                      _model_flags(server, key_file), repo, env)
+    records = [json.loads(line) for line in output.read_text().splitlines()]
+    figures = {"big_files": files, "big_wall_s": wall,
+               "big_worktree_s": statistics.median(r["timings_s"]["worktree"] for r in records),
+               "big_session_s": statistics.median(r["timings_s"]["session"] for r in records),
+               "big_checkpoint_mb_per_task": _folder_bytes(home / "checkpoints") / tasks / 1e6,
+               "big_git_mb": _folder_bytes(repo / ".git") / 1e6}
+    print(f"{files}-file repository ({figures['big_git_mb']:.0f} MB of .git), {tasks} tasks over {workers} workers: "
+          f"{wall:.1f} s; per task: worktree {figures['big_worktree_s']:.2f} s, session "
+          f"{figures['big_session_s']:.2f} s (median), checkpoints {figures['big_checkpoint_mb_per_task']:.2f} MB")
+    return figures
+
+
 STARTS = {"zygote": {}, "process": {"AGENTICA_BATCH_ZYGOTE": "0"}}
 
 
@@ -288,6 +331,9 @@ def main() -> int:
     parser.add_argument("--zygote-only", action="store_true", help="throughput: skip the process-start runs")
     parser.add_argument("--long-waves", type=int, default=5,
                         help="throughput: also a batch of this many x N tasks per N (0: none)")
+    parser.add_argument("--big-files", type=int, default=3000,
+                        help="the files of the big-repository batch (0: none)")
+    parser.add_argument("--big-only", action="store_true", help="only the big-repository batch")
     opts = parser.parse_args()
     print_machine("agentica batch: overhead per task and throughput of N workers")
     cmd = agentica_command()
@@ -297,6 +343,10 @@ def main() -> int:
         key_file.write_text("bench\n")
         print(f"load average at the start: {load_average():.2f}")
         figures: dict[str, float] = {}
+        if opts.big_only:
+            emit_result("batch_big", {k: round(v, 3) for k, v in big_repository(cmd, work, opts.big_files or 3000,
+                                                                                   key_file).items()})
+            return 0
         if opts.ready_runs > 0:
             figures |= ready_time(cmd, work, opts.ready_runs, key_file)
             if "t_ready_s" in figures:
@@ -308,6 +358,8 @@ def main() -> int:
                 return 0
         if not opts.throughput_only:
             figures |= overhead(cmd, work, opts.tasks, opts.runs, key_file)  # beside t_ready
+            if opts.big_files > 0:
+                figures |= big_repository(cmd, work, opts.big_files, key_file)
             print(f"overhead per task over a plain -p run: {figures['overhead_per_task_ms']:.0f} ms "
                   f"(target < {OVERHEAD_TARGET_MS:.0f} ms); plain -p {figures['plain_p_ms']:.0f} ms")
         figures |= throughput(cmd, work, opts.max_workers, key_file,
