@@ -290,7 +290,7 @@ def _single_threaded() -> bool:
 
 def fork_zygote(sock_fd: int, stderr_fd: int, base_url: str | None) -> ForkedChild:
     """The zygote as a fork of this process (the batch's, as it starts: one thread, little
-    imported), not a new interpreter: its imports start ~40 ms sooner (no interpreter start,
+    imported), not a new interpreter: it is ready ~25 ms sooner (no interpreter start,
     `-m`, argv parsing), and every session of the batch's first wave waits for them. The child
     is what `python -P -m agentica_cli.batch.zygote` would be: a session of its own, stdin and
     stdout on /dev/null, stderr on `stderr_fd`, no file descriptor but the socket, none of

@@ -6,7 +6,7 @@ project. The environment is rebuilt from scratch for every git call so that no i
 GIT_* variable, user or system config, hook or attribute filter can redirect it.
 
 When the project is the top of a git checkout, a new shadow repository borrows from it
-(`borrow_from_checkout`), reading it as files (no git process runs with the project's
+(`read_checkout`), reading it as files (no git process runs with the project's
 config): its object store, as an alternate, so the blobs the project has already are not
 stored again (git may refresh their time stamps); and its index, copied as the first
 session's stat cache when it matches HEAD, so the first snapshot hashes only what differs
