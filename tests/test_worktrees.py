@@ -229,3 +229,15 @@ def test_parallel_worktrees_of_one_repository_check_out_at_once(tmp_path: Path) 
         thread.join(60)
     assert errors == []
     assert sorted(p.name for p in marks.iterdir()) == ["one", "two"]
+
+
+def test_the_post_checkout_hook_is_found_where_core_hookspath_puts_it(tmp_path: Path) -> None:
+    repo = make_repository(tmp_path / "repo")
+    hooks = tmp_path / "shared-hooks"
+    hooks.mkdir()
+    marks = tmp_path / "ran"
+    (hooks / "post-checkout").write_text(f"#!/bin/sh\npwd > {marks}\n")
+    (hooks / "post-checkout").chmod(0o755)
+    git(repo, "config", "core.hooksPath", str(hooks))
+    tree = create_worktree(repo, "elsewhere")
+    assert marks.read_text().strip() == str(tree.path)  # run in the new worktree, as git worktree add runs it

@@ -290,13 +290,14 @@ def _worktree_for(task: Task, attempt: int, folder: Path, results_path: str) -> 
     that matches `folder` (None outside git). One this batch left behind (Ctrl-C, a crash) is
     replaced: its result is not in results.jsonl, so nobody has seen its work. One made by
     another batch or by hand is not touched: the attempt fails with an error saying so."""
-    from agentica_cli.worktrees import BRANCH_PREFIX, WorktreeError, create_worktree, remove_worktree, repository_root
+    from agentica_cli.worktrees import BRANCH_PREFIX, WorktreeError, create_worktree, open_repository, remove_worktree
     from agentica_cli.worktrees.manager import WORKTREES_FOLDER, git_dir
 
     try:
-        root = repository_root(folder)
+        repository = open_repository(folder)
     except WorktreeError:
         return None
+    root = repository.root
     name = f"batch-{task.id}-{attempt}"
     path = root / WORKTREES_FOLDER / name
     if path.exists() or (root / ".git" / "refs" / "heads" / BRANCH_PREFIX / name).exists():
@@ -308,7 +309,7 @@ def _worktree_for(task: Task, attempt: int, folder: Path, results_path: str) -> 
                                f"{name}) or give the task another id")
         with contextlib.suppress(WorktreeError):
             remove_worktree(root, name, force=True)
-    tree = create_worktree(folder, name, root=root)
+    tree = create_worktree(folder, name, repository=repository)
     (git_dir(tree.path) / _MARKER).write_text(results_path + "\n")
     return tree, tree.path / folder.relative_to(root)
 

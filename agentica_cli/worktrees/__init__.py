@@ -6,6 +6,7 @@ Application logic only: git through subprocess, results as data; the command lin
 
 from agentica_cli.worktrees.manager import (
     BRANCH_PREFIX,
+    Repository,
     Worktree,
     WorktreeError,
     commit_all,
@@ -13,6 +14,7 @@ from agentica_cli.worktrees.manager import (
     exit_note,
     find_worktree,
     list_worktrees,
+    open_repository,
     remove_worktree,
     repository_root,
     worktree_changes,
@@ -20,6 +22,7 @@ from agentica_cli.worktrees.manager import (
 
 __all__ = [
     "BRANCH_PREFIX",
+    "Repository",
     "Worktree",
     "WorktreeError",
     "commit_all",
@@ -27,6 +30,7 @@ __all__ = [
     "exit_note",
     "find_worktree",
     "list_worktrees",
+    "open_repository",
     "remove_worktree",
     "repository_root",
     "worktree_changes",

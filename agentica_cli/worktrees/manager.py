@@ -86,19 +86,37 @@ def _failed(cwd: Path, command: str, done: subprocess.CompletedProcess[str]) -> 
     return WorktreeError(f"git {command} failed in {cwd}: {detail[-1] if detail else f'exit {done.returncode}'}")
 
 
-def repository_root(start: Path) -> Path:
-    """The main checkout of the repository `start` is in (also from inside one of its worktrees)."""
+@dataclass(frozen=True)
+class Repository:
+    """What a new worktree needs to know of the repository a folder is in, from one git process."""
+
+    root: Path  # the main checkout (also when asked from inside one of its worktrees)
+    base: str  # the commit the asked-for base names there ("": none, e.g. no commit yet)
+    post_checkout: Path  # where git looks for the post-checkout hook (core.hooksPath honoured)
+
+
+def open_repository(start: Path, base: str = "HEAD") -> Repository:
+    """The repository `start` is in, its commit `base` and its post-checkout hook's path: one
+    `git rev-parse` (a batch makes a worktree per task, inside a lock its workers share)."""
     if not start.is_dir():
         raise WorktreeError(f"{start}: no such folder")
-    probe = subprocess.run(["git", "rev-parse", "--path-format=absolute", "--git-common-dir"], cwd=start,
+    probe = subprocess.run(["git", "rev-parse", "--path-format=absolute", "--git-common-dir", "--git-path",
+                            "hooks/post-checkout", "--verify", "--quiet", f"{base}^{{commit}}"], cwd=start,
                            capture_output=True, text=True, stdin=subprocess.DEVNULL,
                            env={**os.environ, "LC_ALL": "C"})
-    if probe.returncode != 0:
+    lines = probe.stdout.splitlines()
+    if probe.returncode not in (0, 1) or len(lines) < 2:  # 1 with both paths: no such commit
         raise WorktreeError(f"{start} is not in a git repository (--worktree needs one)")
-    common = Path(probe.stdout.strip())
+    common = Path(lines[0].strip())
     if common.name != ".git":
         raise WorktreeError(f"{common} is a bare repository: worktrees need a checkout")
-    return Path(os.path.realpath(common.parent))
+    commit = lines[2].strip() if probe.returncode == 0 and len(lines) > 2 else ""
+    return Repository(root=Path(os.path.realpath(common.parent)), base=commit, post_checkout=Path(lines[1].strip()))
+
+
+def repository_root(start: Path) -> Path:
+    """The main checkout of the repository `start` is in (also from inside one of its worktrees)."""
+    return open_repository(start).root
 
 
 def _common_dir(root: Path) -> Path:
@@ -147,15 +165,17 @@ def git_dir(path: Path) -> Path:
     return folder if folder.is_absolute() else (path / folder).resolve()
 
 
-def create_worktree(start: Path, name: str | None = None, *, base: str = "HEAD", root: Path | None = None) -> Worktree:
-    """A new worktree of the repository `start` is in (`root`, when the caller knows it), on a
-    new branch agentica/NAME from `base` (as `start` sees it: from inside a worktree, that
-    worktree's HEAD)."""
+def create_worktree(start: Path, name: str | None = None, *, base: str = "HEAD",
+                    repository: Repository | None = None) -> Worktree:
+    """A new worktree of the repository `start` is in (`repository`: open_repository(start,
+    base), when the caller has it), on a new branch agentica/NAME from `base` (as `start` sees
+    it: from inside a worktree, that worktree's HEAD)."""
     start = Path(os.path.realpath(start))
-    root = root or repository_root(start)
+    repository = repository or open_repository(start, base)
+    root = repository.root
     name = name or new_name()
     _check_name(name)
-    probe = _git(start, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}", check=False).strip()
+    probe = repository.base
     if not probe:
         raise WorktreeError(f"{start}: no commit to start a worktree from ({base}); commit something first")
     path = root / WORKTREES_FOLDER / name
@@ -174,12 +194,12 @@ def create_worktree(start: Path, name: str | None = None, *, base: str = "HEAD",
                 raise WorktreeError(f"branch {branch} exists; pick another name or delete it (git branch -D {branch})")
             raise _failed(root, "worktree", added)
     tree = Worktree(name=name, path=path, branch=branch, base=probe, repository=root)
-    _check_out(tree)
+    _check_out(tree, repository.post_checkout)
     (git_dir(path) / "agentica-base").write_text(probe + "\n")
     return tree
 
 
-def _check_out(tree: Worktree) -> None:
+def _check_out(tree: Worktree, hook: Path) -> None:
     """The new worktree's files, as `git worktree add` checks them out after its set-up (`reset
     --hard`, then the post-checkout hook), but outside the repository's lock: a worktree has an
     index of its own, so parallel batch workers check out at once instead of one after another
@@ -187,11 +207,13 @@ def _check_out(tree: Worktree) -> None:
     branch are removed: a worktree is made whole or not at all."""
     done = _run(tree.path, "reset", "--hard", "--quiet", "--no-recurse-submodules")
     if done.returncode == 0:
-        hook = _run(tree.path, "hook", "run", "--ignore-missing", "post-checkout", "--", "0" * len(tree.base),
-                    tree.base, "1")
-        if hook.returncode == 0 or "is not a git command" in hook.stderr:  # git before 2.36: no hooks to run
+        if not os.access(hook, os.X_OK):  # git runs only an executable hook: no process to ask it
             return
-        done = hook
+        ran = _run(tree.path, "hook", "run", "--ignore-missing", "post-checkout", "--", "0" * len(tree.base),
+                   tree.base, "1")
+        if ran.returncode == 0 or "is not a git command" in ran.stderr:  # git before 2.36: no hooks to run
+            return
+        done = ran
     failure = _failed(tree.path, "worktree add (check-out)", done)
     with _locked(tree.repository):
         _run(tree.repository, "worktree", "remove", "--force", str(tree.path))
