@@ -186,6 +186,8 @@ def read_checkout(project: Path) -> Checkout | None:
         index, objects = git_dir / "index", common / "objects"
         if not (index.is_file() and objects.is_dir()) or any(git_dir.glob("sharedindex.*")):
             return None
+        if not (os.access(index, os.R_OK) and os.access(objects, os.R_OK | os.X_OK)):
+            return None  # another user's repository: its work tree alone is snapshotted, as before
         return Checkout(index=index, objects=objects, head=_head_commit(git_dir, common))
     except (OSError, UnicodeDecodeError):
         return None
