@@ -255,3 +255,25 @@ def test_the_post_checkout_hook_is_found_where_core_hookspath_puts_it(tmp_path: 
     git(repo, "config", "core.hooksPath", str(hooks))
     tree = create_worktree(repo, "elsewhere")
     assert marks.read_text().strip() == str(tree.path)  # run in the new worktree, as git worktree add runs it
+
+
+def test_worktrees_rm_takes_a_pattern_and_keeps_the_branches_that_hold_work(tmp_path: Path, home: Path) -> None:
+    """After a batch: `agentica worktrees rm 'batch-*'` frees every task's folder; a branch with
+    the task's commit stays (its work), one with nothing on it goes; other worktrees stay."""
+    from agentica_cli.worktrees import commit_all
+
+    repo = make_repository(tmp_path / "repo")
+    worked = create_worktree(repo, "batch-a-1")
+    (worked.path / "shared.txt").write_text("the task's work\n")
+    commit_all(worked, "work")
+    create_worktree(repo, "batch-b-1")
+    create_worktree(repo, "mine")
+    done = run_cli(["worktrees", "rm", "batch-*"], cwd=repo, home=home)
+    assert done.returncode == 0, done.stderr
+    assert "kept branch agentica/batch-a-1" in done.stdout and "removed worktree batch-b-1 and branch" in done.stdout
+    assert sorted(p.name for p in (repo / ".worktrees").iterdir()) == ["mine"]
+    assert git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/agentica/").split() == [
+        "agentica/batch-a-1", "agentica/mine"]
+    assert git(repo, "show", "agentica/batch-a-1:shared.txt") == "the task's work\n"
+    missing = run_cli(["worktrees", "rm", "nothing-*"], cwd=repo, home=home)
+    assert missing.returncode == 1 and "no agentica worktree matches 'nothing-*'" in missing.stderr

@@ -54,19 +54,32 @@ def worktrees_list(
 
 
 def worktrees_rm(
-    names: Annotated[list[str], typer.Argument(metavar="NAME...", help="worktree names (agentica worktrees list)")],
+    names: Annotated[list[str], typer.Argument(metavar="NAME...", help="worktree names (agentica worktrees list), "
+                                               "or quoted patterns such as 'batch-*'")],
     force: Annotated[bool, typer.Option("--force", help="also drop uncommitted changes and unmerged commits")] = False,
     work_dir: Annotated[Optional[Path], typer.Option("-C", "--work-dir", help="a folder of the repository")] = None,
 ) -> int:
-    """Remove worktrees and their branches (a branch with unmerged commits is kept unless --force)."""
+    """Remove worktrees and their branches (a branch with unmerged commits is kept unless --force).
+    A name with * ? or [ is a pattern: 'batch-*' removes every batch task's worktree, keeping the
+    branches that hold the tasks' work."""
     from agentica_cli.worktrees import WorktreeError, remove_worktree
+    from agentica_cli.worktrees.manager import matching_names
 
+    start = (work_dir or Path.cwd()).expanduser()
     code = exitcodes.OK
-    for name in names:
+    for given in names:
         try:
-            print(remove_worktree((work_dir or Path.cwd()).expanduser(), name, force=force))
+            found = matching_names(start, given) if any(c in given for c in "*?[") else [given]
         except WorktreeError as err:
             code = _fail(str(err), exitcodes.MODEL_ERROR)
+            continue
+        if not found:
+            code = _fail(f"no agentica worktree matches {given!r} (agentica worktrees list)", exitcodes.MODEL_ERROR)
+        for name in found:
+            try:
+                print(remove_worktree(start, name, force=force))
+            except WorktreeError as err:
+                code = _fail(str(err), exitcodes.MODEL_ERROR)
     return code
 
 

@@ -244,6 +244,15 @@ def _entries(root: Path) -> list[tuple[Path, str]]:
     return found
 
 
+def matching_names(start: Path, pattern: str) -> list[str]:
+    """The names of agentica's worktrees in this repository that the shell-style `pattern`
+    matches (`batch-*`: every batch task's), sorted; no git process beyond the listing."""
+    import fnmatch
+
+    return sorted(path.name for path, _branch in _entries(repository_root(start))
+                  if fnmatch.fnmatchcase(path.name, pattern))
+
+
 def list_worktrees(start: Path) -> list[WorktreeState]:
     root = repository_root(start)
     states = []
