@@ -10,7 +10,7 @@ When the project is the top of a git checkout, a new shadow repository borrows f
 config): its object store, as an alternate, so the blobs the project has already are not
 stored again (git may refresh their time stamps); and its index, copied as the first
 session's stat cache when it matches HEAD, so the first snapshot hashes only what differs
-from HEAD instead of every file. A batch gives each task a new worktree, each a new
+from HEAD (and git's racily clean entries) instead of every file. A batch gives each task a new worktree, each a new
 project here: without this, every task's first snapshot hashed and stored the whole
 repository again.
 """
