@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentica_cli.git_files import git_dir_of
 from agentica_cli.private_files import agentica_home, open_private, private_dir
 
 # Left out of every snapshot whatever the project's .gitignore says: git's own folders
@@ -169,17 +170,10 @@ def read_checkout(project: Path) -> Checkout | None:
     """The checkout `project` is the top of (`.git` a folder, or a worktree's `gitdir:` file),
     read as files only: no git process, so nothing of the project's config runs. None when
     it is not one, or uses what a copy of its index would break (a split index)."""
-    dot = project / ".git"
+    git_dir = git_dir_of(project)
+    if git_dir is None:
+        return None
     try:
-        if dot.is_dir():
-            git_dir = dot
-        elif dot.is_file():
-            text = dot.read_text(encoding="utf-8").strip()
-            if not text.startswith("gitdir:"):
-                return None
-            git_dir = (project / text.removeprefix("gitdir:").strip()).resolve()
-        else:
-            return None
         common_file = git_dir / "commondir"
         common = (git_dir / common_file.read_text(encoding="utf-8").strip()).resolve() if common_file.is_file() \
             else git_dir

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentica_cli.git_files import git_dir_of
+
 BRANCH_PREFIX = "agentica/"
 WORKTREES_FOLDER = Path(".worktrees")
 _EXCLUDE_LINE = "/.worktrees/"
@@ -156,13 +158,10 @@ def _ignore_folder(root: Path) -> None:
 
 
 def git_dir(path: Path) -> Path:
-    """A worktree's own git folder, from its `.git` file (`gitdir: ...`): no git process."""
-    try:
-        text = (path / ".git").read_text()
-    except OSError:
-        return Path(_git(path, "rev-parse", "--path-format=absolute", "--git-dir").strip())
-    folder = Path(text.removeprefix("gitdir:").strip())
-    return folder if folder.is_absolute() else (path / folder).resolve()
+    """A worktree's own git folder, from its `.git` file (`gitdir: ...`): no git process
+    (git's own answer only for a folder that is not the top of a checkout)."""
+    found = git_dir_of(path)
+    return found if found is not None else Path(_git(path, "rev-parse", "--path-format=absolute", "--git-dir").strip())
 
 
 def create_worktree(start: Path, name: str | None = None, *, base: str = "HEAD",
