@@ -59,6 +59,11 @@ def stdlib_import_ms(runs: int = IMPORT_SPEED_RUNS) -> float:
     return statistics.median(times)
 
 
+def folder_bytes(path: Path) -> int:
+    """The bytes of every file under `path` (0 when it does not exist)."""
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.exists() else 0
+
+
 def print_machine(title: str) -> None:
     print(f"== {title}")
     print(f"machine: {machine()}")

@@ -53,7 +53,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _common import agentica_command, emit_result, print_machine
+from _common import agentica_command, emit_result, folder_bytes, print_machine
 
 from agentica_cli.testing import ScriptedModelServer, turns
 
@@ -206,10 +206,6 @@ def ready_time(cmd: list[str], work: Path, runs: int, key_file: Path) -> dict[st
     return {"t_ready_s": statistics.median(ready), "t_ready_min_s": min(ready), "load_ready": statistics.median(loads)}
 
 
-def _folder_bytes(path: Path) -> int:
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.exists() else 0
-
-
 def big_repository(cmd: list[str], work: Path, files: int, key_file: Path, tasks: int = 8,
                    workers: int = 4) -> dict[str, float]:
     """Section 5: a batch in a repository of `files` files."""
@@ -236,8 +232,8 @@ def big_repository(cmd: list[str], work: Path, files: int, key_file: Path, tasks
     figures = {"big_files": files, "big_wall_s": wall,
                "big_worktree_s": statistics.median(r["timings_s"]["worktree"] for r in records),
                "big_session_s": statistics.median(r["timings_s"]["session"] for r in records),
-               "big_checkpoint_mb_per_task": _folder_bytes(home / "checkpoints") / tasks / 1e6,
-               "big_git_mb": _folder_bytes(repo / ".git") / 1e6}
+               "big_checkpoint_mb_per_task": folder_bytes(home / "checkpoints") / tasks / 1e6,
+               "big_git_mb": folder_bytes(repo / ".git") / 1e6}
     print(f"{files}-file repository ({figures['big_git_mb']:.0f} MB of .git), {tasks} tasks over {workers} workers: "
           f"{wall:.1f} s; per task: worktree {figures['big_worktree_s']:.2f} s, session "
           f"{figures['big_session_s']:.2f} s (median), checkpoints {figures['big_checkpoint_mb_per_task']:.2f} MB")
