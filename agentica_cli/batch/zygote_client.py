@@ -148,7 +148,7 @@ class Zygote:
         self._stderr = open(os.memfd_create("agentica-zygote-stderr"), "w+b")  # noqa: SIM115 (closed in close())
         self.process: subprocess.Popen[bytes] | ForkedChild
         try:
-            if fork and preload is None and entry is None and later is None and env is None and _single_threaded():
+            if fork and preload is None and entry is None and later is None and env is None and _one_thread():
                 self.process = fork_zygote(theirs.fileno(), self._stderr.fileno(), base_url)
             else:
                 self.process = subprocess.Popen(argv, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
@@ -280,12 +280,12 @@ class Zygote:
         return 0
 
 
-def _single_threaded() -> bool:
-    """Whether this process runs one thread, to the OS's word (fork copies only the caller)."""
-    try:
-        return len(os.listdir("/proc/self/task")) == 1
-    except OSError:
-        return False
+def _one_thread() -> bool:
+    """Whether fork() may copy this process (it copies only the calling thread): the zygote's
+    own test, whose module the forked zygote imports next anyway."""
+    from agentica_cli.batch.zygote import threads_running
+
+    return threads_running() == 1
 
 
 def fork_zygote(sock_fd: int, stderr_fd: int, base_url: str | None) -> ForkedChild:
