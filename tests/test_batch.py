@@ -398,26 +398,3 @@ def test_modules_in_the_tasks_repository_are_never_imported(tmp_path: Path, home
     if start.startswith("zygote"):
         assert ZYGOTE_NOTE in done.stderr
     assert [r["status"] for r in read_records(output)] == ["done"]
-
-
-def test_the_summary_imports_wait_until_every_first_session_waits_for_its_model(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """runner._SummaryPrefetch: not while the first wave is still starting (CPU-bound), once after."""
-    from types import SimpleNamespace
-
-    from agentica_cli.batch import progress, runner
-
-    calls: list[float] = []
-    monkeypatch.setattr(progress, "prefetch_summary", lambda: calls.append(time.monotonic()))
-    run = SimpleNamespace(sessions_started=1, last_session_start=time.monotonic() - 10)
-    prefetch = runner._SummaryPrefetch(run, workers=2)  # type: ignore[arg-type]
-    prefetch.when_idle()
-    assert calls == []  # one of two workers has a session
-    run.sessions_started, run.last_session_start = 2, time.monotonic()
-    prefetch.when_idle()
-    assert calls == []  # the second one just started
-    run.last_session_start = time.monotonic() - runner._SummaryPrefetch.SETTLE_S
-    prefetch.when_idle()
-    prefetch.when_idle()
-    assert len(calls) == 1

@@ -84,7 +84,7 @@ def run_on_ray(run: BatchRun, address: str) -> None:
     in_flight: dict[Any, tuple[Task, int, float]] = {}
     try:
         while True:
-            while len(in_flight) < max(1, run.settings.workers) and (item := run.next_attempt()) is not None:
+            while len(in_flight) < max(1, run.settings.workers) and (item := run.next_pending()) is not None:
                 task, attempt = item
                 run.progress.started(f"{task.id}#{attempt}")
                 run.progress.phase(f"{task.id}#{attempt}", "on ray")

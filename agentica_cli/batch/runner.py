@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import signal
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING
 from agentica_cli.batch.limiter import Budget, backoff_file
 from agentica_cli.batch.progress import Progress
 from agentica_cli.batch.results import Record, ResultsStore
-from agentica_cli.batch.task_run import Control, RunOptions, run_attempt
+from agentica_cli.batch.task_run import Attempt, Control, RunOptions
 from agentica_cli.batch.tasks import Task
 
 if TYPE_CHECKING:
@@ -60,18 +59,25 @@ class BatchRun:
         every = [(task, attempt) for task in tasks for attempt in range(1, settings.attempts + 1)]
         self.pending = [(t, a) for t, a in every if (t.id, a) not in finished]
         self.skipped = len(every) - len(self.pending)
-        self._lock = threading.Lock()
-        self.sessions_started = 0
-        self.last_session_start = 0.0
+        self._changed = threading.Condition()  # guards pending, ready, starting, running, workers_left
+        self.ready: list[Attempt] = []  # prepared ahead (_work_while_idle), for the next free worker
+        self.preparing = 0  # attempts being prepared ahead right now
+        self.starting: set[str] = set()  # attempts in their CPU-bound start (TaskEvents.busy)
+        self.running = 0  # attempts the workers run
+        self.workers_left = 0
 
     # -- what running attempts report (task_run.TaskEvents) ------------------------------------
 
     def phase(self, key: str, phase: str) -> None:
-        if phase == "session":
-            with self._lock:
-                self.sessions_started += 1
-                self.last_session_start = time.monotonic()
         self.progress.phase(key, phase)
+
+    def busy(self, key: str, starting: bool) -> None:
+        with self._changed:
+            if starting:
+                self.starting.add(key)
+            else:
+                self.starting.discard(key)
+            self._changed.notify_all()
 
     def usage(self, key: str, tokens: int, cost: float | None) -> None:
         self.budget.running(key, tokens, cost)
@@ -80,11 +86,90 @@ class BatchRun:
 
     # -- the workers ---------------------------------------------------------------------------
 
-    def next_attempt(self) -> tuple[Task, int] | None:
-        with self._lock:
+    def next_pending(self) -> tuple[Task, int] | None:
+        """The next (task, attempt) to run elsewhere (Ray); None when none is left or the batch stops."""
+        with self._changed:
             if self.control.stopping.is_set() or not self.pending:
                 return None
             return self.pending.pop(0)
+
+    def next_attempt(self, zygote: Zygote | None) -> Attempt | None:
+        """A worker's next attempt: a prepared one, else the next pending (the worker prepares it),
+        else the one being prepared ahead; None when there is nothing left or the batch stops."""
+        with self._changed:
+            while True:
+                if self.control.stopping.is_set():
+                    return None
+                if self.ready:
+                    attempt = self.ready.pop(0)
+                elif self.pending:
+                    task, number = self.pending.pop(0)
+                    attempt = Attempt(task, number, self.options, self.control, self, zygote)
+                elif self.preparing:
+                    self._changed.wait()
+                    continue
+                else:
+                    return None
+                self.running += 1
+                return attempt
+
+    def attempt_over(self) -> None:
+        with self._changed:
+            self.running -= 1
+            self._changed.notify_all()
+
+    def worker_over(self) -> None:
+        with self._changed:
+            self.workers_left -= 1
+            self._changed.notify_all()
+
+    def wait_until_quiet(self, workers: int, for_preparing: bool) -> bool:
+        """Wait until every worker runs an attempt and none is in its start (all wait for their
+        models): the cores are free. With `for_preparing`, also until fewer than `workers`
+        attempts are prepared and one is pending. False: the batch is over or stops."""
+        def quiet() -> bool:
+            return not self.starting and self.running >= min(workers, self.workers_left)
+
+        def wanted() -> bool:
+            return not for_preparing or (bool(self.pending) and len(self.ready) < workers)
+
+        with self._changed:
+            while True:
+                if self.control.stopping.is_set() or self.workers_left <= 0:
+                    return False
+                if for_preparing and not self.pending:
+                    return False
+                if quiet() and wanted():
+                    return True
+                self._changed.wait()
+
+    def prepare_next(self, zygote: Zygote | None) -> None:
+        """Prepare the first pending attempt (its worktree, its session up to ready) for the
+        next worker that frees."""
+        with self._changed:
+            if not self.pending or self.control.stopping.is_set():
+                return
+            task, number = self.pending.pop(0)
+            self.preparing += 1
+        attempt = Attempt(task, number, self.options, self.control, self, zygote, shown=False)
+        try:
+            attempt.prepare(start_session=True)
+        finally:
+            with self._changed:
+                self.preparing -= 1
+                keep = not self.control.stopping.is_set()
+                if keep:
+                    self.ready.append(attempt)
+                self._changed.notify_all()
+            if not keep:
+                attempt.discard()
+
+    def discard_prepared(self) -> None:
+        """The prepared attempts no worker ran (the batch stopped): no record, no worktree left."""
+        with self._changed:
+            left, self.ready = self.ready, []
+        for attempt in left:
+            attempt.discard()
 
     def record(self, record: Record) -> None:
         key = f"{record['id']}#{record['attempt']}"
@@ -97,22 +182,49 @@ class BatchRun:
         reason = self.budget.exceeded()
         if reason and not self.control.stopping.is_set():
             self.progress.note(f"stopping: {reason}")
-            self.control.stop(reason)
+            self._stop(reason)
 
     def interrupt(self, reason: str) -> None:
         self.interrupted = True
         self.progress.note(f"stopping: {reason}; running tasks are written as cancelled")
+        self._stop(reason)
+
+    def _stop(self, reason: str) -> None:
         self.control.stop(reason)
+        with self._changed:
+            self._changed.notify_all()  # whoever waits for a prepared attempt or for quiet
 
     def outcome(self) -> BatchOutcome:
         return BatchOutcome(self.store.records, self.control.reason or None, self.interrupted)
 
 
 def _local_worker(run: BatchRun, zygote: Zygote | None) -> None:
-    while (item := run.next_attempt()) is not None:
-        task, attempt = item
-        run.progress.started(f"{task.id}#{attempt}")
-        run.record(run_attempt(task, attempt, run.options, run.control, run, zygote))
+    try:
+        while (attempt := run.next_attempt(zygote)) is not None:
+            try:
+                run.progress.started(attempt.key)
+                run.record(attempt.run())
+            finally:
+                run.attempt_over()
+    finally:
+        run.worker_over()
+
+
+def _work_while_idle(run: BatchRun, zygote: Zygote | None, workers: int) -> None:
+    """What the batch does while every worker's session waits for its model: the end-of-batch
+    table's imports (~40 ms at the end otherwise), then the next attempts prepared, so a worker
+    that frees starts its next session at once instead of making its worktree and starting it.
+    Only then: the first sessions' start (CPU-bound, all at once) would share the cores with it."""
+    if not run.wait_until_quiet(workers, for_preparing=False):
+        return
+    from agentica_cli.batch.progress import prefetch_summary
+
+    try:
+        prefetch_summary()
+    except Exception:
+        pass  # print_summary meets the same failure and reports it
+    while run.wait_until_quiet(workers, for_preparing=True):
+        run.prepare_next(zygote)
 
 
 def _start_zygote(run: BatchRun) -> Zygote | None:
@@ -150,48 +262,22 @@ def _stop_on_signals(run: BatchRun) -> Iterator[None]:
             signal.signal(sig, old)
 
 
-class _SummaryPrefetch:
-    """The end-of-batch table's imports, done by the main thread (which only waits for the
-    workers) once every worker's first session has started and settled into waiting for its
-    model: then they cost the batch no wall time, where at the end every batch waited ~40 ms
-    for them. Not before: the first sessions' start (CPU-bound, all at once) would share the
-    cores with them."""
-
-    SETTLE_S = 0.3  # a session's start to its first request: ~25-100 ms on 2 cores with 8 at once
-
-    def __init__(self, run: BatchRun, workers: int) -> None:
-        self.run = run
-        self.workers = workers
-        self.done = False
-
-    def when_idle(self) -> None:
-        run = self.run
-        if self.done or run.sessions_started < self.workers:
-            return
-        if time.monotonic() - run.last_session_start < self.SETTLE_S:
-            return
-        self.done = True
-        from agentica_cli.batch.progress import prefetch_summary
-
-        try:
-            prefetch_summary()
-        except Exception:
-            pass  # print_summary meets the same failure and reports it
-
-
 def run_local(run: BatchRun) -> None:
     zygote = _start_zygote(run) if run.pending else None
+    workers = max(1, min(run.settings.workers, len(run.pending)))
+    run.workers_left = workers
     threads = [threading.Thread(target=_local_worker, args=(run, zygote), name=f"agentica-batch-{n}", daemon=True)
-               for n in range(max(1, min(run.settings.workers, len(run.pending))))]
+               for n in range(workers)]
+    idle = threading.Thread(target=_work_while_idle, args=(run, zygote, workers), name="agentica-batch-ahead",
+                            daemon=True)
     try:
-        for thread in threads:
+        for thread in [*threads, idle]:
             thread.start()
-        prefetch = _SummaryPrefetch(run, len(threads))
-        for thread in threads:
+        for thread in [*threads, idle]:
             while thread.is_alive():
                 thread.join(0.2)  # short waits: the main thread must get to run the signal handler
-                prefetch.when_idle()
     finally:
+        run.discard_prepared()
         if zygote is not None:
             zygote.close()
             if zygote.fallbacks:

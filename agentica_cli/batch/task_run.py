@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import itertools
 import json
 import os
 import shutil
@@ -62,6 +63,10 @@ class TaskEvents(Protocol):
     def phase(self, key: str, phase: str) -> None: ...
 
     def usage(self, key: str, tokens: int, cost: float | None) -> None: ...
+
+    def busy(self, key: str, starting: bool) -> None:
+        """`starting`: the attempt is in its CPU-bound start (its worktree, its setup, its
+        session up to the first model request); False: it waits for its model, or is idle."""
 
 
 class Stoppable(Protocol):
@@ -172,7 +177,9 @@ def _session_argv(task: Task, work_dir: Path, options: RunOptions, command: tupl
 
         command = tuple(python_module_command("agentica_cli"))
     command = command or options.agentica
-    argv = [*command, "-p", "--output-format", "stream-json", "-C", str(work_dir)]
+    # The prompt is a user message on stdin (--input-format stream-json), not argv: any length,
+    # nothing taken for a flag, and the session can start before it is sent (Attempt.prepare).
+    argv = [*command, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "-C", str(work_dir)]
     for flag, value in (("--model", task.model or options.model), ("--provider", options.provider),
                         ("--base-url", options.base_url), ("--api-key-file", options.api_key_file),
                         ("--permission-mode", task.permission_mode), ("--sandbox", options.sandbox),
@@ -180,6 +187,11 @@ def _session_argv(task: Task, work_dir: Path, options: RunOptions, command: tupl
         if value:
             argv += [flag, value]
     return argv
+
+
+def _user_message(prompt: str) -> str:
+    """The prompt as the one stdin line of `--input-format stream-json`."""
+    return json.dumps({"type": "user", "message": {"role": "user", "content": prompt}}, ensure_ascii=False) + "\n"
 
 
 @dataclass
@@ -219,56 +231,6 @@ def _start_session(task: Task, work_dir: Path, options: RunOptions, env: dict[st
     return subprocess.Popen(_session_argv(task, work_dir, options), cwd=work_dir, env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True,
                             errors="replace", start_new_session=True)
-
-
-def _run_session(task: Task, key: str, work_dir: Path, options: RunOptions, control: Control,
-                 events: TaskEvents | None, zygote: Zygote | None = None) -> _SessionOutcome:
-    outcome = _SessionOutcome()
-    # on a Ray node the batch's folder may not exist yet: the node's sessions share this file
-    Path(options.backoff_file).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    env = {**os.environ, BACKOFF_ENV: options.backoff_file}
-    stderr_file = tempfile.TemporaryFile(mode="w+", errors="replace")  # noqa: SIM115 (closed in finally)
-    try:
-        process = _start_session(task, work_dir, options, env, stderr_file, zygote)
-    except BaseException:
-        stderr_file.close()
-        raise
-    control.add(process)
-    try:
-        assert process.stdin is not None and process.stdout is not None
-        with contextlib.suppress(BrokenPipeError):
-            process.stdin.write(task.prompt)  # stdin, not argv: any length, nothing taken for a flag
-            process.stdin.close()
-        for line in process.stdout:
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            kind = event.get("type") if isinstance(event, dict) else None
-            if kind == "session":
-                outcome.session_id = event.get("session_id")
-                outcome.model = event.get("model")
-            elif kind == "usage":
-                outcome.input_tokens += int(event.get("input_tokens") or 0)
-                outcome.output_tokens += int(event.get("output_tokens") or 0)
-                if events is not None:
-                    tokens = outcome.input_tokens + outcome.output_tokens
-                    events.usage(key, tokens, options.prices.cost(outcome.input_tokens, outcome.output_tokens))
-            elif kind == "result":
-                usage = event.get("usage") or {}
-                if isinstance(usage.get("cost"), (int, float)):
-                    outcome.reported_cost = float(usage["cost"])
-                outcome.error = event.get("error")
-                outcome.session_id = event.get("session_id") or outcome.session_id
-        outcome.exit_code = process.wait()
-    finally:
-        _terminate(process)
-        process.wait()
-        control.discard(process)
-        stderr_file.seek(0)
-        outcome.stderr = _tail(stderr_file.read())
-        stderr_file.close()
-    return outcome
 
 
 def _run_check(check: str, work_dir: Path, options: RunOptions, control: Control) -> tuple[int, str]:
@@ -314,116 +276,337 @@ def _worktree_for(task: Task, attempt: int, folder: Path, results_path: str) -> 
     return tree, tree.path / folder.relative_to(root)
 
 
-def run_attempt(task: Task, attempt: int, options: RunOptions, control: Control,
-                events: TaskEvents | None = None, zygote: Zygote | None = None) -> Record:
-    """Run one attempt to its end; always returns a record (errors become status "error").
-    With `zygote` the session is forked from it (zygote_client.py), else started as a process."""
-    key = f"{task.id}#{attempt}"
-    started = time.time()
-    record: Record = {"id": task.id, "attempt": attempt, "status": "error", "exit_code": None,
-                      "check_exit_code": None, "check_output": None, "error": None, "diff": None,
-                      "files_changed": [], "tokens": {"input": 0, "output": 0, "total": 0}, "cost": None,
-                      "session_id": None, "branch": None, "worktree": None, "model": task.model or options.model,
-                      "started_at": round(started, 3)}
+def _event_of(line: str) -> dict[str, Any] | None:
+    try:
+        event = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return event if isinstance(event, dict) else None
 
-    timings: dict[str, float] = {}
-    current: list[tuple[str, float]] = []
 
-    def phase(name: str | None) -> None:
+class Attempt:
+    """One attempt of one task, in two steps.
+
+    prepare(): its worktree and, when the task has no setup and `start_session` is asked, its
+    session started up to its `session` line (`--input-format stream-json` writes it once the
+    session is ready: MCP servers, SessionStart hooks). run(): the setup, the prompt sent, the
+    session to its end, the commit, the diff and the check; always a record.
+
+    A local batch prepares the next attempts while its workers' sessions wait for their models
+    (runner.py), so a worker that frees sends the next prompt at once. A prepared attempt talks
+    to no model and runs no tool or setup until a worker runs it; one that no worker runs
+    (the batch stopped) is discarded: its session ended, its worktree and branch removed, no
+    record, so the next run of the batch does it. Its wait for a worker is `timings_s.waiting`,
+    which `duration_s` leaves out.
+    """
+
+    def __init__(self, task: Task, attempt: int, options: RunOptions, control: Control,
+                 events: TaskEvents | None = None, zygote: Zygote | None = None, shown: bool = True) -> None:
+        self.task = task
+        self.attempt = attempt
+        self.key = f"{task.id}#{attempt}"
+        self.options = options
+        self.control = control
+        self.events = events
+        self.zygote = zygote
+        self.shown = shown  # whether `events` hears its phases (a prepared one: once a worker runs it)
+        self.started = time.time()
+        self.record: Record = {
+            "id": task.id, "attempt": attempt, "status": "error", "exit_code": None, "check_exit_code": None,
+            "check_output": None, "error": None, "diff": None, "files_changed": [],
+            "tokens": {"input": 0, "output": 0, "total": 0}, "cost": None, "session_id": None, "branch": None,
+            "worktree": None, "model": task.model or options.model, "started_at": round(self.started, 3)}
+        self.timings: dict[str, float] = {}
+        self._phase: tuple[str, float] | None = None
+        self.tree: Worktree | None = None
+        self.work_dir: Path | None = None
+        self.session: _Session | None = None
+        self._stderr: IO[str] | None = None
+        self._read: list[str] = []  # stdout lines read before the prompt was sent
+        self.outcome = _SessionOutcome()
+        self.begun = False  # prepare() ran
+        self.ended = False  # the record is final: prepare() found the attempt cannot run
+        self._starting = False  # told to events.busy: CPU-bound start, from the worktree to the first request
+
+    # -- phases --------------------------------------------------------------------------------
+
+    def _enter(self, name: str | None) -> None:
         """Move to phase `name` (None: the end); each phase's seconds go into `timings_s`."""
         now = time.monotonic()
-        if current:
-            previous, since = current.pop()
-            timings[previous] = round(timings.get(previous, 0.0) + now - since, 3)
-        if name is not None:
-            current.append((name, now))
-            if events is not None:
-                events.phase(key, name)
+        if self._phase is not None:
+            previous, since = self._phase
+            self.timings[previous] = round(self.timings.get(previous, 0.0) + now - since, 3)
+        self._phase = (name, now) if name is not None else None
+        if name is not None and self.shown and self.events is not None:
+            self.events.phase(self.key, name)
 
-    tree: Worktree | None = None
-    try:
-        if control.stopping.is_set():
-            record.update(status="cancelled", error=control.reason)
-            return record
-        phase("worktree")
+    def _busy(self, starting: bool) -> None:
+        if starting != self._starting:
+            self._starting = starting
+            if self.events is not None:
+                self.events.busy(self.key, starting)
+
+    @property
+    def prepared(self) -> bool:
+        """Whether its session is started and waits for the prompt."""
+        return self.session is not None and not self.ended
+
+    # -- the two steps -------------------------------------------------------------------------
+
+    def prepare(self, start_session: bool = False) -> None:
+        """Its worktree (and with `start_session` its session, up to ready): errors end the
+        attempt (`ended`, the record says why); a stop (Ctrl-C, a budget) ends it cancelled."""
+        self.begun = True
+        self._busy(True)
+        try:
+            if self.control.stopping.is_set():
+                raise _Cancelled
+            self._enter("worktree")
+            self._make_worktree()
+            if start_session and not self.task.setup:  # a setup runs first, when a worker runs the attempt
+                self._spawn(prepared=True)
+                self._wait_until_ready()
+                self._enter("waiting")
+        except (_Cancelled, KeyboardInterrupt):
+            self._end(status="cancelled", error=self.control.reason or "interrupted")
+        except Exception as err:  # the task could not run: its record says why, the batch goes on
+            self._end(error=f"{type(err).__name__}: {err}")
+        finally:
+            if start_session:
+                self._busy(False)  # ready and idle until a worker runs it
+
+    def run(self) -> Record:
+        """The rest of the attempt, to its end; always the record (errors are status "error")."""
+        self.shown = True
+        try:
+            if not self.begun:
+                self.prepare()
+            if self.ended:
+                return self.record
+            if self.control.stopping.is_set():
+                raise _Cancelled
+            self._busy(True)
+            if self.task.setup and self.session is None and not self._run_setup():
+                return self.record
+            if self.session is None:
+                self._spawn(prepared=False)  # the "session" phase from here
+            else:
+                self._enter("session")
+            self._converse()
+            self._after_session()
+            return self.record
+        except (_Cancelled, KeyboardInterrupt):
+            self.record.update(status="cancelled", error=self.control.reason or "interrupted")
+            return self.record
+        except Exception as err:  # the task could not run: its record says why, the batch goes on
+            self.record.update(error=f"{type(err).__name__}: {err}")
+            return self.record
+        finally:
+            self._busy(False)
+            self._finish()
+
+    def discard(self) -> None:
+        """A prepared attempt no worker will run: its session ends, its worktree and branch go."""
+        self._busy(False)
+        session = self.session
+        if session is not None:
+            with contextlib.suppress(OSError, ValueError):
+                session.stdin.close()  # no message: the session ends (SessionEnd hooks) by itself
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                session.wait(_STOP_GRACE)
+            _terminate(session)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                session.wait(_STOP_GRACE)
+            self._close_session()
+        if self.tree is not None:
+            from agentica_cli.worktrees import WorktreeError, remove_worktree
+
+            with contextlib.suppress(WorktreeError, OSError):
+                remove_worktree(self.tree.repository, self.tree.name, force=True)
+
+    # -- the steps' parts ----------------------------------------------------------------------
+
+    def _end(self, **fields: Any) -> None:
+        self.record.update(fields)
+        self.ended = True
+        self._busy(False)
+        if self.session is not None:
+            _terminate(self.session)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.session.wait(_STOP_GRACE)
+            self._close_session()
+
+    def _finish(self) -> None:
+        self._enter(None)
+        now = time.time()
+        waited = self.timings.get("waiting", 0.0)
+        self.record.update(finished_at=round(now, 3), duration_s=round(now - self.started - waited, 3),
+                           timings_s=self.timings)
+
+    def _make_worktree(self) -> None:
+        task, options = self.task, self.options
         folder = Path(task.cwd or ".") if task.repo is None else _clone(task.repo, options) / (task.cwd or ".")
         if not folder.is_absolute():
             folder = Path(options.batch_cwd) / folder
         folder = Path(os.path.realpath(folder))
         if not folder.is_dir():
             raise RuntimeError(f"cwd {folder}: no such folder")
-        work_dir = folder
-        made = _worktree_for(task, attempt, folder, options.results_path) if options.use_worktrees else None
+        self.work_dir = folder
+        made = _worktree_for(task, self.attempt, folder, options.results_path) if options.use_worktrees else None
         if made is not None:
-            tree, work_dir = made
-            record.update(branch=tree.branch, worktree=str(tree.path))
-        if task.setup:
-            phase("setup")
-            code, output = _run_command(["/bin/sh", "-c", task.setup], work_dir, control)
-            if control.stopping.is_set():
-                raise _Cancelled
-            if code != 0:
-                record.update(error=f"setup exited {code}: {output[-500:]}")
-                return record
-            if tree is not None:  # what the setup made (a lock file, generated code) is not the agent's work
-                from agentica_cli.worktrees import commit_all
+            self.tree, self.work_dir = made
+            self.record.update(branch=self.tree.branch, worktree=str(self.tree.path))
 
-                if commit_all(tree, f"agentica batch: setup of {task.id}"):
-                    tree = dataclasses.replace(tree, base=tree.head)
+    def _run_setup(self) -> bool:
+        assert self.work_dir is not None and self.task.setup
+        self._enter("setup")
+        code, output = _run_command(["/bin/sh", "-c", self.task.setup], self.work_dir, self.control)
+        if self.control.stopping.is_set():
+            raise _Cancelled
+        if code != 0:
+            self.record.update(error=f"setup exited {code}: {output[-500:]}")
+            return False
+        if self.tree is not None:  # what the setup made (a lock file, generated code) is not the agent's work
+            from agentica_cli.worktrees import commit_all
+
+            if commit_all(self.tree, f"agentica batch: setup of {self.task.id}"):
+                self.tree = dataclasses.replace(self.tree, base=self.tree.head)
+        return True
+
+    def _wait_for_zygote(self) -> None:
+        zygote = self.zygote
         if zygote is not None and not zygote.is_ready():  # the first wave waits for its imports: a phase
             # of its own in timings_s (bench_batch's t_ready), not the session's time
             from agentica_cli.batch.zygote_client import ZygoteError
 
-            phase("zygote")
+            self._enter("zygote")
             with contextlib.suppress(ZygoteError):  # _start_session says why and starts a process instead
                 zygote.wait_ready()
-        phase("session")
-        outcome = _run_session(task, key, work_dir, options, control, events, zygote)
+
+    def _spawn(self, prepared: bool) -> None:
+        assert self.work_dir is not None
+        self._wait_for_zygote()
+        self._enter("start" if prepared else "session")  # "start": the session's own start, up to ready
+        # on a Ray node the batch's folder may not exist yet: the node's sessions share this file
+        Path(self.options.backoff_file).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        env = {**os.environ, BACKOFF_ENV: self.options.backoff_file}
+        self._stderr = tempfile.TemporaryFile(mode="w+", errors="replace")  # noqa: SIM115 (closed by _close_session)
+        try:
+            self.session = _start_session(self.task, self.work_dir, self.options, env, self._stderr, self.zygote)
+        except BaseException:
+            self._stderr.close()
+            self._stderr = None
+            raise
+        self.control.add(self.session)
+
+    def _wait_until_ready(self) -> None:
+        """Read the session's stdout up to its `session` line (or its end: it failed to start,
+        which run() then reports as the session's failure)."""
+        assert self.session is not None
+        for line in self.session.stdout:
+            self._read.append(line)
+            event = _event_of(line)
+            if event is not None and event.get("type") == "session":
+                return
+        if self.control.stopping.is_set():
+            raise _Cancelled
+
+    def _converse(self) -> None:
+        """Send the prompt, read the session's events to its end."""
+        session, outcome = self.session, self.outcome
+        assert session is not None and session.stdin is not None and session.stdout is not None
+        try:
+            with contextlib.suppress(BrokenPipeError, OSError):
+                session.stdin.write(_user_message(self.task.prompt))
+                session.stdin.close()
+            for line in itertools.chain(self._read, session.stdout):
+                event = _event_of(line)
+                if event is None:
+                    continue
+                self._take(event)
+            outcome.exit_code = session.wait()
+        finally:
+            self._busy(False)
+            _terminate(session)
+            session.wait()
+            self._close_session()
+
+    def _take(self, event: dict[str, Any]) -> None:
+        outcome = self.outcome
+        kind = event.get("type")
+        if kind == "session":
+            outcome.session_id = event.get("session_id")
+            outcome.model = event.get("model")
+        elif kind == "model_request_started" and not event.get("source"):
+            self._busy(False)  # it waits for its model now
+        elif kind == "usage":
+            outcome.input_tokens += int(event.get("input_tokens") or 0)
+            outcome.output_tokens += int(event.get("output_tokens") or 0)
+            if self.events is not None:
+                tokens = outcome.input_tokens + outcome.output_tokens
+                self.events.usage(self.key, tokens,
+                                  self.options.prices.cost(outcome.input_tokens, outcome.output_tokens))
+        elif kind == "result":
+            usage = event.get("usage") or {}
+            if isinstance(usage.get("cost"), (int, float)):
+                outcome.reported_cost = float(usage["cost"])
+            outcome.error = event.get("error")
+            outcome.session_id = event.get("session_id") or outcome.session_id
+
+    def _close_session(self) -> None:
+        if self.session is not None:
+            self.control.discard(self.session)
+        if self._stderr is not None:
+            self._stderr.seek(0)
+            self.outcome.stderr = _tail(self._stderr.read())
+            self._stderr.close()
+            self._stderr = None
+
+    def _after_session(self) -> None:
+        """The commit and diff, the exit's meaning, the check: the record's status."""
+        outcome, record, task = self.outcome, self.record, self.task
         cost = outcome.reported_cost
         if cost is None:
-            cost = options.prices.cost(outcome.input_tokens, outcome.output_tokens)
+            cost = self.options.prices.cost(outcome.input_tokens, outcome.output_tokens)
         record.update(exit_code=outcome.exit_code, session_id=outcome.session_id, cost=cost,
                       model=outcome.model or record["model"],
                       tokens={"input": outcome.input_tokens, "output": outcome.output_tokens,
                               "total": outcome.input_tokens + outcome.output_tokens})
-        if tree is not None:
+        if self.tree is not None:
             from agentica_cli.worktrees import commit_all, worktree_changes
 
-            phase("commit")
-
-            commit_all(tree, f"agentica batch: {task.id} (attempt {attempt})")
-            files, diff = worktree_changes(tree)
+            self._enter("commit")
+            commit_all(self.tree, f"agentica batch: {task.id} (attempt {self.attempt})")
+            files, diff = worktree_changes(self.tree)
             record.update(files_changed=files, diff=diff)
-        if control.stopping.is_set():
+        if self.control.stopping.is_set():
             raise _Cancelled
         if outcome.exit_code is not None and outcome.exit_code < 0:  # a signal ended it: a crash, not an answer
             record.update(error=f"the session crashed: {_signal_name(-outcome.exit_code)}"
                           + "".join(f"; {line}" for line in outcome.stderr.strip().splitlines()[-1:]))
-            return record
+            return
         if outcome.exit_code != 0:
             detail = outcome.error or outcome.stderr.strip().splitlines()[-1:] or ["no answer"]
             record.update(status="failed", error=detail if isinstance(detail, str) else detail[0])
-            return record
+            return
         if task.check:
-            phase("check")
-            code, output = _run_check(task.check, work_dir, options, control)
-            if control.stopping.is_set():
+            assert self.work_dir is not None
+            self._enter("check")
+            code, output = _run_check(task.check, self.work_dir, self.options, self.control)
+            if self.control.stopping.is_set():
                 raise _Cancelled
             record.update(check_exit_code=code, check_output=output)
             if code != 0:
                 record.update(status="check-failed")
-                return record
+                return
         record.update(status="done")
-        return record
-    except (_Cancelled, KeyboardInterrupt):
-        record.update(status="cancelled", error=control.reason or "interrupted")
-        return record
-    except Exception as err:  # the task could not run: its record says why, the batch goes on
-        record.update(error=f"{type(err).__name__}: {err}")
-        return record
-    finally:
-        phase(None)
-        record.update(finished_at=round(time.time(), 3), duration_s=round(time.time() - started, 3), timings_s=timings)
+
+
+def run_attempt(task: Task, attempt: int, options: RunOptions, control: Control,
+                events: TaskEvents | None = None, zygote: Zygote | None = None) -> Record:
+    """Run one attempt to its end; always returns a record (errors become status "error").
+    With `zygote` the session is forked from it (zygote_client.py), else started as a process."""
+    return Attempt(task, attempt, options, control, events, zygote).run()
 
 
 class _Cancelled(Exception):
