@@ -12,9 +12,11 @@
    default on Linux) and as a process of its own (AGENTICA_BATCH_ZYGOTE=0), alternating run by
    run. task time = the median duration of one task when it runs alone (N=1, the same start);
    throughput = tasks finished per task time = 2N x task time / wall time. Target >= 0.9 N up
-   to N = 8. "Once running": N x task time / the median duration of the tasks that started
-   after the first one ended, i.e. without the batch's and the zygote's start (a fixed cost per
-   batch, which a batch of 2N tasks feels more than one of hundreds). Beside each figure: the
+   to N = 8. A task's duration leaves out the time it waited, prepared ahead, for a worker
+   (results' timings_s.waiting). "Once running": N x task time / the median duration of the
+   tasks a worker took after the first one ended, i.e. without the batch's and the zygote's
+   start (a fixed cost per batch, which a batch of 2N tasks feels more than one of hundreds).
+   Beside each figure: the
    CPU per task (the batch and everything below it, from getrusage of the children) and the
    load average when the run started (the machine may be shared).
 
@@ -181,6 +183,15 @@ def zygote_ready(records: list[dict], command_start: float) -> float | None:
     return max(ends) - command_start if ends else None
 
 
+def taken_at(record: dict) -> float:
+    """When a worker took the attempt: its start, or for one prepared ahead (runner.py) the end
+    of its wait for a worker (its worktree and session start came before)."""
+    timings = record["timings_s"]
+    if "waiting" not in timings:
+        return record["started_at"]
+    return record["started_at"] + sum(timings.get(p, 0.0) for p in ("worktree", "zygote", "start", "waiting"))
+
+
 def ready_time(cmd: list[str], work: Path, runs: int, key_file: Path) -> dict[str, float]:
     """t_ready alone: `runs` one-task batches against a server that answers at once."""
     home = work / "home-ready"
@@ -280,7 +291,7 @@ def throughput(cmd: list[str], work: Path, max_workers: int, key_file: Path, sta
                     figures[f"t_ready_{workers}_s"] = ready
                 durations = [r["duration_s"] for r in records]
                 first_end = min(r["finished_at"] for r in records)
-                later = [r["duration_s"] for r in records if r["started_at"] >= first_end - 0.05]
+                later = [r["duration_s"] for r in records if taken_at(r) >= first_end - 0.05]
                 if workers == 1:
                     task_time[start] = statistics.median(durations)
                     figures[f"task_time_{start}_s"] = task_time[start]
