@@ -158,6 +158,42 @@ def test_a_worktrees_changes_name_files_as_they_are_and_match_git_diff(tmp_path:
     assert "+changed" in diff and "deleted file mode" in diff
 
 
+@pytest.mark.parametrize("refs", ["loose", "packed"])
+def test_an_unchanged_worktree_runs_no_diff_but_a_commit_of_the_agents_own_is_seen(
+    tmp_path: Path, refs: str, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """worktree_changes(clean=True): HEAD read as files; still the base -> no `git diff` runs;
+    moved (the agent ran `git commit` itself, so the work tree is clean) -> the same answer as
+    git's, read from a loose ref or from packed-refs."""
+    from agentica_cli.worktrees import commit_all, create_worktree, manager, worktree_changes
+
+    repo = make_repository(tmp_path / "repo")
+    tree = create_worktree(repo, "reader")
+    calls: list[tuple[str, ...]] = []
+    real_run = manager._run
+
+    def run(cwd: Path, *args: str, **kwargs: object) -> subprocess.CompletedProcess:
+        calls.append(args)
+        return real_run(cwd, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(manager, "_run", run)
+    if refs == "packed":
+        git(repo, "pack-refs", "--all")
+        assert not (repo / ".git" / "refs" / "heads" / "agentica" / "reader").exists()
+    assert commit_all(tree, "nothing") is False
+    calls.clear()
+    assert worktree_changes(tree, clean=True) == ([], "") and calls == []
+
+    (tree.path / "shared.txt").write_text("the agent's own commit\n")
+    git(tree.path, "commit", "-q", "-am", "by the agent")
+    if refs == "packed":
+        git(repo, "pack-refs", "--all")
+    assert commit_all(tree, "nothing left") is False
+    assert worktree_changes(tree, clean=True) == worktree_changes(tree)
+    files, diff = worktree_changes(tree, clean=True)
+    assert files == ["shared.txt"] and "+the agent's own commit" in diff
+
+
 def test_a_name_whose_branch_exists_is_refused_and_adds_nothing(tmp_path: Path) -> None:
     from agentica_cli.worktrees import WorktreeError
     from agentica_cli.worktrees.manager import create_worktree

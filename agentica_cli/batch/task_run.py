@@ -576,8 +576,8 @@ class Attempt:
             from agentica_cli.worktrees import commit_all, worktree_changes
 
             self._enter("commit")
-            commit_all(self.tree, f"agentica batch: {task.id} (attempt {self.attempt})")
-            files, diff = worktree_changes(self.tree)
+            changed = commit_all(self.tree, f"agentica batch: {task.id} (attempt {self.attempt})")
+            files, diff = worktree_changes(self.tree, clean=not changed)
             record.update(files_changed=files, diff=diff)
         if self.control.stopping.is_set():
             raise _Cancelled

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentica_cli.git_files import git_dir_of
+from agentica_cli.git_files import common_dir_of, git_dir_of, head_commit
 from agentica_cli.private_files import agentica_home, open_private, private_dir
 
 # Left out of every snapshot whatever the project's .gitignore says: git's own folders
@@ -163,9 +163,6 @@ class Checkout:
     head: str | None  # the commit HEAD names, None when it cannot be read as files
 
 
-_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-
-
 def read_checkout(project: Path) -> Checkout | None:
     """The checkout `project` is the top of (`.git` a folder, or a worktree's `gitdir:` file),
     read as files only: no git process, so nothing of the project's config runs. None when
@@ -174,38 +171,15 @@ def read_checkout(project: Path) -> Checkout | None:
     if git_dir is None:
         return None
     try:
-        common_file = git_dir / "commondir"
-        common = (git_dir / common_file.read_text(encoding="utf-8").strip()).resolve() if common_file.is_file() \
-            else git_dir
+        common = common_dir_of(git_dir)
         index, objects = git_dir / "index", common / "objects"
         if not (index.is_file() and objects.is_dir()) or any(git_dir.glob("sharedindex.*")):
             return None
         if not (os.access(index, os.R_OK) and os.access(objects, os.R_OK | os.X_OK)):
             return None  # another user's repository: its work tree alone is snapshotted, as before
-        return Checkout(index=index, objects=objects, head=_head_commit(git_dir, common))
+        return Checkout(index=index, objects=objects, head=head_commit(git_dir, common))
     except (OSError, UnicodeDecodeError):
         return None
-
-
-def _head_commit(git_dir: Path, common: Path) -> str | None:
-    head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
-    if _OBJECT_ID.fullmatch(head):
-        return head
-    ref = head.removeprefix("ref: ").strip()
-    if not ref.startswith("refs/") or ".." in ref:
-        return None
-    for base in (git_dir, common):
-        loose = base / ref
-        if loose.is_file():
-            value = loose.read_text(encoding="utf-8").strip()
-            return value if _OBJECT_ID.fullmatch(value) else None
-    packed = common / "packed-refs"
-    if packed.is_file():
-        for line in packed.read_text(encoding="utf-8").splitlines():
-            value, _, name = line.partition(" ")
-            if name == ref and _OBJECT_ID.fullmatch(value):
-                return value
-    return None
 
 
 @dataclass

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentica_cli.git_files import git_dir_of
+from agentica_cli.git_files import checkout_head, git_dir_of
 
 BRANCH_PREFIX = "agentica/"
 WORKTREES_FOLDER = Path(".worktrees")
@@ -311,12 +311,17 @@ def commit_all(tree: Worktree, message: str) -> bool:
     return True
 
 
-def worktree_changes(tree: Worktree) -> tuple[list[str], str]:
+def worktree_changes(tree: Worktree, *, clean: bool = False) -> tuple[list[str], str]:
     """(files changed, diff) between the worktree's base and its HEAD, from one `git diff`: its
     raw part (-z: the names as they are, not quoted as --name-only quotes a name with a space,
     a quote or a non-ASCII letter) and then its patch, the same text as a plain `git diff
-    --binary` (text that is not UTF-8 is shown with replacement characters; the branch has it)."""
+    --binary` (text that is not UTF-8 is shown with replacement characters; the branch has it).
+    `clean`: the work tree is known to hold nothing uncommitted (commit_all found nothing); when
+    its HEAD, read as files, is still the base, nothing changed and no `git diff` runs (a
+    read-only task: a review, a triage, an evaluation's question)."""
     if not tree.base:
+        return [], ""
+    if clean and checkout_head(tree.path) == tree.base:
         return [], ""
     out = _git_bytes(tree.path, "diff", "--raw", "-z", "--no-renames", "--binary", "-p", tree.base, "HEAD")
     names: list[str] = []
