@@ -201,11 +201,17 @@ SUMMARY_MODULES = ("rich.console", "rich.table", "rich.text")  # what print_summ
 
 def prefetch_summary() -> None:
     """Import what print_summary needs (~40 ms), so that a batch's end does not wait for it:
-    runner.run_local calls this while every session waits for its model."""
+    runner.run_local calls this while every session waits for its model. An empty table is
+    drawn into a string too: what rich loads only as it renders (its emoji codes, ~4 ms, for
+    the summary line's colon) is loaded then, not at the end."""
     import importlib
+    import io
+
+    from agentica_cli.batch.summary import summarise
 
     for name in SUMMARY_MODULES:
         importlib.import_module(name)
+    print_summary(summarise([]), io.StringIO())
 
 
 def print_summary(summary: BatchSummary, stream: TextIO | None = None) -> None:
