@@ -398,3 +398,33 @@ def test_modules_in_the_tasks_repository_are_never_imported(tmp_path: Path, home
     if start.startswith("zygote"):
         assert ZYGOTE_NOTE in done.stderr
     assert [r["status"] for r in read_records(output)] == ["done"]
+
+
+def test_the_summary_table_fits_the_screen_and_keeps_its_columns_aligned(monkeypatch: pytest.MonkeyPatch) -> None:
+    """progress.print_summary, drawn by hand: every row as wide as the header (a CJK task id
+    takes two cells), cut to COLUMNS with "…" in the branch column first, no escape sequences
+    when not a terminal, and a task id's control characters shown as "?"."""
+    import io
+
+    from rich.cells import cell_len
+
+    from agentica_cli.batch.progress import print_summary
+    from agentica_cli.batch.summary import summarise
+
+    records = [{"id": task_id, "attempt": 1, "status": status, "tokens": {"total": 1234}, "cost": cost,
+                "duration_s": 2.0, "files_changed": ["a.py"], "branch": f"agentica/batch-{n}-with-a-long-name-1",
+                "started_at": 0.0, "finished_at": 1.0}
+               for n, (task_id, status, cost) in enumerate([("t1", "done", 0.01), ("任务二", "check-failed", None),
+                                                            ("bad\x1b[2Jid", "cancelled", None)])]
+    for columns, cut in ((200, False), (80, True)):
+        monkeypatch.setenv("COLUMNS", str(columns))
+        out = io.StringIO()
+        print_summary(summarise(records), out)
+        lines = out.getvalue().splitlines()
+        assert "\x1b" not in out.getvalue()
+        assert lines[0].split(" ┃ ")[:3] == ["task     ", "status      ", "passed"]
+        assert lines[-1] == "3 tasks, 3 attempt(s): 1 cancelled, 1 check-failed, 1 done · 3,702 tokens · $0.0100"
+        table = lines[1:-1]
+        assert len({cell_len(line) for line in table}) == 1 and cell_len(table[0]) <= columns
+        assert [line.split(" │ ")[0].rstrip() for line in table[1:]] == ["t1", "任务二", "bad?[2Jid"]
+        assert ("…" in table[1]) == cut and ("agentica/batch-0-with-a-long-name-1" in table[1]) != cut
