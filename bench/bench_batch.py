@@ -3,7 +3,8 @@
 1. Overhead per task: N tasks in a batch with one worker, against a scripted server that
    answers at once. Each record's timings_s say how long its `agentica -p` process took; the
    rest of the attempt (worktree, commit, diff, the results line) plus the batch process's own
-   start and summary divided by N is the overhead. Target < 150 ms. Beside it, the same N
+   start and summary (the wall time before the first task and after the last) divided by N is
+   the overhead. Target < 150 ms. Beside it, the same N
    tasks as plain `-p` runs, one after another: the wall-time difference (noisy on a loaded
    machine) and the CPU-time difference (batch and all its children, per task, minus one plain
    run's), which load barely moves.
@@ -152,9 +153,13 @@ def overhead(cmd: list[str], work: Path, tasks: int, runs: int, key_file: Path) 
             batch_cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime  # sessions included
             cpu_overhead_ms.append((batch_cpu / tasks - cpu_s[-1]) * 1000)
             records = [json.loads(line) for line in output.read_text().splitlines()]
-            sessions = [r["timings_s"]["session"] * 1000 for r in records]
-            around = [r["duration_s"] * 1000 - r["timings_s"]["session"] * 1000 for r in records]
-            batch_itself = wall - sum(r["duration_s"] * 1000 for r in records)  # its start-up, summary, ...
+            # a session prepared ahead (runner.py) started before its prompt: "start" is its time too
+            sessions = [(r["timings_s"]["session"] + r["timings_s"].get("start", 0.0)) * 1000 for r in records]
+            around = [r["duration_s"] * 1000 - session for r, session in zip(records, sessions, strict=True)]
+            # its start-up before the first task and its summary after the last: what no task covers
+            # (prepared ahead, a task's start overlaps the one before it, so durations do not add up)
+            span = max(r["finished_at"] for r in records) - min(r["started_at"] for r in records)
+            batch_itself = wall - span * 1000
             inside = statistics.median(around) + batch_itself / tasks
             plain_ms.append(statistics.median(plain))
             session_ms.append(statistics.median(sessions))
