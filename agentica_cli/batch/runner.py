@@ -212,7 +212,7 @@ def _local_worker(run: BatchRun, zygote: Zygote | None) -> None:
 
 def _work_while_idle(run: BatchRun, zygote: Zygote | None, workers: int) -> None:
     """What the batch does while every worker's session waits for its model: the end-of-batch
-    table's imports (~40 ms at the end otherwise), then the next attempts prepared, so a worker
+    table's imports (~12 ms at the end otherwise), then the next attempts prepared, so a worker
     that frees starts its next session at once instead of making its worktree and starting it.
     Only then: the first sessions' start (CPU-bound, all at once) would share the cores with it."""
     if not run.wait_until_quiet(workers, for_preparing=False):

@@ -1,5 +1,6 @@
-"""One attempt of one task: its worktree, its setup, an `agentica -p --output-format stream-json`
-session, its check in the sandbox, its commit and diff; the result as a results.jsonl record.
+"""One attempt of one task: its worktree, its setup, an `agentica -p --input-format stream-json
+--output-format stream-json` session (the prompt one user message on stdin), its check in the
+sandbox, its commit and diff; the result as a results.jsonl record.
 
 Plain and synchronous, so the local workers (threads) and Ray (a remote function on any node)
 run the very same code. Each session is a process of its own: a task's crash, cwd, sandbox
@@ -345,11 +346,6 @@ class Attempt:
             self._starting = starting
             if self.events is not None:
                 self.events.busy(self.key, starting)
-
-    @property
-    def prepared(self) -> bool:
-        """Whether its session is started and waits for the prompt."""
-        return self.session is not None and not self.ended
 
     # -- the two steps -------------------------------------------------------------------------
 
