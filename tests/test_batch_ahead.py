@@ -139,7 +139,8 @@ def _sessions_in(*folders: Path) -> bool:
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             with contextlib.suppress(OSError):
-                cwds.add(Path(os.readlink(entry / "cwd")))
+                if (entry / "comm").read_text().strip() != "git":  # not the worktree's own check-out
+                    cwds.add(Path(os.readlink(entry / "cwd")))
     return all(folder in cwds for folder in folders)
 
 
