@@ -313,3 +313,25 @@ def test_worktrees_rm_takes_a_pattern_and_keeps_the_branches_that_hold_work(tmp_
     assert git(repo, "show", "agentica/batch-a-1:shared.txt") == "the task's work\n"
     missing = run_cli(["worktrees", "rm", "nothing-*"], cwd=repo, home=home)
     assert missing.returncode == 1 and "no agentica worktree matches 'nothing-*'" in missing.stderr
+
+
+def test_removing_a_worktree_removes_its_checkpoints_and_no_one_elses(tmp_path: Path, agentica_home: Path) -> None:
+    """remove_worktree -> checkpoints.prune.forget_folder: the shadow repositories of the
+    worktree and of a folder inside it (a batch task's `cwd`) go; the main checkout's and a
+    sibling worktree whose name starts the same stay."""
+    from agentica_cli.checkpoints import Checkpoints, shadow_dir_for
+    from agentica_cli.worktrees import remove_worktree
+
+    repo = make_repository(tmp_path / "repo")
+    tree = create_worktree(repo, "gone")
+    sibling = create_worktree(repo, "gone2")
+    (tree.path / "sub").mkdir()
+    (tree.path / "sub" / "f.txt").write_text("f\n")
+    projects = [repo, tree.path, tree.path / "sub", sibling.path]
+    for project in projects:
+        assert Checkpoints(project, session_id="s1").snapshot() is not None
+    assert all(shadow_dir_for(p).is_dir() for p in projects)
+
+    remove_worktree(repo, "gone", force=True)
+    assert not shadow_dir_for(tree.path).exists() and not shadow_dir_for(tree.path / "sub").exists()
+    assert shadow_dir_for(repo).is_dir() and shadow_dir_for(sibling.path).is_dir()

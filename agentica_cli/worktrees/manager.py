@@ -279,6 +279,8 @@ def remove_worktree(start: Path, name: str, *, force: bool = False) -> str:
     or commits on the branch stop it unless `force`: nothing is lost by accident."""
     tree = find_worktree(start, name)
     root = tree.repository
+    from agentica_cli.checkpoints.prune import forget_folder
+
     with _locked(root):
         commits = 0
         if tree.path.is_dir():
@@ -290,6 +292,7 @@ def remove_worktree(start: Path, name: str, *, force: bool = False) -> str:
             _git(root, "worktree", "remove", "--force", str(tree.path))
         else:
             _git(root, "worktree", "prune")
+        forget_folder(tree.path)  # its checkpoints: nothing can be restored into it any more
         merged = _git(root, "branch", "--merged", "HEAD", "--list", tree.branch).strip()
         if commits and not merged and not force:
             return (f"removed worktree {name}; kept branch {tree.branch} ({commits} commit(s) not merged: "
