@@ -276,28 +276,36 @@ def find_worktree(start: Path, name: str) -> Worktree:
 
 def remove_worktree(start: Path, name: str, *, force: bool = False) -> str:
     """Remove worktree `name` and its branch; what was done, in a sentence. Uncommitted changes
-    or commits on the branch stop it unless `force`: nothing is lost by accident."""
+    or commits on the branch stop it unless `force`: nothing is lost by accident. Its
+    checkpoints go with it: nothing can be restored into it any more."""
     tree = find_worktree(start, name)
-    root = tree.repository
-    from agentica_cli.checkpoints.prune import forget_folder
+    try:
+        with _locked(tree.repository):
+            return _remove(tree, force)
+    finally:
+        if not tree.path.exists():  # gone (also when its branch could not be deleted)
+            from agentica_cli.checkpoints.prune import forget_folder
 
-    with _locked(root):
-        commits = 0
-        if tree.path.is_dir():
-            dirty = _git(tree.path, "status", "--porcelain", "--untracked-files=all").strip()
-            if dirty and not force:
-                raise WorktreeError(f"worktree {name} has uncommitted changes ({tree.path}); --force removes them")
-            if tree.base:
-                commits = int(_git(tree.path, "rev-list", "--count", f"{tree.base}..HEAD").strip() or 0)
-            _git(root, "worktree", "remove", "--force", str(tree.path))
-        else:
-            _git(root, "worktree", "prune")
-        forget_folder(tree.path)  # its checkpoints: nothing can be restored into it any more
-        merged = _git(root, "branch", "--merged", "HEAD", "--list", tree.branch).strip()
-        if commits and not merged and not force:
-            return (f"removed worktree {name}; kept branch {tree.branch} ({commits} commit(s) not merged: "
-                    f"git merge {tree.branch}, or git branch -D {tree.branch})")
-        _git(root, "branch", "-D", tree.branch)
+            forget_folder(tree.path)  # outside the lock a batch's workers share: it scans ~/.agentica/checkpoints
+
+
+def _remove(tree: Worktree, force: bool) -> str:
+    root, name = tree.repository, tree.name
+    commits = 0
+    if tree.path.is_dir():
+        dirty = _git(tree.path, "status", "--porcelain", "--untracked-files=all").strip()
+        if dirty and not force:
+            raise WorktreeError(f"worktree {name} has uncommitted changes ({tree.path}); --force removes them")
+        if tree.base:
+            commits = int(_git(tree.path, "rev-list", "--count", f"{tree.base}..HEAD").strip() or 0)
+        _git(root, "worktree", "remove", "--force", str(tree.path))
+    else:
+        _git(root, "worktree", "prune")
+    merged = _git(root, "branch", "--merged", "HEAD", "--list", tree.branch).strip()
+    if commits and not merged and not force:
+        return (f"removed worktree {name}; kept branch {tree.branch} ({commits} commit(s) not merged: "
+                f"git merge {tree.branch}, or git branch -D {tree.branch})")
+    _git(root, "branch", "-D", tree.branch)
     return f"removed worktree {name} and branch {tree.branch}"
 
 
