@@ -21,7 +21,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
@@ -277,12 +277,15 @@ def _worktree_for(task: Task, attempt: int, folder: Path, results_path: str) -> 
     return tree, tree.path / folder.relative_to(root)
 
 
-def _event_of(line: str) -> dict[str, Any] | None:
-    try:
-        event = json.loads(line)
-    except json.JSONDecodeError:
-        return None
-    return event if isinstance(event, dict) else None
+def _events(lines: IO[str]) -> Iterator[dict[str, Any]]:
+    """A session's stream-json events, as they come (a line that is not one is skipped)."""
+    for line in lines:
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(event, dict):
+            yield event
 
 
 class Attempt:
@@ -323,7 +326,7 @@ class Attempt:
         self.work_dir: Path | None = None
         self.session: _Session | None = None
         self._stderr: IO[str] | None = None
-        self._read: list[str] = []  # stdout lines read before the prompt was sent
+        self._early: list[dict[str, Any]] = []  # events read before the prompt was sent (its `session` line)
         self.outcome = _SessionOutcome()
         self.begun = False  # prepare() ran
         self.ended = False  # the record is final: prepare() found the attempt cannot run
@@ -382,7 +385,7 @@ class Attempt:
             if self.control.stopping.is_set():
                 raise _Cancelled
             self._busy(True)
-            if self.task.setup and self.session is None and not self._run_setup():
+            if self.task.setup and not self._run_setup():  # (prepare() starts no session for it)
                 return self.record
             if self.session is None:
                 self._spawn(prepared=False)  # the "session" phase from here
@@ -404,16 +407,7 @@ class Attempt:
     def discard(self) -> None:
         """A prepared attempt no worker will run: its session ends, its worktree and branch go."""
         self._busy(False)
-        session = self.session
-        if session is not None:
-            with contextlib.suppress(OSError, ValueError):
-                session.stdin.close()  # no message: the session ends (SessionEnd hooks) by itself
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                session.wait(_STOP_GRACE)
-            _terminate(session)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                session.wait(_STOP_GRACE)
-            self._close_session()
+        self._stop_session(politely=True)
         if self.tree is not None:
             from agentica_cli.worktrees import WorktreeError, remove_worktree
 
@@ -426,11 +420,23 @@ class Attempt:
         self.record.update(fields)
         self.ended = True
         self._busy(False)
-        if self.session is not None:
-            _terminate(self.session)
+        self._stop_session()
+
+    def _stop_session(self, *, politely: bool = False) -> None:
+        """End a session that will not get (or finish) its prompt: `politely`, its stdin closed
+        first, so that it ends by itself (SessionEnd hooks and all); then its process group."""
+        session = self.session
+        if session is None:
+            return
+        if politely:
+            with contextlib.suppress(OSError, ValueError):
+                session.stdin.close()
             with contextlib.suppress(subprocess.TimeoutExpired):
-                self.session.wait(_STOP_GRACE)
-            self._close_session()
+                session.wait(_STOP_GRACE)
+        _terminate(session)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            session.wait(_STOP_GRACE)
+        self._close_session()
 
     def _finish(self) -> None:
         self._enter(None)
@@ -499,10 +505,9 @@ class Attempt:
         """Read the session's stdout up to its `session` line (or its end: it failed to start,
         which run() then reports as the session's failure)."""
         assert self.session is not None
-        for line in self.session.stdout:
-            self._read.append(line)
-            event = _event_of(line)
-            if event is not None and event.get("type") == "session":
+        for event in _events(self.session.stdout):
+            self._early.append(event)
+            if event.get("type") == "session":
                 return
         if self.control.stopping.is_set():
             raise _Cancelled
@@ -515,10 +520,7 @@ class Attempt:
             with contextlib.suppress(BrokenPipeError, OSError):
                 session.stdin.write(_user_message(self.task.prompt))
                 session.stdin.close()
-            for line in itertools.chain(self._read, session.stdout):
-                event = _event_of(line)
-                if event is None:
-                    continue
+            for event in itertools.chain(self._early, _events(session.stdout)):
                 self._take(event)
             outcome.exit_code = session.wait()
         finally:
