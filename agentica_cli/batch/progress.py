@@ -214,16 +214,11 @@ def prefetch_summary() -> None:
 
 
 def _clip(text: str, width: int) -> str:
-    from rich.cells import cell_len
+    from rich.cells import cell_len, set_cell_size
 
     if cell_len(text) <= width:
         return text
-    kept = ""
-    for char in text:
-        if cell_len(kept + char) > width - 1:
-            break
-        kept += char
-    return kept + "…"
+    return set_cell_size(text, width - 1) + "…"  # (a wide letter cut in two becomes a space)
 
 
 def _screen_width(stream: TextIO) -> int:

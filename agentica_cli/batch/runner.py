@@ -131,7 +131,7 @@ class BatchRun:
             return not self.starting and self.running >= min(workers, self.workers_left)
 
         def wanted() -> bool:
-            return not for_preparing or (bool(self.pending) and len(self.ready) < workers)
+            return not for_preparing or len(self.ready) < workers
 
         with self._changed:
             while True:
