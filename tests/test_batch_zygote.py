@@ -448,3 +448,58 @@ def test_only_the_agentica_command_forks_its_zygote_not_a_caller_of_main(monkeyp
     monkeypatch.setattr("agentica_cli.app.fast_exit.exit_now", exits.append)  # the process goes on here
     assert app.main() == 2
     assert asked == [False, True] and exits == [2]
+
+
+FIRST_REQUEST_IMPORTS = '''
+import json, os, sys
+
+def main(args):
+    """`agentica`'s main, noting the modules the session imported itself by its first request."""
+    import httpx2
+
+    from agentica_cli.cli.app import main as real
+
+    before, sent = set(sys.modules), httpx2.AsyncClient.send
+    async def send(self, *a, **k):
+        with open(os.environ["IMPORTS_OUT"], "a") as out:
+            out.write(json.dumps(sorted(set(sys.modules) - before)) + "\\n")
+        httpx2.AsyncClient.send = sent
+        return await sent(self, *a, **k)
+    httpx2.AsyncClient.send = send
+    return real(args)
+'''
+
+
+def test_a_batch_session_imports_nothing_the_zygote_did_not_preload_before_its_first_request(
+        tmp_path: Path) -> None:
+    """Each module a forked session imports itself is paid N times in a wave of N sessions on
+    the batch's critical path (zygote.PRELOAD): the session runs as the batch runs it
+    (task_run._session_argv, the prompt on stdin), against the scripted model server."""
+    from agentica_cli.batch.task_run import _session_argv, _user_message
+    from agentica_cli.testing import ScriptedModelServer, turns
+
+    (tmp_path / "entry").mkdir()
+    (tmp_path / "entry" / "first_request_imports.py").write_text(FIRST_REQUEST_IMPORTS)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for args in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "start"]):
+        subprocess.run(["git", "-c", "user.name=a", "-c", "user.email=a@b", *args], cwd=repo, check=True)
+    key = tmp_path / "key"
+    key.write_text("k\n")
+    out = tmp_path / "imports.jsonl"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTICA_", "OPENAI_"))}
+    env.update(AGENTICA_HOME=str(tmp_path / "home"), IMPORTS_OUT=str(out),
+               PYTHONPATH=os.pathsep.join([str(tmp_path / "entry"), os.environ.get("PYTHONPATH", "")]))
+    with ScriptedModelServer([turns.text("done")] * 2) as server:
+        options = RunOptions(batch_cwd=str(repo), backoff_file=str(tmp_path / "backoff"), model="m",
+                             base_url=server.base_url, api_key_file=str(key))
+        argv = _session_argv(Task(id="t", prompt="hi"), repo, options, command=("agentica",))
+        z = Zygote(base_url=server.base_url, env=env, entry="first_request_imports:main")
+        try:
+            z.wait_ready()
+            code, output, errors = _run(z, argv, repo, env, stdin=_user_message("hi"))
+        finally:
+            z.close()
+    assert code == 0, errors
+    assert '"type": "result"' in output or '"type":"result"' in output
+    assert [json.loads(line) for line in out.read_text().splitlines()] == [[]]

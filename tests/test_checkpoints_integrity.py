@@ -254,12 +254,16 @@ def test_a_new_checkpoints_object_keeps_the_sessions_ref_and_moves_it_with_a_new
         return run(self, *args, **kwargs)
 
     monkeypatch.setattr(type(again.repo), "run", counted)
+    ref_file = shadow_dir_for(tree) / "refs" / "agentica" / "s1"
+    written = ref_file.stat().st_ino
     again.begin_turn("two, nothing changed")
-    assert not [c for c in calls if c[0] == "update-ref"]  # the ref already holds the last snapshot
+    assert not [c for c in calls if c[0] == "update-ref"]  # the ref already holds the last snapshot:
+    assert ref_file.stat().st_ino == written  # not even rewritten
+    before = again.journal["last"]
     (tree / "notes.txt").write_text("changed\n")
     again.snapshot()
     again.end_turn()
     ref = subprocess.run(["git", "--git-dir", str(shadow_dir_for(tree)), "rev-parse", "refs/agentica/s1"],
                          capture_output=True, text=True, check=True).stdout.strip()
-    assert ref == again.journal["last"] and [c for c in calls if c[0] == "update-ref"]
+    assert ref == again.journal["last"] != before  # moved (written as git's loose ref: shadow_files.write_ref)
     assert again.undo().files == ["notes.txt"]

@@ -98,6 +98,9 @@ PRELOAD = (
     "agentica_cli.extensions.skills",
     "agentica_cli.extensions.tool_names",
     "agentica_cli.headless.claude_protocol",
+    "agentica_cli.headless.stream_input",  # a batch session's prompt comes as stream-json (task_run.py)
+    "agentica_cli.headless.stream_input_run",
+    "agentica_cli.app.settings.api_key_input",  # --api-key-file, which a batch passes on to every session
     "agentica_cli.models.dialects",
     "agentica_cli.models.warmup",
     "agentica_cli.toolkits.catalog",
@@ -132,7 +135,6 @@ PRELOAD = (
 LATER = (
     "agentica_cli.app.permissions.shell_grammar",
     "agentica_cli.app.permissions.shell_parts",
-    "agentica_cli.app.settings.api_key_input",
     "agentica_cli.checkpoints.prune",
     "agentica_cli.models.provider_errors",
     "agentica_cli.worktrees",

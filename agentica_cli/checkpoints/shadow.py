@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentica_cli.checkpoints import shadow_files
 from agentica_cli.git_files import common_dir_of, git_dir_of, head_commit
 from agentica_cli.private_files import agentica_home, open_private, private_dir
 
@@ -73,6 +74,7 @@ SHADOW_CONFIG = """\
 """
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+SNAPSHOT_AUTHOR = ("agentica", "agentica@localhost")  # of every snapshot commit: name, email
 
 
 # git's words when a lock file is in the way: "fatal: Unable to create '<path>.lock': File exists."
@@ -228,8 +230,7 @@ class ShadowRepo:
         checkout: Checkout | None = None
         if not (self.git_dir / "HEAD").exists():
             private_dir(self.git_dir)
-            # no template: its sample hooks never run here (hooksPath), copying them cost ~1.5 ms
-            self.git("init", "--quiet", "--bare", "--template=", str(self.git_dir), work_tree=False)
+            shadow_files.init_bare(self.git_dir)  # what `git init --bare --template=` makes, without its process
             private_dir(self.git_dir / "info")
             with open_private(self.git_dir / "info" / "exclude", "w") as fh:
                 fh.write(DEFAULT_EXCLUDES)
@@ -280,8 +281,8 @@ class ShadowRepo:
                 GIT_CONFIG_GLOBAL=str(checkpoints_root() / "gitconfig"),
                 GIT_TERMINAL_PROMPT="0",
                 GIT_OPTIONAL_LOCKS="0",
-                GIT_AUTHOR_NAME="agentica", GIT_AUTHOR_EMAIL="agentica@localhost",
-                GIT_COMMITTER_NAME="agentica", GIT_COMMITTER_EMAIL="agentica@localhost",
+                GIT_AUTHOR_NAME=SNAPSHOT_AUTHOR[0], GIT_AUTHOR_EMAIL=SNAPSHOT_AUTHOR[1],
+                GIT_COMMITTER_NAME=SNAPSHOT_AUTHOR[0], GIT_COMMITTER_EMAIL=SNAPSHOT_AUTHOR[1],
                 LC_ALL="C",
             )
             env.pop("XDG_CONFIG_HOME", None)
@@ -393,15 +394,17 @@ class ShadowRepo:
         if skipped:
             self.git("rm", "-q", "--cached", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul",
                      input=b"\0".join(p.encode("utf-8", "surrogateescape") for p in skipped), check=False)
-        tree = self.git("write-tree").decode().strip()
+        # Nothing added: the index's own record of its tree, when it has one (its objects are in
+        # the store: written by our write-tree, or HEAD's, which a seeded index matched).
+        tree = (shadow_files.cached_root_tree(self.index) if not paths else None) or self.write_tree()
         self._index_written(fresh)
         if parent is not None and (parent_tree or self.tree_of(parent)) == tree:
             return TreeState(parent, tree, skipped, unreadable)
-        args = ["commit-tree", tree, "-m", message]
-        if parent:
-            args += ["-p", parent]
-        commit = self.git(*args).decode().strip()
-        return TreeState(commit, tree, skipped, unreadable)
+        body = shadow_files.commit_body(tree, parent, message, SNAPSHOT_AUTHOR[0], SNAPSHOT_AUTHOR[1])
+        return TreeState(shadow_files.write_object(self.git_dir, "commit", body), tree, skipped, unreadable)
+
+    def write_tree(self) -> str:
+        return self.git("write-tree").decode().strip()
 
     # -- racily clean entries (see RACY_REFRESH_FILES) ----------------------------------------
 
@@ -502,8 +505,9 @@ class ShadowRepo:
             if (self.git_dir / name).read_text(encoding="ascii").strip() == commit:
                 return
         except (OSError, UnicodeDecodeError):
-            pass  # packed, missing or unreadable: git decides
-        self.git("update-ref", name, commit)
+            pass  # packed, missing or unreadable: written below
+        if not shadow_files.write_ref(self.git_dir, name, commit):  # its lock taken, or a name of another shape
+            self.git("update-ref", name, commit)
 
     def delete_ref(self, name: str) -> None:
         self.git("update-ref", "-d", name, check=False)
