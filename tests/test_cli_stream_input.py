@@ -306,3 +306,32 @@ def test_a_custom_command_message_uses_its_model_for_that_turn_only(home: Path, 
     assert {t["function"]["name"] for t in requests[0]["tools"]} == {"read_file"}
     assert len(requests[1]["tools"]) > 1  # the command's tool list was for its turn only
     assert [c for r, c in chat(requests[1]) if r == "user"] == ["Fix issue #42", "and now?"]
+
+
+def test_the_checkpoints_store_opens_while_the_first_prompt_is_awaited(conversation, home: Path,
+                                                                       project: Path) -> None:
+    """A session a batch prepared ahead waits for its prompt: its shadow repository is made in
+    that wait (Agent.open_checkpoints), so the first turn starts with its snapshot's scan only;
+    the turn's checkpoint and /undo work as before."""
+    import time
+
+    script = [turns.tool_calls(turns.call("write_file", {"file_path": "new.txt", "content": "new\n"}, id="w")),
+              turns.text("Written.")]
+    with ScriptedModelServer(script) as server:
+        conv = conversation(*model_args(server), "-y")
+        conv.until("session")
+        deadline = time.monotonic() + 30
+        while not list((home / "checkpoints").glob("*/HEAD")) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        made = list((home / "checkpoints").glob("*/HEAD"))
+        assert made and (made[0].parent / "project").read_text().strip() == str(project.resolve())
+        assert server.requests == []  # no prompt yet
+        conv.send(user("write a new file"))
+        events = conv.until("result")
+        code, stderr = conv.finish()
+    assert code == 0, stderr
+    assert events[-1]["result"] == "Written." and (project / "new.txt").read_text() == "new\n"
+    assert [e for e in events if e["type"] == "checkpoint"]
+    undo = run_cli(["--undo"], cwd=project, home=home)
+    assert undo.returncode == 0, undo.stderr
+    assert not (project / "new.txt").exists()

@@ -375,6 +375,14 @@ class Agent(LifecycleEvents):
         elif self.messages and (self.messages[-1] is asked or self.messages[-1].get("role") == "tool"):
             self._append({"role": "assistant", "content": f"{written}\n\n[The user interrupted this answer here.]"})
 
+    def open_checkpoints(self) -> None:
+        """Open the checkpoints' store now, on their worker, not at the first turn's start (a
+        session that waits for its first prompt, e.g. one a batch prepared ahead): the first
+        turn then starts with its snapshot's scan only. Not waited for; a failure turns
+        checkpoints off, which the first turn reports as it would have."""
+        if self.checkpoints is not None and hasattr(self.checkpoints, "open"):
+            self._checkpoint_runner().submit("open")
+
     def _checkpoint_runner(self) -> CheckpointRunner:
         if self._checkpoints_runner is None or self._checkpoints_runner.checkpoints is not self.checkpoints:
             self._checkpoints_runner = CheckpointRunner(self.checkpoints)

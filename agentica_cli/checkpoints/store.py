@@ -11,6 +11,7 @@ shadow repository; its snapshots are commits there, kept alive by `refs/agentica
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import time
@@ -78,6 +79,12 @@ class Checkpoints(SessionJournal):
             self._repo = repo
             self.journal = self._load()
         return self._repo
+
+    def open(self) -> None:
+        """Create or open the shadow repository and load the journal (what the first snapshot
+        would do first); a failure leaves checkpoints off (`disabled`) and is not raised."""
+        with contextlib.suppress(CheckpointError):
+            self.repo  # noqa: B018 - opens it
 
     def _journal_path(self) -> Path:
         return self.repo.git_dir / "sessions" / f"{self._session}.json"

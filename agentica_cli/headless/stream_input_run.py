@@ -40,6 +40,7 @@ class StreamInputRun(PrintRun):
             agent = await self.app.start()  # MCP servers, the agent, SessionStart hooks (told on stderr)
             await self.app.session_start_messages()  # before the first turn
             self.emit_session_line(agent)  # ready: a driver may wait for this line
+            agent.open_checkpoints()  # while the first prompt is awaited (a batch prepares sessions ahead)
             while (item := await messages.next()) is not None:
                 if isinstance(item, InputError):
                     self.emit_json(item.to_dict())
