@@ -38,6 +38,9 @@ def make_repository(path: Path) -> Path:
 
 
 def task_of(body: dict[str, Any]) -> str:
+    if "_unparsed" in body:  # cut short (its session stopped while sending it): the tag is in what came
+        found = TAG.search(body["_unparsed"])
+        return found.group(1) if found else "?"
     for message in body.get("messages") or []:
         if message.get("role") == "user":
             content = message["content"]

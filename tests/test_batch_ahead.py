@@ -185,3 +185,35 @@ def test_preparing_waits_until_every_worker_runs_and_none_is_starting(tmp_path: 
     run.interrupt("test")
     late.join(5)
     assert answers == [True, False]
+
+
+def test_a_worker_sends_its_next_prompt_at_its_sessions_result_and_commits_behind_it(
+        tmp_path: Path, home: Path) -> None:
+    """runner._local_worker: at a session's result line the worker sends the next prepared
+    prompt, then waits for that session's end (here a SessionEnd hook of 1.5 s that writes a
+    file) and commits it, hook's file included. A task with a check keeps its worker until the
+    check is over. Never more than 2 requests in flight."""
+    import json
+
+    answer = 2.0  # every next task is prepared well before the first answers end
+    (home / "settings.json").write_text(json.dumps({"hooks": {"SessionEnd": [{"hooks": [
+        {"type": "command", "command": "sleep 1.5; echo ended > ended.txt"}]}]}}))
+    repo = make_repository(tmp_path / "repo")
+    server = ScriptedModelServer([lambda body: turns.text(f"hello from {task_of(body)}", delay=answer)] * 10)
+    server.start()
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [_task("b1"), _task("b2", check="true"), _task("b3"), _task("b4")])
+    output = tmp_path / "results.jsonl"
+    clock = time.time() - time.perf_counter()  # the server's times (perf_counter) as the records' (time.time)
+    try:
+        done = run_cli(_batch_args(server, tasks, output), cwd=repo, home=home, timeout=120)
+    finally:
+        server.stop()
+    assert done.returncode == 0, done.stderr
+    records = by_id(read_records(output))
+    assert {key: r["status"] for key, r in records.items()} == dict.fromkeys(["b1", "b2", "b3", "b4"], "done")
+    assert all("ended.txt" in r["files_changed"] for r in records.values())  # committed after the session's end
+    asked = {task_of(r.body): (clock + r.received_at, clock + r.finished_at) for r in server.request_log}
+    assert _most_at_once(list(asked.values())) <= 2
+    first, second = sorted(["b3", "b4"], key=lambda key: asked[key][0])
+    assert asked[first][0] < records["b1"]["finished_at"] - 1.0  # b1's worker went on at b1's result
+    assert asked[second][0] >= records["b2"]["finished_at"]  # b2's, after b2's check

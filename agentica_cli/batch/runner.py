@@ -8,6 +8,7 @@ written as cancelled, and the next run with the same results file does those and
 
 from __future__ import annotations
 
+import functools
 import signal
 import threading
 import uuid
@@ -113,6 +114,22 @@ class BatchRun:
                 self.running += 1
                 return attempt
 
+    def take_over(self) -> list[Attempt]:
+        """The first prepared attempt with a ready session, its prompt sent (send_prompt), for
+        the worker whose session just wrote its result; [] when there is none or the batch stops."""
+        with self._changed:
+            if self.control.stopping.is_set() or not self.ready or not self.ready[0].can_take_over():
+                return []
+            attempt = self.ready.pop(0)
+            self.running += 1
+            self._changed.notify_all()
+        try:
+            self.progress.started(attempt.key)
+            attempt.send_prompt()
+        except Exception:
+            pass  # run() reads what the session did with it, and its record says so
+        return [attempt]
+
     def attempt_over(self) -> None:
         with self._changed:
             self.running -= 1
@@ -199,15 +216,33 @@ class BatchRun:
 
 
 def _local_worker(run: BatchRun, zygote: Zygote | None) -> None:
+    """Runs attempts one after another. At a session's result line (a task without a check) the
+    worker sends its next, prepared, attempt's prompt at once (take_over), and then ends and
+    commits the one before: its session ends and its commit is made while the next model
+    request is out, instead of before it. No more than N sessions are ever in a turn."""
     try:
-        while (attempt := run.next_attempt(zygote)) is not None:
+        attempt, shown = run.next_attempt(zygote), False
+        while attempt is not None:
+            following: list[Attempt] = []
+            attempt.on_result = functools.partial(_take_over_into, run, following)
             try:
-                run.progress.started(attempt.key)
+                if not shown:
+                    run.progress.started(attempt.key)
                 run.record(attempt.run())
+            except BaseException:
+                for taken in following:  # started, and now no worker's: ended, as if never prepared
+                    taken.discard()
+                    run.attempt_over()
+                raise
             finally:
                 run.attempt_over()
+            attempt, shown = (following[0], True) if following else (run.next_attempt(zygote), False)
     finally:
         run.worker_over()
+
+
+def _take_over_into(run: BatchRun, following: list[Attempt]) -> None:
+    following.extend(run.take_over())
 
 
 def _work_while_idle(run: BatchRun, zygote: Zygote | None, workers: int) -> None:

@@ -331,6 +331,8 @@ class Attempt:
         self.begun = False  # prepare() ran
         self.ended = False  # the record is final: prepare() found the attempt cannot run
         self._starting = False  # told to events.busy: CPU-bound start, from the worktree to the first request
+        self._prompt_sent = False  # send_prompt() ran (a worker took it over at its previous session's result)
+        self.on_result: Callable[[], None] | None = None  # run(): called once, at the session's result line
 
     # -- phases --------------------------------------------------------------------------------
 
@@ -374,6 +376,20 @@ class Attempt:
             if start_session:
                 self._busy(False)  # ready and idle until a worker runs it
 
+    def can_take_over(self) -> bool:
+        """Whether send_prompt() may start it: prepared up to a ready session (no setup first)."""
+        return self.session is not None and not self.ended and not self._prompt_sent
+
+    def send_prompt(self) -> None:
+        """Start its turn now, before run() (which then reads it): the prompt goes to the
+        prepared session. A worker does this at its previous session's result line, while that
+        session ends and its work is committed."""
+        self.shown = True
+        self._busy(True)
+        self._enter("session")
+        self._write_prompt()
+        self._prompt_sent = True
+
     def run(self) -> Record:
         """The rest of the attempt, to its end; always the record (errors are status "error")."""
         self.shown = True
@@ -389,13 +405,14 @@ class Attempt:
                 return self.record
             if self.session is None:
                 self._spawn(prepared=False)  # the "session" phase from here
-            else:
+            elif not self._prompt_sent:
                 self._enter("session")
             self._converse()
             self._after_session()
             return self.record
         except (_Cancelled, KeyboardInterrupt):
             self.record.update(status="cancelled", error=self.control.reason or "interrupted")
+            self._stop_session()  # one stopped before it was read (prepared, or its prompt sent ahead)
             return self.record
         except Exception as err:  # the task could not run: its record says why, the batch goes on
             self.record.update(error=f"{type(err).__name__}: {err}")
@@ -515,11 +532,10 @@ class Attempt:
     def _converse(self) -> None:
         """Send the prompt, read the session's events to its end."""
         session, outcome = self.session, self.outcome
-        assert session is not None and session.stdin is not None and session.stdout is not None
+        assert session is not None and session.stdout is not None
         try:
-            with contextlib.suppress(BrokenPipeError, OSError):
-                session.stdin.write(_user_message(self.task.prompt))
-                session.stdin.close()
+            if not self._prompt_sent:
+                self._write_prompt()
             for event in itertools.chain(self._early, _events(session.stdout)):
                 self._take(event)
             outcome.exit_code = session.wait()
@@ -528,6 +544,13 @@ class Attempt:
             _terminate(session)
             session.wait()
             self._close_session()
+
+    def _write_prompt(self) -> None:
+        session = self.session
+        assert session is not None and session.stdin is not None
+        with contextlib.suppress(BrokenPipeError, OSError):
+            session.stdin.write(_user_message(self.task.prompt))
+            session.stdin.close()
 
     def _take(self, event: dict[str, Any]) -> None:
         outcome = self.outcome
@@ -550,6 +573,9 @@ class Attempt:
                 outcome.reported_cost = float(usage["cost"])
             outcome.error = event.get("error")
             outcome.session_id = event.get("session_id") or outcome.session_id
+            hand_over, self.on_result = self.on_result, None
+            if hand_over is not None and not self.task.check:  # a check runs before the next task starts
+                hand_over()
 
     def _close_session(self) -> None:
         if self.session is not None:
