@@ -378,7 +378,32 @@ kept = os.open(os.devnull, os.O_RDONLY)  # fork, unlike exec, keeps even a non-i
 zygote = Zygote(fork=sys.argv[2] == "fork", base_url="http://127.0.0.1:9/v1")
 zygote.wait_ready()
 pid = zygote.process.pid
-links = {int(fd): os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+
+
+def blocked_call():
+    """The system call the zygote sleeps in (its arguments, stack and program counter), or None
+    while it runs: once ready, it imports LATER whenever idle, each import opening files for a moment."""
+    state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    call = open(f"/proc/{pid}/syscall").read()
+    return call if state == "S" and not call.startswith("running") else None
+
+
+def quiet_links():
+    """Its descriptors, read while it sleeps in one and the same call from before to after."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        before = blocked_call()
+        try:
+            links = {int(fd): os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+        except FileNotFoundError:
+            continue  # one closed while read
+        if before is not None and blocked_call() == before:
+            return links
+        time.sleep(0.02)
+    raise SystemExit("the zygote never slept")
+
+
+links = quiet_links()
 fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()  # state ppid pgrp session ...
 with tempfile.TemporaryFile(mode="w+") as err:
     child = zygote.spawn(["agentica", "--version"], os.getcwd(), dict(os.environ), err.fileno())
