@@ -30,6 +30,16 @@ def _batch_args(server: Any, tasks: Path, output: Path, workers: int = 2) -> lis
     return ["batch", str(tasks), "--workers", str(workers), "--output", str(output), *model_args(server)]
 
 
+def _batch_records(server: Any, tasks: Path, output: Path, repo: Path, home: Path) -> dict[str, dict[str, Any]]:
+    """Run the batch to its end (the server stopped after it); its records by task id."""
+    try:
+        done = run_cli(_batch_args(server, tasks, output), cwd=repo, home=home, timeout=120)
+    finally:
+        server.stop()
+    assert done.returncode == 0, done.stderr
+    return by_id(read_records(output))
+
+
 def _task(task_id: str, **extra: str) -> dict[str, str]:
     return {"id": task_id, "prompt": f"[task {task_id}] say hello", **extra}
 
@@ -52,12 +62,7 @@ def test_next_attempts_are_prepared_while_the_sessions_wait_for_their_model(tmp_
         _task("a1"), _task("a2"), _task("a3"), _task("a4"),
         _task("a5", setup=f"date +%s.%N > {stamp} && echo made > setup.txt"), _task("a6")])
     output = tmp_path / "results.jsonl"
-    try:
-        done = run_cli(_batch_args(server, tasks, output), cwd=repo, home=home, timeout=120)
-    finally:
-        server.stop()
-    assert done.returncode == 0, done.stderr
-    records = by_id(read_records(output))
+    records = _batch_records(server, tasks, output, repo, home)
     assert {k: r["status"] for k, r in records.items()} == dict.fromkeys(records, "done")
     assert sorted(records) == ["a1", "a2", "a3", "a4", "a5", "a6"]
 
@@ -204,12 +209,7 @@ def test_a_worker_sends_its_next_prompt_at_its_sessions_result_and_commits_behin
     tasks = write_tasks(tmp_path / "tasks.jsonl", [_task("b1"), _task("b2", check="true"), _task("b3"), _task("b4")])
     output = tmp_path / "results.jsonl"
     clock = time.time() - time.perf_counter()  # the server's times (perf_counter) as the records' (time.time)
-    try:
-        done = run_cli(_batch_args(server, tasks, output), cwd=repo, home=home, timeout=120)
-    finally:
-        server.stop()
-    assert done.returncode == 0, done.stderr
-    records = by_id(read_records(output))
+    records = _batch_records(server, tasks, output, repo, home)
     assert {key: r["status"] for key, r in records.items()} == dict.fromkeys(["b1", "b2", "b3", "b4"], "done")
     assert all("ended.txt" in r["files_changed"] for r in records.values())  # committed after the session's end
     asked = {task_of(r.body): (clock + r.received_at, clock + r.finished_at) for r in server.request_log}
