@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agentica_cli.testing import ScriptedModelServer, turns
+from agentica_cli.testing.server import RecordedRequest
 
 TAG = re.compile(r"\[task ([A-Za-z0-9_-]+)\]")
 
@@ -49,6 +50,22 @@ def task_of(body: dict[str, Any]) -> str:
             if found:
                 return found.group(1)
     return "?"
+
+
+def tasks_of(log: list[RecordedRequest]) -> list[str]:
+    """The task of each recorded request. A request cut short before its tag (its session was
+    stopped while sending it, even before the body) is its connection's: a session sends its
+    requests over one kept-alive connection, and no two sessions (processes) share one."""
+    tags = [task_of(r.body) for r in log]
+    by_connection: dict[str, set[str]] = {}
+    for record, tag in zip(log, tags, strict=True):
+        if tag != "?":
+            by_connection.setdefault(record.connection, set()).add(tag)
+    for i, record in enumerate(log):
+        known = by_connection.get(record.connection, set())
+        if tags[i] == "?" and "_unparsed" in record.body and len(known) == 1:
+            tags[i] = next(iter(known))
+    return tags
 
 
 def stage_of(body: dict[str, Any]) -> int:

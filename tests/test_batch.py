@@ -14,7 +14,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from batch_support import TaskModel, by_id, git, make_repository, read_records, task_of, task_server, write_tasks
+from batch_support import (
+    TaskModel,
+    by_id,
+    git,
+    make_repository,
+    read_records,
+    task_of,
+    task_server,
+    tasks_of,
+    write_tasks,
+)
 from cli_support import AGENTICA, cli_env, model_args, run_cli, scripted_key_file
 
 from agentica_cli.testing import turns
@@ -168,7 +178,7 @@ def test_interrupted_batch_resumes_without_running_finished_tasks(tmp_path: Path
         assert "2 attempt(s) to run (2 already in the results file)" in again.stderr
     finally:
         server.stop()
-    resumed = [task_of(b) for b in server.requests[requests_before:]]
+    resumed = tasks_of(server.request_log)[requests_before:]
     assert sorted(set(resumed)) == ["r3", "r4"]  # r1 and r2 were not run again
     final = read_records(output)
     assert [r["status"] for r in final if r["id"] in ("r1", "r2")] == ["done", "done"]  # one line each
@@ -318,7 +328,7 @@ def test_max_tokens_stops_the_batch_and_cancels_what_runs(tmp_path: Path, home: 
     assert "stopping: --max-tokens 50 reached (110 tokens)" in done.stderr
     [record] = read_records(output)  # b2 never started: a later run with a higher limit does it
     assert record["id"] == "b1" and record["status"] == "cancelled" and "--max-tokens 50" in record["error"]
-    assert {task_of(b) for b in server.requests} == {"b1"}
+    assert set(tasks_of(server.request_log)) == {"b1"}  # b1's last request may be cut short, even before its body
 
 
 def test_a_task_with_a_repo_url_and_a_cwd_inside_it(tmp_path: Path, home: Path) -> None:

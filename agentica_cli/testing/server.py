@@ -47,6 +47,9 @@ class RecordedRequest:
     status: int = 200  # 0: never answered (a hang() turn)
     turn_type: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    # The client's address and port: requests a client sends over one kept-alive connection
+    # share it, so a request cut short before its body still says which client sent it.
+    connection: str = ""
 
 
 def _pieces(text: str, size: int) -> list[str]:
@@ -299,13 +302,16 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
+            if len(raw) < length:  # the client went away mid-body: not a request it meant as `{}`
+                raise json.JSONDecodeError("cut short", raw.decode("utf-8", "replace"), len(raw))
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError:
             body = {"_unparsed": raw.decode("utf-8", "replace")}
         with server._lock:
             index = len(server.request_log)
             headers = {k.lower(): v for k, v in self.headers.items()}
-            record = RecordedRequest(index, self.path, headers, body, received)
+            host, port = self.client_address[:2]
+            record = RecordedRequest(index, self.path, headers, body, received, connection=f"{host}:{port}")
             server.request_log.append(record)
         if server._record is not None:
             server._record(record)  # on arrival: a client killed mid-answer still left its request
