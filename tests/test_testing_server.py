@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import socket
 import subprocess
@@ -120,30 +121,21 @@ def test_a_request_cut_short_mid_body_is_recorded_as_unparsed_with_its_connectio
     `_unparsed`, never as the `{}` it did not send, with the connection it came over, which a
     client's earlier whole requests share."""
     with ScriptedModelServer([turns.text("whole"), turns.text("never sent")]) as server:
-        with socket.create_connection(("127.0.0.1", server.port)) as sock:
-            whole = json.dumps({"messages": [{"role": "user", "content": "[task a1]"}]}).encode()
-            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                         b"Content-Length: %d\r\n\r\n%s" % (len(whole), whole))
-            assert b"whole" in _read_answer(sock)
-            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n")
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        try:
+            connection.request("POST", "/v1/chat/completions", json.dumps({"messages": [
+                {"role": "user", "content": "[task a1]"}]}), {"Content-Type": "application/json"})
+            assert b"whole" in connection.getresponse().read()
+            assert connection.sock is not None  # kept alive: the next request goes over the same one
+            connection.sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n")
+        finally:
+            connection.close()
         deadline = time.monotonic() + 10
         while len(server.request_log) < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
         first, cut = server.request_log
         assert cut.body == {"_unparsed": ""} and first.body["messages"][0]["content"] == "[task a1]"
         assert cut.connection == first.connection and cut.connection.startswith("127.0.0.1:")
-
-
-def _read_answer(sock: socket.socket) -> bytes:
-    """One whole non-streamed answer: headers, then Content-Length bytes."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        data += sock.recv(65536)
-    head, _, rest = data.partition(b"\r\n\r\n")
-    [length] = [int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")]
-    while len(rest) < length:
-        rest += sock.recv(65536)
-    return rest
 
 
 def test_delay_and_callable_turn_and_timestamps():

@@ -52,6 +52,17 @@ class RecordedRequest:
     connection: str = ""
 
 
+def _parsed_body(raw: bytes, length: int) -> dict[str, Any]:
+    """A request's JSON body; `{"_unparsed": text}` when it is not JSON or was cut short (the
+    client went away mid-body: not a request it meant as `{}`)."""
+    if len(raw) == length:
+        try:
+            return json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            pass
+    return {"_unparsed": raw.decode("utf-8", "replace")}
+
+
 def _pieces(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
@@ -301,12 +312,7 @@ class _Handler(BaseHTTPRequestHandler):
         received = time.perf_counter()
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
-        try:
-            if len(raw) < length:  # the client went away mid-body: not a request it meant as `{}`
-                raise json.JSONDecodeError("cut short", raw.decode("utf-8", "replace"), len(raw))
-            body = json.loads(raw or b"{}")
-        except json.JSONDecodeError:
-            body = {"_unparsed": raw.decode("utf-8", "replace")}
+        body = _parsed_body(raw, length)
         with server._lock:
             index = len(server.request_log)
             headers = {k.lower(): v for k, v in self.headers.items()}
