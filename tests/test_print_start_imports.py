@@ -28,6 +28,7 @@ NOT_BEFORE_FIRST_REQUEST = (
     "openai",  # the SDK: models go over httpx2 (models/chat_http.py)
     "agentica_cli.tui",  # the REPL
     "agentica_cli.acp",
+    "typer",  # the command line: a plain -p line is read without it (cli/plain_flags.py)
 )
 
 

@@ -48,7 +48,7 @@ from agentica_cli.app.fast_exit import exit_now, finalize
 # command line, the start-up, the printers, the runtime (agent, tools, model transport).
 PRELOAD = (
     "agentica_cli.cli.app",
-    "agentica_cli.cli.commands",
+    "agentica_cli.cli.plain_flags",  # a batch session's command line, read without typer (_session_argv's flags)
     "agentica_cli.cli.launch",
     "agentica_cli.app.process_hardening",
     "agentica_cli.app.startup_gc",
@@ -109,7 +109,6 @@ PRELOAD = (
     "agentica_cli.tools.schema",
     "builtin_tools.task",
     "docstring_parser",
-    "typer._click.decorators",
     "hmac",
     "secrets",
     "shlex",
@@ -181,11 +180,6 @@ def preload(modules: tuple[str, ...] | list[str], base_url: str | None = _UNKNOW
             _join(probes)
     if "builtin_tools" in sys.modules:
         _warm_tool_schemas()
-    if "agentica_cli.cli.commands" in sys.modules:  # the command line every task's `-p` parses its argv with
-        try:
-            sys.modules["agentica_cli.cli.commands"].click_command(False)
-        except Exception:
-            pass  # each session builds its own and reports what fails
     return len(sys.modules)
 
 

@@ -24,6 +24,13 @@ from typing import Annotated, Any, Optional
 import typer
 
 from agentica_cli.app import exitcodes
+from agentica_cli.cli.flag_choices import (
+    INPUT_FORMATS,
+    OUTPUT_FORMATS,
+    PERMISSION_MODES,
+    REASONING_EFFORTS,
+    SANDBOX_MODES,
+)
 
 SUBCOMMANDS = ("acp", "mcp", "sessions", "models", "doctor", "worktrees", "batch", "batch-report")
 
@@ -76,11 +83,6 @@ config (lowest to highest precedence):
 {exitcodes.HELP_TEXT}
 """
 
-OUTPUT_FORMATS = ("text", "json", "stream-json")
-INPUT_FORMATS = ("text", "stream-json")
-PERMISSION_MODES = ("default", "accept-edits", "auto", "plan")
-SANDBOX_MODES = ("workspace-write", "read-only", "off")
-REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")  # config.REASONING_EFFORTS
 
 
 def _verbatim(text: str) -> str:

@@ -1,0 +1,137 @@
+"""`agentica -p` command lines read without typer, when every word is one this reader knows.
+
+Typer (and the click under it) costs ~35-45 ms of imports and ~3.5 ms of CPU to parse a
+command line: at every `agentica -p` start, and in a batch, where its zygote imports typer
+before any session can fork and each forked session parses its argv again on two busy cores
+(docs/performance.md). The command lines scripts and the batch write are plain: `-p`, a few
+flags each given once as `--flag VALUE`, the prompt words. Those are read here into the same
+namespace the typer command gives `launch.start` (a test compares the two on every flag here).
+
+Anything else returns None and goes to typer, which reads it or says what is wrong, as before:
+a flag not listed here, `--flag=value` or a bundle of short flags, a flag given twice, `--`,
+a value typer would refuse or might read differently (not one of a choice's values, not a whole
+number, one starting with `-`, an empty one, an existing path that cannot be read), help,
+version, shell completion.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from agentica_cli.cli.flag_choices import INPUT_FORMATS, OUTPUT_FORMATS, PERMISSION_MODES, SANDBOX_MODES
+
+_NOT_READ = object()  # a converter's answer for a value typer is to judge
+
+
+def _one_of(choices: tuple[str, ...]) -> Callable[[str], object]:
+    return lambda value: value if value in choices else _NOT_READ
+
+
+def _whole_number(value: str) -> object:
+    try:
+        return int(value)  # what click's INT does (launch.start checks the range)
+    except ValueError:
+        return _NOT_READ
+
+
+def _path(value: str) -> object:
+    # typer's Path: any path, but one that exists must be readable
+    if os.path.exists(value) and not os.access(value, os.R_OK):
+        return _NOT_READ
+    return Path(value)
+
+
+# flag -> (the namespace attribute, how its value is read)
+_VALUE_FLAGS: dict[str, tuple[str, Callable[[str], object]]] = {
+    "--output-format": ("output_format", _one_of(OUTPUT_FORMATS)),
+    "--input-format": ("input_format", _one_of(INPUT_FORMATS)),
+    "-m": ("model", str),
+    "--model": ("model", str),
+    "--provider": ("provider", str),
+    "--base-url": ("base_url", str),
+    "--api-key-file": ("api_key_file", _path),
+    "-C": ("work_dir", _path),
+    "--work-dir": ("work_dir", _path),
+    "--permission-mode": ("permission_mode", _one_of(PERMISSION_MODES)),
+    "--sandbox": ("sandbox", _one_of(SANDBOX_MODES)),
+    "--max-turns": ("max_turns", _whole_number),
+}
+_SWITCHES = {"-p": "print_mode", "--print": "print_mode", "-y": "yes", "--yes": "yes", "--trust": "trust",
+             "--no-session": "no_session"}
+
+
+def read_plain_command_line(args: list[str]) -> argparse.Namespace | None:
+    """The main command's namespace for `args` (a -p command line), or None: typer reads it."""
+    from agentica_cli.cli.launch import default_args
+
+    namespace = default_args()
+    seen: set[str] = set()
+    prompt: list[str] = []
+    words = iter(args)
+    for word in words:
+        if not word.startswith("-"):
+            prompt.append(word)
+            continue
+        switch = _SWITCHES.get(word)
+        flag = _VALUE_FLAGS.get(word)
+        attribute = switch or (flag[0] if flag else None)
+        if attribute is None or attribute in seen:
+            return None
+        seen.add(attribute)
+        if switch is not None:
+            setattr(namespace, attribute, True)
+            continue
+        assert flag is not None
+        value = next(words, None)
+        if not value or value.startswith("-"):
+            return None
+        read = flag[1](value)
+        if read is _NOT_READ:
+            return None
+        setattr(namespace, attribute, read)
+    if not namespace.print_mode:
+        return None
+    namespace.prompt = prompt
+    return namespace
+
+
+def start_plain(namespace: argparse.Namespace) -> int:
+    """launch.start(namespace), ended as typer's main ends its command (commands.run): Ctrl-C
+    exits 130, the end of stdin where an answer was awaited says "aborted" (130), and a closed
+    stdout (`| head`) ends the process with 1 and no traceback."""
+    import sys
+
+    from agentica_cli.app import exitcodes
+    from agentica_cli.cli.launch import start
+
+    try:
+        return start(namespace)
+    except KeyboardInterrupt:
+        return exitcodes.INTERRUPTED
+    except EOFError:
+        sys.stderr.write("\nagentica: aborted\n")
+        return exitcodes.INTERRUPTED
+    except BrokenPipeError:
+        sys.stdout = _QuietOnBrokenPipe(sys.stdout)
+        sys.stderr = _QuietOnBrokenPipe(sys.stderr)
+        raise SystemExit(1) from None
+
+
+class _QuietOnBrokenPipe:
+    """A stream whose flush ignores a reader that went away (as click's wrapper does), so that
+    the interpreter's last flush at exit prints no error."""
+
+    def __init__(self, stream: object) -> None:
+        self._stream = stream
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()  # type: ignore[attr-defined]
+        except BrokenPipeError:
+            pass
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)

@@ -1,0 +1,141 @@
+"""Plain `-p` command lines read without typer (cli/plain_flags.py): the same namespace typer
+gives launch.start for every line the reader takes, typer for every line it does not, and the
+same ends (Ctrl-C, end of input, a closed stdout) as typer's main gives the command."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentica_cli.cli import commands, launch
+from agentica_cli.cli.app import _dispatch
+from agentica_cli.cli.plain_flags import read_plain_command_line
+
+
+def _typer_namespace(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> dict[str, object]:
+    seen: list[object] = []
+    monkeypatch.setattr(launch, "start", lambda args: seen.append(args) or 0)
+    assert commands.run(list(argv)) == 0
+    return vars(seen.pop())
+
+
+READ_PLAINLY = [
+    ["-p", "say hi"],
+    ["--print", "say", "hi"],
+    ["say hi", "-p"],
+    ["-p", "--input-format", "stream-json", "--output-format", "stream-json", "-C", "/tmp", "--model", "m1",
+     "--provider", "deepseek", "--base-url", "http://127.0.0.1:1/v1", "--api-key-file", "/etc/hostname",
+     "--permission-mode", "accept-edits", "--sandbox", "read-only", "--max-turns", "3"],
+    ["-p", "-m", "m2", "--work-dir", "relative/folder", "--output-format", "json", "fix", "the", "bug"],
+    ["-p", "-y", "--trust", "--no-session", "--output-format", "text", "--input-format", "text", "go"],
+    ["-p", "--yes", "--permission-mode", "auto", "--sandbox", "off", "--max-turns", "0", "x"],  # start refuses 0
+    ["-p", "--permission-mode", "plan", "--sandbox", "workspace-write", "--max-turns", " 7", ""],
+    ["-p", "--model", "café", "--api-key-file", "no/such/file", "ünïcode prompt"],
+]
+
+
+@pytest.mark.parametrize("argv", READ_PLAINLY)
+def test_a_plain_line_reads_as_typer_reads_it(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> None:
+    plain = read_plain_command_line(list(argv))
+    assert plain is not None
+    assert vars(plain) == _typer_namespace(monkeypatch, argv)
+
+
+def test_every_flag_the_reader_takes_is_in_a_line_compared_with_typer() -> None:
+    from agentica_cli.cli.plain_flags import _SWITCHES, _VALUE_FLAGS
+
+    compared = {word for argv in READ_PLAINLY for word in argv}
+    assert sorted((set(_VALUE_FLAGS) | set(_SWITCHES)) - compared) == []
+
+
+def test_a_batch_sessions_command_line_is_read_plainly(tmp_path: Path) -> None:
+    """The batch's zygote preloads no typer: each session's argv (task_run._session_argv, every
+    option a batch passes) must be one the reader takes."""
+    from agentica_cli.batch.task_run import RunOptions, _session_argv
+    from agentica_cli.batch.tasks import Task
+
+    key = tmp_path / "key"
+    key.write_text("k\n")
+    options = RunOptions(batch_cwd=str(tmp_path), backoff_file=str(tmp_path / "b"), model="m", provider="ollama",
+                         base_url="http://127.0.0.1:1/v1", api_key_file=str(key), sandbox="read-only", max_turns=4)
+    task = Task(id="t", prompt="hi", permission_mode="accept-edits")
+    argv = _session_argv(task, tmp_path, options, command=("agentica",))
+    plain = read_plain_command_line(argv[1:])
+    assert plain is not None
+    assert (plain.model, plain.provider, plain.sandbox, plain.max_turns, plain.permission_mode, plain.work_dir) == (
+        "m", "ollama", "read-only", 4, "accept-edits", tmp_path)
+
+
+@pytest.mark.parametrize("argv", [
+    ["say hi"],  # the REPL with a first prompt
+    ["-p", "--max-cost", "1", "x"],  # a flag the reader does not know
+    ["-p", "--model=m1", "x"],  # --flag=value
+    ["-py", "x"],  # short flags bundled
+    ["-p", "--model", "a", "--model", "b", "x"],  # twice (typer: the last)
+    ["-p", "-p", "x"],
+    ["-p", "--", "--not-a-flag"],
+    ["-p", "--sandbox", "bogus", "x"],  # typer says what is wrong
+    ["-p", "--output-format", "JSON", "x"],
+    ["-p", "--max-turns", "three", "x"],
+    ["-p", "--model", "-x"],  # a value like a flag
+    ["-p", "--max-turns", "-2", "x"],
+    ["-p", "--model"],  # no value
+    ["-p", "--model", "", "x"],
+    ["-p", "-h"],
+    ["-p", "--version"],
+    ["-p", "-r"],  # --resume's picker form
+    ["-p", "-"],
+])
+def test_anything_else_is_left_to_typer(argv: list[str]) -> None:
+    assert read_plain_command_line(list(argv)) is None
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every file: typer's readable check passes")
+def test_an_existing_path_that_cannot_be_read_is_left_to_typer(tmp_path: Path) -> None:
+    locked = tmp_path / "key"
+    locked.write_text("k\n")
+    locked.chmod(0)
+    assert read_plain_command_line(["-p", "--api-key-file", str(locked), "x"]) is None
+
+
+@pytest.mark.parametrize("raised, message", [(KeyboardInterrupt, ""), (EOFError, "agentica: aborted")])
+def test_a_plain_line_ends_as_the_typer_command_does(monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str],
+                                                     raised: type[BaseException], message: str) -> None:
+    def start(_args: object) -> int:
+        raise raised()
+
+    monkeypatch.setattr(launch, "start", start)
+    through_typer = commands.run(["-p", "--max-cost", "1", "x"])  # not plain: typer's main
+    typer_err = capsys.readouterr().err
+    plain = _dispatch(["-p", "x"])
+    assert plain == through_typer == 130
+    assert capsys.readouterr().err == typer_err
+    assert message in typer_err
+
+
+def test_a_plain_p_run_imports_no_typer_and_an_other_one_still_parses(tmp_path: Path) -> None:
+    """As a subprocess against the scripted server: a plain line answers without typer loaded;
+    a line with a flag the reader does not take goes through typer and answers the same."""
+    from cli_support import cli_env
+
+    from agentica_cli.testing import ScriptedModelServer, turns
+
+    key = tmp_path / "key"
+    key.write_text("sk-test\n")
+    probe = ("import atexit, sys\n"  # at exit: -p ends with os._exit after the atexit functions
+             "atexit.register(lambda: sys.stderr.write(f'typer loaded: {\"typer\" in sys.modules}\\n'))\n"
+             "sys.argv = ['agentica', *sys.argv[1:]]\nfrom agentica_cli.cli.app import main\nsys.exit(main())\n")
+    with ScriptedModelServer([turns.text("plain"), turns.text("typed")]) as server:
+        common = ["--base-url", server.base_url, "--api-key-file", str(key), "--model", "m", "--no-session"]
+        runs = [subprocess.run([sys.executable, "-c", probe, "-p", *common, *extra, "say it"], cwd=tmp_path,
+                               env=cli_env(tmp_path / "home"), stdin=subprocess.DEVNULL, capture_output=True,
+                               text=True, timeout=120)
+                for extra in ([], ["--max-tokens", "500"])]
+    assert [(r.returncode, r.stdout.strip()) for r in runs] == [(0, "plain"), (0, "typed")], runs[0].stderr
+    assert "typer loaded: False" in runs[0].stderr
+    assert "typer loaded: True" in runs[1].stderr
