@@ -35,6 +35,14 @@ READ_PLAINLY = [
     ["-p", "--yes", "--permission-mode", "auto", "--sandbox", "off", "--max-turns", "0", "x"],  # start refuses 0
     ["-p", "--permission-mode", "plan", "--sandbox", "workspace-write", "--max-turns", " 7", ""],
     ["-p", "--model", "café", "--api-key-file", "no/such/file", "ünïcode prompt"],
+    ["-p", "--api-key", "sk-x", "--request-timeout", "2.5", "--max-tokens", "64", "--reasoning-effort", "high",
+     "--max-cost", "0.5", "q"],
+    ["-p", "--request-timeout", "0", "--max-tokens", "1_000", "--max-cost", "1e3", "--reasoning-effort", "none", "q"],
+    ["-p", "--system-prompt", "be brief", "--append-system-prompt", "and kind", "--system-prompt-file", "/etc/hostname",
+     "--append-system-prompt-file", "no/such/file", "x"],
+    ["-p", "--add-dir", "/tmp", "--mcp-config", "{}", "--add-dir", "rel", "--mcp-config", "f.json", "--image", "a.png",
+     "--image", "b.png", "--strict-mcp-config", "-c", "x"],
+    ["--continue", "-p", "x"],
 ]
 
 
@@ -46,10 +54,10 @@ def test_a_plain_line_reads_as_typer_reads_it(monkeypatch: pytest.MonkeyPatch, a
 
 
 def test_every_flag_the_reader_takes_is_in_a_line_compared_with_typer() -> None:
-    from agentica_cli.cli.plain_flags import _SWITCHES, _VALUE_FLAGS
+    from agentica_cli.cli.plain_flags import _LIST_FLAGS, _SWITCHES, _VALUE_FLAGS
 
     compared = {word for argv in READ_PLAINLY for word in argv}
-    assert sorted((set(_VALUE_FLAGS) | set(_SWITCHES)) - compared) == []
+    assert sorted((set(_VALUE_FLAGS) | set(_LIST_FLAGS) | set(_SWITCHES)) - compared) == []
 
 
 def test_a_batch_sessions_command_line_is_read_plainly(tmp_path: Path) -> None:
@@ -72,7 +80,7 @@ def test_a_batch_sessions_command_line_is_read_plainly(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("argv", [
     ["say hi"],  # the REPL with a first prompt
-    ["-p", "--max-cost", "1", "x"],  # a flag the reader does not know
+    ["-p", "--worktree", "x"],  # a flag the reader does not know
     ["-p", "--model=m1", "x"],  # --flag=value
     ["-py", "x"],  # short flags bundled
     ["-p", "--model", "a", "--model", "b", "x"],  # twice (typer: the last)
@@ -83,6 +91,13 @@ def test_a_batch_sessions_command_line_is_read_plainly(tmp_path: Path) -> None:
     ["-p", "--max-turns", "three", "x"],
     ["-p", "--model", "-x"],  # a value like a flag
     ["-p", "--max-turns", "-2", "x"],
+    ["-p", "--max-tokens", "0", "x"],  # commands._positive refuses it
+    ["-p", "--request-timeout", "inf", "x"],  # commands._seconds refuses it
+    ["-p", "--reasoning-effort", "huge", "x"],
+    ["-p", "--api-key", "-", "x"],  # the key from stdin
+    ["-p", "--tools", "code", "x"],
+    ["-p", "--allowed-tools", "read_file", "x"],  # rules typer's callback checks
+    ["-p", "-c", "--continue", "x"],
     ["-p", "--model"],  # no value
     ["-p", "--model", "", "x"],
     ["-p", "-h"],
@@ -135,7 +150,7 @@ def test_a_plain_p_run_imports_no_typer_and_an_other_one_still_parses(tmp_path: 
         runs = [subprocess.run([sys.executable, "-c", probe, "-p", *common, *extra, "say it"], cwd=tmp_path,
                                env=cli_env(tmp_path / "home"), stdin=subprocess.DEVNULL, capture_output=True,
                                text=True, timeout=120)
-                for extra in ([], ["--max-tokens", "500"])]
+                for extra in ([], ["--allowed-tools", "read_file"])]
     assert [(r.returncode, r.stdout.strip()) for r in runs] == [(0, "plain"), (0, "typed")], runs[0].stderr
     assert "typer loaded: False" in runs[0].stderr
     assert "typer loaded: True" in runs[1].stderr

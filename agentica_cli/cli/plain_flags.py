@@ -21,7 +21,13 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from agentica_cli.cli.flag_choices import INPUT_FORMATS, OUTPUT_FORMATS, PERMISSION_MODES, SANDBOX_MODES
+from agentica_cli.cli.flag_choices import (
+    INPUT_FORMATS,
+    OUTPUT_FORMATS,
+    PERMISSION_MODES,
+    REASONING_EFFORTS,
+    SANDBOX_MODES,
+)
 
 _NOT_READ = object()  # a converter's answer for a value typer is to judge
 
@@ -35,6 +41,23 @@ def _whole_number(value: str) -> object:
         return int(value)  # what click's INT does (launch.start checks the range)
     except ValueError:
         return _NOT_READ
+
+
+def _number(value: str) -> object:
+    try:
+        return float(value)  # what click's FLOAT does (launch.start checks the range)
+    except ValueError:
+        return _NOT_READ
+
+
+def _tokens(value: str) -> object:
+    number = _whole_number(value)  # commands._positive: a whole number >= 1
+    return number if isinstance(number, int) and number >= 1 else _NOT_READ
+
+
+def _seconds(value: str) -> object:
+    number = _number(value)  # commands._seconds: a number >= 0, not infinite
+    return number if isinstance(number, float) and 0 <= number < float("inf") else _NOT_READ
 
 
 def _path(value: str) -> object:
@@ -52,15 +75,31 @@ _VALUE_FLAGS: dict[str, tuple[str, Callable[[str], object]]] = {
     "--model": ("model", str),
     "--provider": ("provider", str),
     "--base-url": ("base_url", str),
+    "--api-key": ("api_key", str),  # `--api-key -` (read stdin) starts with "-": typer's
     "--api-key-file": ("api_key_file", _path),
-    "-C": ("work_dir", _path),
-    "--work-dir": ("work_dir", _path),
+    "--request-timeout": ("request_timeout", _seconds),
+    "--max-tokens": ("max_tokens", _tokens),
+    "--reasoning-effort": ("reasoning_effort", _one_of(REASONING_EFFORTS)),
     "--permission-mode": ("permission_mode", _one_of(PERMISSION_MODES)),
     "--sandbox": ("sandbox", _one_of(SANDBOX_MODES)),
+    "--system-prompt": ("system_prompt", str),
+    "--system-prompt-file": ("system_prompt_file", _path),
+    "--append-system-prompt": ("append_system_prompt", str),
+    "--append-system-prompt-file": ("append_system_prompt_file", _path),
+    "-C": ("work_dir", _path),
+    "--work-dir": ("work_dir", _path),
     "--max-turns": ("max_turns", _whole_number),
+    "--max-cost": ("max_cost", _number),
+}
+# the repeatable ones: each value appended, in order (typer's list options)
+_LIST_FLAGS: dict[str, tuple[str, Callable[[str], object]]] = {
+    "--add-dir": ("add_dir", _path),
+    "--mcp-config": ("mcp_config", str),
+    "--image": ("image", str),
 }
 _SWITCHES = {"-p": "print_mode", "--print": "print_mode", "-y": "yes", "--yes": "yes", "--trust": "trust",
-             "--no-session": "no_session"}
+             "--no-session": "no_session", "--strict-mcp-config": "strict_mcp_config", "-c": "continue_",
+             "--continue": "continue_"}
 
 
 def read_plain_command_line(args: list[str]) -> argparse.Namespace | None:
@@ -75,23 +114,29 @@ def read_plain_command_line(args: list[str]) -> argparse.Namespace | None:
         if not word.startswith("-"):
             prompt.append(word)
             continue
-        switch = _SWITCHES.get(word)
-        flag = _VALUE_FLAGS.get(word)
-        attribute = switch or (flag[0] if flag else None)
-        if attribute is None or attribute in seen:
-            return None
-        seen.add(attribute)
-        if switch is not None:
+        if word in _SWITCHES:
+            attribute = _SWITCHES[word]
+            if attribute in seen:
+                return None
+            seen.add(attribute)
             setattr(namespace, attribute, True)
             continue
-        assert flag is not None
+        listed = word in _LIST_FLAGS
+        flag = _LIST_FLAGS.get(word) or _VALUE_FLAGS.get(word)
+        if flag is None or (flag[0] in seen and not listed):
+            return None
+        attribute, convert = flag
+        seen.add(attribute)
         value = next(words, None)
         if not value or value.startswith("-"):
             return None
-        read = flag[1](value)
+        read = convert(value)
         if read is _NOT_READ:
             return None
-        setattr(namespace, attribute, read)
+        if listed:
+            getattr(namespace, attribute).append(read)
+        else:
+            setattr(namespace, attribute, read)
     if not namespace.print_mode:
         return None
     namespace.prompt = prompt
