@@ -123,11 +123,52 @@ def test_the_cached_root_tree_is_what_git_write_tree_prints_in_every_index_versi
     assert shadow_files.cached_root_tree(tmp_path / "missing") is None
 
 
-def test_a_first_snapshot_in_a_clean_worktree_runs_two_git_processes_and_git_fsck_finds_it_whole(
+def _git_says_index_is_head(repo: Path) -> bool:
+    return subprocess.run(["git", "diff-index", "--cached", "--quiet", "HEAD"], cwd=repo).returncode == 0
+
+
+def test_an_index_is_known_to_be_its_commit_without_git_only_when_git_agrees(tmp_path: Path) -> None:
+    """index_is_commit against `git diff-index --cached --quiet HEAD` in each state of a
+    checkout: True only where git says the same; True for a fresh commit's and a fresh worktree's
+    index; "not known" (ask git) for a staged change, an intent-to-add entry, index version 4 and a
+    packed commit."""
+    repo = make_repo(tmp_path / "repo")
+    objects, index = repo / ".git" / "objects", repo / ".git" / "index"
+
+    def known() -> bool:
+        found = shadow_files.index_is_commit(index, objects, git(repo, "rev-parse", "HEAD").strip())
+        assert not found or _git_says_index_is_head(repo)
+        return found
+
+    assert known()  # `git commit` leaves a valid cache-tree
+    git(repo, "worktree", "add", "-q", "-b", "task", str(tmp_path / "wt"))
+    wt_index = repo / ".git" / "worktrees" / "wt" / "index"
+    assert shadow_files.index_is_commit(wt_index, objects, git(tmp_path / "wt", "rev-parse", "HEAD").strip())
+    (repo / "top.txt").write_text("staged\n")
+    git(repo, "add", "top.txt")
+    assert not known() and not _git_says_index_is_head(repo)
+    git(repo, "reset", "-q", "--hard")
+    assert known()
+    (repo / "new.txt").write_text("new\n")
+    git(repo, "add", "--intent-to-add", "new.txt")  # an extended flag: index version 3
+    assert not known()
+    git(repo, "reset", "-q", "--hard")  # (it removes new.txt, which it took for an added file)
+    git(repo, "update-index", "--index-version", "4")
+    assert not known()
+    git(repo, "update-index", "--index-version", "2")
+    git(repo, "write-tree")  # the cache-tree valid again
+    assert known()
+    git(repo, "gc", "-q")  # the commit packed: not read here, git is asked
+    assert not known() and _git_says_index_is_head(repo)
+    assert shadow_files.loose_commit_tree(objects, "not an id") is None
+
+
+def test_a_first_snapshot_in_a_clean_worktree_runs_one_git_process_and_git_fsck_finds_it_whole(
         tmp_path: Path, agentica_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A batch task's session: a new worktree, a new shadow repository borrowing from it. Its
-    first snapshot runs only the index check (diff-index) and the scan (ls-files); the tree it
-    records is HEAD's; a changed turn and its undo work; fsck finds every object and ref."""
+    first snapshot runs only the scan (ls-files): the worktree's index is its commit, read from
+    the files (index_is_commit); the tree it records is HEAD's; a changed turn and its undo
+    work; fsck finds every object and ref."""
     repo = make_repo(tmp_path / "repo")
     git(repo, "worktree", "add", "-q", "-b", "task", str(tmp_path / "wt"))
     project = tmp_path / "wt"
@@ -143,7 +184,7 @@ def test_a_first_snapshot_in_a_clean_worktree_runs_two_git_processes_and_git_fsc
     start = checkpoints.begin_turn("go")
     checkpoints.save_journal()
     assert start is not None
-    assert calls == ["diff-index", "ls-files"]
+    assert calls == ["ls-files"]
     git_dir = shadow_dir_for(project)
     env = {"GIT_DIR": str(git_dir)}
     assert git(None, "rev-parse", f"{start.commit}^{{tree}}", env=env).strip() == \

@@ -267,6 +267,8 @@ class ShadowRepo:
         except OSError:
             self.index.unlink(missing_ok=True)
             return
+        if shadow_files.index_is_commit(self.index, checkout.objects, checkout.head):
+            return  # a fresh checkout's index (a batch's worktree, a new clone): no git process to ask
         if self.run("diff-index", "--cached", "--quiet", checkout.head, check=False).returncode != 0:
             self.index.unlink(missing_ok=True)  # staged changes, or not an index git reads here
 

@@ -110,6 +110,36 @@ def write_ref(git_dir: Path, name: str, oid: str) -> bool:
     return True
 
 
+def loose_commit_tree(objects: Path, commit: str) -> str | None:
+    """The tree commit `commit` records, read from its loose object in `objects` (a SHA-1
+    repository's); None when it is not a loose object there (packed, say) or not one read here."""
+    if not re.fullmatch(r"[0-9a-f]{40}", commit):
+        return None
+    try:
+        with open(objects / commit[:2] / commit[2:], "rb") as handle:
+            head = zlib.decompressobj().decompress(handle.read(4096), 64)  # "commit SIZE\0tree ID\n"
+    except (OSError, zlib.error):
+        return None
+    found = re.match(rb"commit \d+\0tree ([0-9a-f]{40})\n", head)
+    return found.group(1).decode() if found else None
+
+
+def index_is_commit(index: Path, objects: Path, commit: str) -> bool:
+    """Whether the index records exactly `commit`'s tree, known without a git process: an index
+    of version 2 (so no entry is intent-to-add or skip-worktree, which need version 3's
+    extended flags) whose valid cache-tree names the tree the commit's loose object records.
+    False means "not known so" (ask git), not "different"."""
+    try:
+        with open(index, "rb") as handle:
+            header = handle.read(8)
+    except OSError:
+        return False
+    if header[:4] != b"DIRC" or int.from_bytes(header[4:8], "big") != 2:
+        return False
+    tree = cached_root_tree(index)
+    return tree is not None and tree == loose_commit_tree(objects, commit)
+
+
 def cached_root_tree(index: Path) -> str | None:
     """The tree the index's cache-tree extension records for the whole index, when it records
     one that is valid: the id `git write-tree` would print without writing anything. None when
