@@ -171,9 +171,9 @@ def test_a_bare_agentica_skips_the_parser_with_the_same_flags_it_would_give(monk
 
 
 def test_the_cached_command_line_parses_as_a_fresh_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The batch's zygote builds the root command once and every forked session parses its own
-    argv with it: each parse gives what a freshly built command gives, with nothing carried over
-    from the one before (list options, defaults)."""
+    """The root command is built once a process and parses every command line after it: each
+    parse gives what a freshly built command gives, with nothing carried over from the one
+    before (list options, defaults)."""
     import typer
 
     from agentica_cli.cli import commands, launch

@@ -299,8 +299,8 @@ def _commands_app() -> typer.Typer:
 def click_command(subcommand: bool) -> Any:
     """The click command of the subcommands' app or of the root one, built once a process (~25 ms
     of typer reading the signatures). Click makes a new context at every `main()`, so one command
-    parses any number of command lines; the batch's zygote builds both before it forks, and each
-    task's session then parses its argv without rebuilding them."""
+    parses any number of command lines. (A batch's sessions do not come here: their command lines
+    are plain, read by plain_flags.py.)"""
     return typer.main.get_command(_commands_app() if subcommand else _root_app())
 
 
