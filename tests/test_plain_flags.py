@@ -154,3 +154,21 @@ def test_a_plain_p_run_imports_no_typer_and_an_other_one_still_parses(tmp_path: 
     assert [(r.returncode, r.stdout.strip()) for r in runs] == [(0, "plain"), (0, "typed")], runs[0].stderr
     assert "typer loaded: False" in runs[0].stderr
     assert "typer loaded: True" in runs[1].stderr
+
+
+def test_a_closed_stdout_ends_a_plain_line_as_the_typer_command_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`agentica -p ... | head -1`: the reader went away; both end with 1 and no traceback, their
+    streams wrapped so that the last flush at exit says nothing."""
+    def start(_args: object) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(launch, "start", start)
+    ends = []
+    for run in (lambda: commands.run(["-p", "--worktree", "x"]), lambda: _dispatch(["-p", "x"])):
+        monkeypatch.setattr(sys, "stdout", sys.stdout)  # put back after the test, whatever it wraps
+        monkeypatch.setattr(sys, "stderr", sys.stderr)
+        with pytest.raises(SystemExit) as ended:
+            run()
+        ends.append(ended.value.code)
+        sys.stdout.flush()
+    assert ends == [1, 1]
