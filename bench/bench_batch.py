@@ -11,7 +11,8 @@
 2. Throughput: N workers (1, 2, 4, 8), 2N tasks (3 for N=1), against a scripted server whose
    every answer takes 1 s, for both ways a session starts: forked from the batch's zygote (the
    default on Linux) and as a process of its own (AGENTICA_BATCH_ZYGOTE=0), alternating run by
-   run. task time = the median duration of one task when it runs alone (N=1, the same start);
+   run, --repeats batches of each (default 3; each figure is their median, the range printed).
+   task time = the median duration of one task when it runs alone (N=1, the same start);
    throughput = tasks finished per task time = 2N x task time / wall time. Target >= 0.9 N up
    to N = 8. A task's duration leaves out the time it waited, prepared ahead, for a worker
    (results' timings_s.waiting). "Once running": N x task time / the median duration of the
@@ -34,7 +35,7 @@
    and the worktree's index); printed: the median worktree and session phases, the batch's wall
    time, and what ~/.agentica/checkpoints grew by per task.
 
-    .venv/bin/python bench/bench_batch.py [--tasks 6] [--runs 3] [--max-workers 8] [--ready-runs 7]
+    .venv/bin/python bench/bench_batch.py [--tasks 6] [--runs 3] [--max-workers 8] [--ready-runs 7] [--repeats 3]
         [--ready-only] [--throughput-only] [--zygote-only] [--long-waves 5] [--big-files 3000]
 
 Prints one `RESULT {json}` line for run_all.py.
@@ -52,6 +53,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -259,10 +261,31 @@ def big_repository(cmd: list[str], work: Path, files: int, key_file: Path, tasks
 STARTS = {"zygote": {}, "process": {"AGENTICA_BATCH_ZYGOTE": "0"}}
 
 
+def _throughput_run(cmd: list[str], work: Path, name: str, workers: int, flags: list[str],
+                    env: dict[str, str]) -> dict[str, Any]:
+    """One 2N-task batch (3 tasks for N=1): what its records and the clock say."""
+    repo = _repository(work / f"repo-throughput-{name}")
+    count = 2 * workers if workers > 1 else 3  # N=1: a median that is not the first task (zygote start)
+    output = work / f"throughput-{name}.results.jsonl"
+    load = load_average()
+    cpu_before = _children_cpu()
+    started: list[float] = []
+    wall = _batch(cmd, _tasks_file(work / f"throughput-{name}.jsonl", count, f"w{name}-"), output, workers, flags,
+                  repo, env, started)
+    records = [json.loads(line) for line in output.read_text().splitlines()]
+    first_end = min(r["finished_at"] for r in records)
+    return {"count": count, "wall": wall, "load": load, "cpu": (_children_cpu() - cpu_before) / count,
+            "ready": zygote_ready(records, started[0]), "durations": [r["duration_s"] for r in records],
+            # once running: the tasks a worker took after the first one ended (no batch or zygote start)
+            "later": [r["duration_s"] for r in records if taken_at(r) >= first_end - 0.05]}
+
+
 def throughput(cmd: list[str], work: Path, max_workers: int, key_file: Path, starts: tuple[str, ...] = tuple(STARTS),
-               long_waves: int = 0) -> dict[str, float]:
-    """`long_waves` > 0: also a batch of long_waves x N tasks per N (zygote only), whose figure
-    is throughput_long_N: the batch's fixed start spread over more waves (a steady-state figure)."""
+               long_waves: int = 0, repeats: int = 1) -> dict[str, float]:
+    """`repeats`: batches per N and start, the two starts alternating; each figure is the median of
+    theirs (one batch of 2N tasks is a few seconds of a machine whose speed drifts). `long_waves`
+    > 0: also a batch of long_waves x N tasks per N (zygote only), whose figure is
+    throughput_long_N: the batch's fixed start spread over more waves (a steady-state figure)."""
     home = work / "home-throughput"
     home.mkdir()
     env = _env(home)
@@ -273,49 +296,43 @@ def throughput(cmd: list[str], work: Path, max_workers: int, key_file: Path, sta
     while workers <= max_workers:
         counts.append(workers)
         workers *= 2
-    answers = (2 * len(starts) + long_waves) * sum(counts) + 10
+    answers = (2 * len(starts) * repeats + long_waves) * sum(counts) + 10
     with ScriptedModelServer([turns.text("done", delay=1.0)] * answers) as server:
         flags = _model_flags(server, key_file)
         for workers in counts:
-            for start, extra in STARTS.items():
-                if start not in starts:
-                    continue
-                name = f"{start}-{workers}"
-                repo = _repository(work / f"repo-throughput-{name}")
-                count = 2 * workers if workers > 1 else 3  # N=1: a median that is not the first task (zygote start)
-                output = work / f"throughput-{name}.results.jsonl"
-                load = load_average()
-                cpu_before = _children_cpu()
-                started: list[float] = []
-                wall = _batch(cmd, _tasks_file(work / f"throughput-{name}.jsonl", count, f"w{name}-"), output,
-                              workers, flags, repo, {**env, **extra}, started)
-                cpu = (_children_cpu() - cpu_before) / count
-                records = [json.loads(line) for line in output.read_text().splitlines()]
-                ready = zygote_ready(records, started[0])
+            runs: dict[str, list[dict[str, Any]]] = {start: [] for start in STARTS if start in starts}
+            for repeat in range(repeats):
+                for start in runs:
+                    runs[start].append(_throughput_run(cmd, work, f"{start}-{workers}-{repeat}", workers, flags,
+                                                       {**env, **STARTS[start]}))
+            for start, done in runs.items():
+                if workers == 1:  # the task time: a task alone, the same start
+                    task_time[start] = statistics.median(d for run in done for d in run["durations"])
+                    figures[f"task_time_{start}_s"] = task_time[start]
+                suffix = "" if start == "zygote" else "_process"
+                rates = [run["count"] * task_time[start] / run["wall"] for run in done]
+                # once running: N tasks at once, each as long as the ones started after the first wave
+                steadies = [workers * task_time[start] / statistics.median(run["later"])
+                            if run["later"] and workers > 1 else rate for run, rate in zip(done, rates, strict=True)]
+                rate, steady = statistics.median(rates), statistics.median(steadies)
+                cpu, load = statistics.median(run["cpu"] for run in done), done[0]["load"]
+                readies = [run["ready"] for run in done if run["ready"] is not None]
+                ready = statistics.median(readies) if readies else None
                 if ready is not None:
                     figures[f"t_ready_{workers}_s"] = ready
-                durations = [r["duration_s"] for r in records]
-                first_end = min(r["finished_at"] for r in records)
-                later = [r["duration_s"] for r in records if taken_at(r) >= first_end - 0.05]
-                if workers == 1:
-                    task_time[start] = statistics.median(durations)
-                    figures[f"task_time_{start}_s"] = task_time[start]
-                rate = count * task_time[start] / wall
-                suffix = "" if start == "zygote" else "_process"
                 figures[f"throughput{suffix}_{workers}"] = rate
                 figures[f"cpu_per_task{suffix}_{workers}_s"] = cpu
                 figures[f"load{suffix}_{workers}"] = load
-                verdict = "ok" if rate >= THROUGHPUT_TARGET * workers else "MISSED"
-                figures[f"tasks_per_s{suffix}_{workers}"] = count / wall
-                # once running: N tasks at once, each as long as the ones started after the first
-                # wave (no batch or zygote start in it), against one task alone
-                steady = workers * task_time[start] / statistics.median(later) if later and workers > 1 else rate
+                figures[f"tasks_per_s{suffix}_{workers}"] = statistics.median(r["count"] / r["wall"] for r in done)
                 figures[f"steady_throughput{suffix}_{workers}"] = steady
-                print(f"N={workers} {start:>7}: {count} tasks in {wall:.1f} s ({count / wall:.2f}/s); task time "
-                      f"{task_time[start]:.2f} s; "
-                      f"{rate:.2f} tasks per task time (target >= {THROUGHPUT_TARGET * workers:.1f}) {verdict}; "
-                      f"once running {steady:.2f}; CPU {cpu * 1000:.0f} ms per task; load average {load:.2f}"
-                      + (f"; zygote ready {ready * 1000:.0f} ms after the command started" if ready else ""))
+                verdict = "ok" if rate >= THROUGHPUT_TARGET * workers else "MISSED"
+                spread = f" ({min(rates):.2f}-{max(rates):.2f} in {len(rates)} batches)" if len(rates) > 1 else ""
+                print(f"N={workers} {start:>7}: {done[0]['count']} tasks in "
+                      f"{statistics.median(run['wall'] for run in done):.1f} s; task time {task_time[start]:.2f} s; "
+                      f"{rate:.2f} tasks per task time{spread} (target >= {THROUGHPUT_TARGET * workers:.1f}) "
+                      f"{verdict}; once running {steady:.2f}; CPU {cpu * 1000:.0f} ms per task; load average "
+                      f"{load:.2f}" + (f"; zygote ready {ready * 1000:.0f} ms after the command started"
+                                       if ready else ""))
             if long_waves and workers > 1 and "zygote" in starts:
                 repo = _repository(work / f"repo-throughput-long-{workers}")
                 count = long_waves * workers
@@ -341,6 +358,8 @@ def main() -> int:
     parser.add_argument("--ready-runs", type=int, default=7, help="one-task batches measuring t_ready (0: none)")
     parser.add_argument("--ready-only", action="store_true", help="only t_ready")
     parser.add_argument("--zygote-only", action="store_true", help="throughput: skip the process-start runs")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="throughput: 2N-task batches per N and start, their median reported")
     parser.add_argument("--long-waves", type=int, default=5,
                         help="throughput: also a batch of this many x N tasks per N (0: none)")
     parser.add_argument("--big-files", type=int, default=3000,
@@ -375,7 +394,8 @@ def main() -> int:
             print(f"overhead per task over a plain -p run: {figures['overhead_per_task_ms']:.0f} ms "
                   f"(target < {OVERHEAD_TARGET_MS:.0f} ms); plain -p {figures['plain_p_ms']:.0f} ms")
         figures |= throughput(cmd, work, opts.max_workers, key_file,
-                              ("zygote",) if opts.zygote_only else tuple(STARTS), opts.long_waves)
+                              ("zygote",) if opts.zygote_only else tuple(STARTS), opts.long_waves,
+                              max(1, opts.repeats))
         if opts.zygote_only:
             emit_result("batch_zygote", {k: round(v, 3) for k, v in figures.items()})
             return 0
