@@ -105,7 +105,7 @@ def _dispatch(args: list[str], own_process: bool = False) -> int:
     if _is_print_mode(args) and "_AGENTICA_COMPLETE" not in os.environ:
         from agentica_cli.cli.plain_flags import read_plain_command_line, start_plain
 
-        plain = read_plain_command_line(args)  # scripts' and the batch's -p lines: no typer (~40 ms)
+        plain = read_plain_command_line(args)  # scripts' and the batch's -p lines: no typer
         if plain is not None:
             return start_plain(plain)
     from agentica_cli.cli.commands import run

@@ -84,7 +84,6 @@ config (lowest to highest precedence):
 """
 
 
-
 def _verbatim(text: str) -> str:
     """Click rewraps help paragraphs; a `\\b` line before each keeps its own line breaks."""
     return "\n\n".join("\b\n" + block for block in text.split("\n\n"))

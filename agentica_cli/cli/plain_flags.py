@@ -1,11 +1,12 @@
 """`agentica -p` command lines read without typer, when every word is one this reader knows.
 
-Typer (and the click under it) costs ~35-45 ms of imports and ~3.5 ms of CPU to parse a
-command line: at every `agentica -p` start, and in a batch, where its zygote imports typer
-before any session can fork and each forked session parses its argv again on two busy cores
-(docs/performance.md). The command lines scripts and the batch write are plain: `-p`, a few
-flags each given once as `--flag VALUE`, the prompt words. Those are read here into the same
-namespace the typer command gives `launch.start` (a test compares the two on every flag here).
+Typer (and the click under it) is ~8% of a one-answer `agentica -p` run's instructions (873 M
+-> 801 M without it; 10-30 ms of its start) and ~3.5 ms of CPU to parse a command line: at every
+`-p` start, and in a batch, where the zygote imported typer before any session could fork and
+each forked session parsed its argv again on busy cores (docs/performance.md). The command
+lines scripts and the batch write are plain: `-p`, a few flags each given once as `--flag
+VALUE`, the prompt words. Those are read here into the same namespace the typer command gives
+`launch.start` (a test compares the two on every flag here).
 
 Anything else returns None and goes to typer, which reads it or says what is wrong, as before:
 a flag not listed here, `--flag=value` or a bundle of short flags, a flag given twice, `--`,
