@@ -129,26 +129,32 @@ def index_is_commit(index: Path, objects: Path, commit: str) -> bool:
     of version 2 (so no entry is intent-to-add or skip-worktree, which need version 3's
     extended flags) whose valid cache-tree names the tree the commit's loose object records.
     False means "not known so" (ask git), not "different"."""
+    data = _index_bytes(index)
+    if data is None or data[:4] != b"DIRC" or int.from_bytes(data[4:8], "big") != 2:
+        return False
     try:
-        with open(index, "rb") as handle:
-            header = handle.read(8)
-    except OSError:
+        tree = _root_tree(data)
+    except (IndexError, ValueError):
         return False
-    if header[:4] != b"DIRC" or int.from_bytes(header[4:8], "big") != 2:
-        return False
-    tree = cached_root_tree(index)
     return tree is not None and tree == loose_commit_tree(objects, commit)
+
+
+def _index_bytes(index: Path) -> bytes | None:
+    """The index file's bytes, or None: missing, unreadable, or over MAX_INDEX_BYTES."""
+    try:
+        if index.stat().st_size > MAX_INDEX_BYTES:
+            return None
+        return index.read_bytes()
+    except OSError:
+        return None
 
 
 def cached_root_tree(index: Path) -> str | None:
     """The tree the index's cache-tree extension records for the whole index, when it records
     one that is valid: the id `git write-tree` would print without writing anything. None when
     there is none (invalidated by a change), or the index is not one read here."""
-    try:
-        if index.stat().st_size > MAX_INDEX_BYTES:
-            return None
-        data = index.read_bytes()
-    except OSError:
+    data = _index_bytes(index)
+    if data is None:
         return None
     try:
         return _root_tree(data)
