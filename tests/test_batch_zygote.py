@@ -479,18 +479,18 @@ FIRST_REQUEST_IMPORTS = '''
 import json, os, sys
 
 def main(args):
-    """`agentica`'s main, noting the modules the session imported itself by its first request."""
-    import httpx2
-
+    """`agentica`'s main, noting the modules the session imported itself by its first request
+    (the model endpoint's send, the body built; chat_http is the zygote's already)."""
     from agentica_cli.cli.app import main as real
+    from agentica_cli.models.chat_http import ChatEndpoint
 
-    before, sent = set(sys.modules), httpx2.AsyncClient.send
+    before, sent = set(sys.modules), ChatEndpoint._send
     async def send(self, *a, **k):
         with open(os.environ["IMPORTS_OUT"], "a") as out:
             out.write(json.dumps(sorted(set(sys.modules) - before)) + "\\n")
-        httpx2.AsyncClient.send = sent
+        ChatEndpoint._send = sent
         return await sent(self, *a, **k)
-    httpx2.AsyncClient.send = send
+    ChatEndpoint._send = send
     return real(args)
 '''
 

@@ -1,6 +1,7 @@
 """The model transport without the `openai` SDK (models/chat_http.py), against the SDK itself.
 
-The default transport posts to chat completions over httpx2; `transport="openai"` posts the same
+The default transport posts to chat completions itself (models/chat_http.py, over models/http1.py or
+httpx2); `transport="openai"` posts the same
 body through the SDK's AsyncOpenAI. The SDK is the oracle here: both send the same URL, key and
 headers, and the agent sees the same answers and the same errors from each. The provider and
 model tests (test_provider_conformance.py, test_models_*.py) run through the default transport.
@@ -48,8 +49,9 @@ def test_a_print_run_reaches_its_model_without_importing_the_openai_sdk(tmp_path
     assert requests == 1 and "the answer" in proc.stdout
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
     assert "agentica_cli.models.chat_http" in imported  # the request went through the lean transport
-    assert "httpx2" in imported
-    assert not {name for name in imported if name == "openai" or name.startswith("openai.")}
+    assert "agentica_cli.models.http1" in imported  # and its direct client: no proxy is set
+    stacks = ("openai", "httpx2", "httpcore2", "anyio", "h11", "email", "http")
+    assert not {name for name in imported if name.split(".")[0] in stacks}
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

@@ -63,9 +63,6 @@ PRELOAD = (
     "agentica_cli.models.chat_http",
     "agentica_cli.deep",
     "builtin_tools",
-    "anyio._core._sockets",
-    "anyio._core._streams",
-    "anyio._backends._asyncio",  # the first connection's (just after the probe notes the request)
     # imported inside functions on the way to the first request (found by diffing sys.modules
     # of a forked `-p` run before and after)
     "agentica_cli.agent.result_budget",
@@ -117,13 +114,7 @@ PRELOAD = (
     "agentica_cli.app.prices",
     "agentica_cli.app.session",
     "agentica_cli.project_grants",
-    # what -p imports before its first request and the list above did not bring (the connection
-    # pool under httpx2): each child imported them itself, N x ~15 ms of CPU in a wave of N
-    "httpcore2",
-    "httpcore2._backends.anyio",
-    "httpcore2._backends.auto",
-    "h11",
-    "truststore",
+    # (and the HTTP client the sessions send with: preload() adds chat_http.transport_modules)
     "_ctypes",  # not ctypes (LATER): something before the first request loads the C module alone
 )
 # What sessions import after their first request (or only some of them: a shell command's
@@ -170,7 +161,7 @@ def preload(modules: tuple[str, ...] | list[str], base_url: str | None = _UNKNOW
 
     probes = _start_probes(modules, base_url, importlib.import_module)
     try:
-        for name in filter(None, modules):
+        for name in filter(None, [*modules, *_transport_modules(modules, base_url)]):
             try:
                 importlib.import_module(name)
             except ImportError:
@@ -183,11 +174,25 @@ def preload(modules: tuple[str, ...] | list[str], base_url: str | None = _UNKNOW
     return len(sys.modules)
 
 
+def _transport_modules(modules: tuple[str, ...] | list[str], base_url: str | None) -> tuple[str, ...]:
+    """The HTTP client the sessions' first requests import (models/http1.py, or httpx2's stack
+    where a proxy is set), when `modules` holds the model transport: each child would import it
+    itself, N x ~15-60 ms of CPU in a wave of N."""
+    if "agentica_cli.models.chat_http" not in modules:
+        return ()
+    try:
+        from agentica_cli.models import chat_http
+
+        return chat_http.transport_modules(chat_http.UNKNOWN_BASE_URL if base_url == _UNKNOWN else base_url)
+    except Exception:
+        return ()  # (a base URL chat_http cannot read: the children meet it and report it)
+
+
 # What the probe thread runs, imported by the main thread before it starts: two threads importing
 # at once can meet in a circular import (one then gets a half-initialised module, or a deadlock
 # error), so the thread only runs code that is loaded already (and C code, and a process).
 _PROBE_MODULES = {"sandbox": ("agentica_cli.sandbox.sandbox", "agentica_cli.sandbox.bwrap"),
-                  "tls": ("agentica_cli.models.chat_http", "agentica_cli.models.warmup", "httpcore2")}
+                  "tls": ("agentica_cli.models.chat_http", "agentica_cli.models.warmup")}
 
 
 def _start_probes(modules: tuple[str, ...] | list[str], base_url: str | None,

@@ -1,10 +1,13 @@
-"""POST /chat/completions over httpx2, without the `openai` SDK: the model client's transport.
+"""POST /chat/completions without the `openai` SDK: the model client's transport.
 
 `import openai` costs 150-400 ms on a 2-core machine even in agentica's lean form
 (models/openai_import.py), before `agentica -p` can send its first request; the client only
 ever sent one ready JSON body to one endpoint and read the answer itself (models/sse.py). This
-module does that over httpx2 (the HTTP client the SDK itself runs on, and the MCP SDK's), with
-what the SDK did for us kept as it was:
+module does that, with what the SDK did for us kept as it was. It sends over models/http1.py (a
+small HTTP/1.1 client on asyncio: httpx2 and what it runs on cost 55-70 ms of CPU to import) where
+that client can (`direct_route`: no proxy variable, an ASCII host, Linux, Python 3.11+), else
+over httpx2 (the HTTP client the SDK itself runs on, and the MCP SDK's); `AGENTICA_HTTP_CLIENT=httpx2`
+sends every request over httpx2. Both behave alike (tests/test_models_http1.py holds one to the other):
 
 - the URL: the base URL (else `OPENAI_BASE_URL`, else OpenAI's) with `chat/completions`
   appended to its path; a query in the base URL (Azure's `?api-version=`) is kept after it;
@@ -14,8 +17,9 @@ what the SDK did for us kept as it was:
   without case (an explicit `Authorization` drops the variable's); the SDK's telemetry headers
   (`X-Stainless-*`) are not sent and the User-Agent names agentica;
 - the body: compact JSON, UTF-8, NaN refused;
-- the client: httpx2's, with the SDK's limits, redirects followed, proxies and CA files from the
-  environment (`trust_env`), one timeout for each read or write and its own for connecting; its
+- the client: redirects followed, proxies and CA files from the environment (httpx2's
+  `trust_env`), one timeout for each read or write and its own for connecting (httpx2's with
+  the SDK's limits, where it sends); its
   TLS context is httpx2's default one, made once a process (`tls_context`: loading the CA
   certificates takes 20 ms and more, which `models/warmup.py` does on a thread while `-p` starts
   when the endpoint may be https). The client is built before that load: a request hook loads
@@ -25,7 +29,8 @@ what the SDK did for us kept as it was:
   read, parsed and unwrapped as the SDK does (`exc.body` is the `error` object when there is
   one, else the JSON, else the text) and the SDK's message (`Error code: N - message`); no
   answer raises `HttpConnectionError` ("Connection error.") or `HttpTimeoutError` ("Request
-  timed out."), the httpx2 error as the cause. Those are the attributes (`status_code`, `body`,
+  timed out."), the client's error as the cause; a request that cannot be sent as given (a header
+  value with a line break) is a ModelError. Those are the attributes (`status_code`, `body`,
   `response`, `request`, `message`) models/openai_chat.py reads off the SDK's exceptions, so
   both classify alike. No retries here: the model client's own.
 
@@ -42,16 +47,19 @@ import ssl
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any
-
-import httpx2
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
 from agentica_cli import __version__
 
+if TYPE_CHECKING:
+    import httpx2
+
+    from agentica_cli.models import http1
+
 DEFAULT_BASE_URL = "https://api.openai.com/v1"  # the SDK's, when neither the model nor OPENAI_BASE_URL names one
 USER_AGENT = f"agentica/{__version__}"
-# The SDK's connection limits (openai/_constants.py): more than any session opens.
-LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
+CLIENT_ENV = "AGENTICA_HTTP_CLIENT"  # "httpx2": never the direct client (http1.py)
 _tls_lock = threading.Lock()
 _tls_contexts: dict[tuple[str | None, str | None], ssl.SSLContext] = {}  # their CA certificates loaded
 _unloaded: dict[tuple[str | None, str | None], tuple[ssl.SSLContext, Callable[[ssl.SSLContext], None]]] = {}
@@ -60,7 +68,7 @@ _unloaded: dict[tuple[str | None, str | None], tuple[ssl.SSLContext, Callable[[s
 class HttpStatusError(Exception):
     """An answer with an error status, its body read (the SDK's APIStatusError, same attributes)."""
 
-    def __init__(self, message: str, *, response: httpx2.Response, body: object):
+    def __init__(self, message: str, *, response: Any, body: object):
         super().__init__(message)
         self.message = message
         self.response = response
@@ -72,7 +80,7 @@ class HttpStatusError(Exception):
 class HttpConnectionError(Exception):
     """No answer: the connection failed or broke before the status came (the SDK's APIConnectionError)."""
 
-    def __init__(self, request: httpx2.Request, message: str = "Connection error."):
+    def __init__(self, request: Any, message: str = "Connection error."):
         super().__init__(message)
         self.message = message
         self.request = request
@@ -81,7 +89,7 @@ class HttpConnectionError(Exception):
 class HttpTimeoutError(HttpConnectionError):
     """A connect, write or read timeout before the status came (the SDK's APITimeoutError)."""
 
-    def __init__(self, request: httpx2.Request):
+    def __init__(self, request: Any):
         super().__init__(request, "Request timed out.")
 
 
@@ -106,7 +114,14 @@ def _loaded(key: CertificateSetting) -> ssl.SSLContext:
         if context is None:
             pending = _unloaded.get(key)
             if pending is None:
-                context = httpx2.create_ssl_context(verify=True, trust_env=True)
+                made = _unloaded_context(key)  # httpx2's context without importing it, where that can be made
+                if made is None:
+                    import httpx2
+
+                    context = httpx2.create_ssl_context(verify=True, trust_env=True)
+                else:
+                    context, load = made
+                    load(context)
             else:  # into the object clients already hold; kept pending if the load fails (it raises)
                 context, load = pending
                 load(context)
@@ -182,12 +197,132 @@ class _LoadBeforeHttps:
 
 def chat_url(base_url: str | None) -> str:
     """Where the request goes: `chat/completions` after the base URL's path, as the SDK joins it
-    (a slash added when the path has none at its end), its query kept after the new path."""
-    url = httpx2.URL(base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
-    path, separator, query = url.raw_path.partition(b"?")
-    if not path.endswith(b"/"):
-        path += b"/"
-    return str(url.copy_with(raw_path=path + b"chat/completions" + separator + query))
+    (a slash added when the path has none at its end), its query kept after the new path. Written
+    as httpx2 writes a URL (scheme and host in lower case, a default port left out) where the URL
+    is plain; else httpx2 itself writes it (a non-ASCII host, user info, a bad port)."""
+    raw = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+    plain = _plain_url(raw)
+    if plain is None:
+        import httpx2
+
+        url = httpx2.URL(raw)
+        raw_path, separator, raw_query = url.raw_path.partition(b"?")
+        if not raw_path.endswith(b"/"):
+            raw_path += b"/"
+        return str(url.copy_with(raw_path=raw_path + b"chat/completions" + separator + raw_query))
+    scheme, host, port, path, query = plain
+    if not path.endswith("/"):
+        path += "/"
+    return urlunsplit((scheme, host + (f":{port}" if port is not None else ""), path + "chat/completions", query, ""))
+
+
+_PLAIN_PATH = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+,;=:@/%")
+_PLAIN_QUERY = _PLAIN_PATH | {"?"}
+
+
+def _plain_url(raw: str) -> tuple[str, str, int | None, str, str] | None:
+    """(scheme, host as written in a URL, port or None for the scheme's default, path, query) of
+    an http(s) URL that httpx2 would write back unchanged but for case and a default port; None
+    for any other (httpx2 then normalises it: percent-encoding, IDNA, dot segments)."""
+    try:
+        parts = urlsplit(raw.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    host = parts.hostname
+    if scheme not in ("http", "https") or not host or parts.username is not None or parts.password is not None:
+        return None
+    if not all(c in _PLAIN_PATH for c in parts.path) or not all(c in _PLAIN_QUERY for c in parts.query):
+        return None
+    if "/./" in parts.path + "/" or "/../" in parts.path + "/" or "%" in parts.path + parts.query:
+        return None
+    if ":" in host:  # an IPv6 literal: httpx2 writes it in its own normal form
+        return None
+    if not all(c.isascii() and (c.isalnum() or c in "-.") for c in host):
+        return None
+    default = 80 if scheme == "http" else 443
+    return scheme, host, None if port in (None, default) else port, parts.path, parts.query
+
+
+# What sending over httpx2 imports up to its first answer (its connection pool, anyio's streams
+# under it): the batch's zygote preloads these where its sessions will send over httpx2.
+HTTPX2_MODULES = ("httpx2", "httpcore2", "httpcore2._backends.anyio", "httpcore2._backends.auto", "h11",
+                  "truststore", "anyio._core._sockets", "anyio._core._streams", "anyio._backends._asyncio")
+UNKNOWN_BASE_URL = "?"  # transport_modules' base_url when it is not known yet (a config file may name it)
+
+
+def transport_modules(base_url: str | None) -> tuple[str, ...]:
+    """The modules a first request to `base_url` (None: the default endpoint; UNKNOWN_BASE_URL:
+    not known, the environment's then) imports: the direct client's, or httpx2's stack."""
+    url = chat_url(None if base_url == UNKNOWN_BASE_URL else base_url)
+    return ("agentica_cli.models.http1",) if direct_route(url) else HTTPX2_MODULES
+
+
+def direct_route(url: str) -> bool:
+    """Whether http1.py's client sends to `url` (else httpx2): where httpx2 would connect to its
+    host directly, by the proxy variables as httpx2 reads them (`environment_proxies`), and not on
+    macOS or Windows (whose proxies also come from system settings), nor before Python 3.11, nor
+    for a URL chat_url left to httpx2 to write; `AGENTICA_HTTP_CLIENT=httpx2` turns it off."""
+    if os.environ.get(CLIENT_ENV, "").strip().lower() == "httpx2":
+        return False
+    if sys.version_info < (3, 11) or sys.platform in ("darwin", "win32"):
+        return False
+    plain = _plain_url(url)
+    if plain is None:
+        return False
+    scheme, host = plain[0], plain[1]
+    proxies = environment_proxies()
+    if not (proxies.get(scheme) or proxies.get("all")):
+        return True
+    return _bypassed(host.lower(), proxies.get("no", ""))
+
+
+def environment_proxies() -> dict[str, str]:
+    """The `*_proxy` variables as urllib's getproxies_environment reads them for httpx2 on Linux
+    (scheme -> value; "no" for no_proxy): any case, a lower-case name winning over its upper-case
+    twin (and an empty one removing it), HTTP_PROXY ignored under CGI (REQUEST_METHOD set)."""
+    proxies: dict[str, str] = {}
+    for name, value in os.environ.items():
+        lowered = name.lower()
+        if value and lowered.endswith("_proxy"):
+            proxies[lowered[:-6]] = value
+    if "REQUEST_METHOD" in os.environ:
+        proxies.pop("http", None)
+    for name, value in os.environ.items():
+        if name.endswith("_proxy"):
+            key = name.lower()[:-6]
+            if value:
+                proxies[key] = value
+            else:
+                proxies.pop(key, None)
+    return proxies
+
+
+def _bypassed(host: str, no_proxy: str) -> bool:
+    """Whether an entry of NO_PROXY certainly sends `host` past the proxy in httpx2 (whose NO_PROXY
+    patterns, having a host, outrank the proxies' host-less ones): `*`, the host itself (a name,
+    `localhost` or an IPv4 address), a domain it is in (`example.com`: it and its subdomains;
+    `.example.com` or `*.example.com`: its subdomains). Other kinds of entry (networks, ports,
+    IPv6, URLs) are not read here: the request goes through httpx2, which reads them."""
+    for entry in (part.strip().lower() for part in no_proxy.split(",")):
+        if entry == "*":
+            return True
+        if not entry or any(c in entry for c in "/:[]@%") or not entry.isascii():
+            continue
+        if entry.startswith(("*.", ".")):
+            domain = entry.lstrip("*")
+            if host.endswith(domain) and len(host) > len(domain):
+                return True
+        elif not entry.startswith("*") and (host == entry or (
+                not _is_ipv4(entry) and entry != "localhost" and host.endswith("." + entry))):
+            return True
+    return False
+
+
+def _is_ipv4(text: str) -> bool:
+    parts = text.split(".")
+    return len(parts) == 4 and all(part.isdigit() and int(part) < 256 and str(int(part)) == part for part in parts)
 
 
 def _env_headers() -> dict[str, str]:
@@ -221,7 +356,7 @@ def request_headers(api_key: str, default_headers: Mapping[str, str] | None) -> 
                   ids, from_env, explicit)
 
 
-def status_error(response: httpx2.Response) -> HttpStatusError:
+def status_error(response: Any) -> HttpStatusError:
     """The error for a status that is not 2xx, from its read body, worded as the SDK words it."""
     message = f"Error code: {response.status_code}"
     text = response.text.strip()
@@ -243,13 +378,25 @@ def status_error(response: httpx2.Response) -> HttpStatusError:
 def _request_failures() -> tuple[type[BaseException], ...]:
     """What means "no answer" besides httpx2's own errors: a TLS failure anyio does not map,
     and anyio's end of stream (the SDK's list, openai/_httpx2.py)."""
+    import httpx2
+
     anyio = sys.modules.get("anyio")  # imported by httpx2's transport before it can raise
     return (httpx2.RequestError, ssl.SSLError, *((anyio.EndOfStream,) if anyio is not None else ()))
 
 
+def _httpx2_client(timeout: float, connect_timeout: float, certificates: CertificateSetting) -> httpx2.AsyncClient:
+    import httpx2
+
+    # The SDK's connection limits (openai/_constants.py): more than any session opens.
+    limits = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
+    return httpx2.AsyncClient(timeout=httpx2.Timeout(timeout, connect=min(connect_timeout, timeout)),
+                              limits=limits, follow_redirects=True, verify=_deferred(certificates),
+                              event_hooks={"request": [_LoadBeforeHttps(certificates)]})
+
+
 class ChatEndpoint:
-    """One provider's chat completions endpoint for one event loop (httpx2's connections are
-    bound to the loop that opened them)."""
+    """One provider's chat completions endpoint for one event loop (the connections of either
+    client are bound to the loop that opened them)."""
 
     def __init__(self, *, api_key: str, base_url: str | None, timeout: float, connect_timeout: float,
                  default_headers: Mapping[str, str] | None = None):
@@ -257,14 +404,39 @@ class ChatEndpoint:
         self.url = chat_url(base_url)
         self.headers = request_headers(api_key, default_headers)
         # The certificate setting of the moment the client is built, its certificates loaded
-        # by the hook before the first request that needs them.
+        # before the first connection (or request, httpx2's hook) that needs them.
         certificates = _certificate_setting()
-        self._http = httpx2.AsyncClient(timeout=httpx2.Timeout(timeout, connect=min(connect_timeout, timeout)),
-                                        limits=LIMITS, follow_redirects=True, verify=_deferred(certificates),
-                                        event_hooks={"request": [_LoadBeforeHttps(certificates)]})
+        self._direct: http1.Client | None = None
+        self._http: httpx2.AsyncClient | None = None
+        if direct_route(self.url):
+            from agentica_cli.models import http1
 
-    async def _send(self, params: dict[str, Any], *, stream: bool) -> httpx2.Response:
+            self._direct = http1.Client(timeout=timeout, connect_timeout=min(connect_timeout, timeout),
+                                        tls=_deferred(certificates), before_tls=lambda: _loaded(certificates),
+                                        may_connect=direct_route)
+        else:
+            self._http = _httpx2_client(timeout, connect_timeout, certificates)
+        self._client_settings = (timeout, connect_timeout, certificates)
+
+    @property
+    def client_name(self) -> str:
+        """Which HTTP client sends: "http1" (models/http1.py) or "httpx2"."""
+        return "http1" if self._direct is not None else "httpx2"
+
+    async def _send(self, params: dict[str, Any], *, stream: bool) -> Any:
         body = json.dumps(params, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        if self._direct is not None:
+            from agentica_cli.models import http1
+
+            try:
+                return await self._send_direct(self._direct, body, stream)
+            except http1.NotDirect:  # redirected where a proxy applies: httpx2 sends, from now on
+                direct, self._direct = self._direct, None
+                await direct.aclose()
+                self._http = _httpx2_client(*self._client_settings)
+        assert self._http is not None
+        import httpx2
+
         request = self._http.build_request("POST", self.url, content=body, headers=self.headers)
         try:
             response = await self._http.send(request, stream=stream)
@@ -281,6 +453,30 @@ class ChatEndpoint:
             raise status_error(response)
         return response
 
+    async def _send_direct(self, client: http1.Client, body: bytes, stream: bool) -> http1.Response:
+        from agentica_cli.models import http1
+        from agentica_cli.models.base import ModelError
+
+        try:
+            response = await client.send("POST", self.url, self.headers, body, stream=stream)
+        except http1.NotDirect:
+            raise
+        except http1.LocalProtocolError as err:  # another attempt would send the same
+            raise ModelError(f"the request to {err.request.url} cannot be sent: {err}") from err
+        except http1.TimeoutException as err:
+            raise HttpTimeoutError(err.request) from err
+        except http1.TransportError as err:
+            raise HttpConnectionError(err.request) from err
+        if not response.is_success:
+            try:
+                await response.aread()
+            except http1.TransportError as err:  # the error's body broke off: no answer worth reading
+                raise HttpConnectionError(err.request) from err
+            finally:
+                await response.aclose()
+            raise status_error(response)
+        return response
+
     async def complete(self, params: dict[str, Any]) -> Any:
         """A whole answer: the parsed JSON, or the text when the server says it is not JSON
         (what the SDK returns for `cast_to=object`)."""
@@ -289,9 +485,12 @@ class ChatEndpoint:
             return response.text
         return json.loads(response.content)
 
-    async def open_stream(self, params: dict[str, Any]) -> httpx2.Response:
+    async def open_stream(self, params: dict[str, Any]) -> Any:
         """A streamed answer: the response with its status checked and its body unread."""
         return await self._send(params, stream=True)
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        if self._direct is not None:
+            await self._direct.aclose()
+        if self._http is not None:
+            await self._http.aclose()

@@ -1,4 +1,4 @@
-"""OpenAIChat: chat completions over httpx2 (models/chat_http.py), or the `openai` SDK on request.
+"""OpenAIChat: chat completions over models/chat_http.py (no SDK), or the `openai` SDK on request.
 
 Both transports send the same JSON body and hand back the raw streamed response, which this
 module reads itself (models/sse.py); their errors carry the same attributes, so retries,
@@ -48,7 +48,7 @@ TRANSPORT_ENV = "AGENTICA_MODEL_TRANSPORT"  # the default transport of every mod
 
 
 class StreamedResponse(Protocol):
-    """What the stream reader needs of a response (httpx2's, or httpx's under an older SDK)."""
+    """What the stream reader needs of a response (http1.py's, httpx2's, or httpx's under an older SDK)."""
 
     @property
     def headers(self) -> Any: ...
@@ -275,7 +275,7 @@ class OpenAIChat(Model):
 
     Retries (429 honouring Retry-After, 5xx, connection errors, streams cut before they
     finished or stalled) are done here with bounded backoff (the SDK's are disabled when it
-    sends). `transport`: "httpx" (the default: httpx2 directly, models/chat_http.py, no `openai`
+    sends). `transport`: "httpx" (the default: models/chat_http.py, no `openai`
     import) or "openai" (the SDK's AsyncOpenAI); `AGENTICA_MODEL_TRANSPORT` sets the default.
     Time limits (seconds, 0 or None: none; see `agentica_cli.models.deadlines`):
     `request_timeout` for the whole request with its retries, `attempt_timeout` for one
@@ -802,7 +802,9 @@ def _classify_failure(exc: Exception) -> Exception:
     if isinstance(exc, chat_http.HttpConnectionError) or (
             openai and isinstance(exc, (openai.APIConnectionError, openai.APITimeoutError))):
         return _connection_failure(exc)
-    if type(exc).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "h11"):
+    http1: Any = sys.modules.get("agentica_cli.models.http1")  # the direct client: a body that broke off
+    if type(exc).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "h11") or (
+            http1 and isinstance(exc, http1.TransportError)):
         return _Retryable(f"connection failed: {type(exc).__name__}: {exc}")
     if openai and isinstance(exc, openai.OpenAIError):
         return ModelError(f"{type(exc).__name__}: {exc}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import email.utils
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +43,8 @@ def parse_retry_after(headers: Any) -> float | None:
         return float(value)
     except ValueError:
         pass
+    import email.utils  # an HTTP date: rare, and the email package is ~4 ms to import
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):

@@ -1,19 +1,18 @@
 """Prepare the model transport on a thread while a headless session starts.
 
 `agentica -p` spends its first ~200 ms importing its modules and reading its settings before it
-can send the first model request. The transport's own start (importing httpx2 and its connection
-pool, and loading the CA certificates into a TLS context: 20 ms idle, 100 ms on a busy 2-core
-machine) can run beside that, on a thread. Nothing waits for the thread: the first request takes
-what it finished (imports and `chat_http.tls_context()` are each done once, under their own locks)
-and does the rest itself.
+can send the first model request. The transport's own start (importing its HTTP client: httpx2 and
+its connection pool where a proxy is set, else models/http1.py; and loading the CA certificates
+into a TLS context: 20 ms idle, 100 ms on a busy 2-core machine) can run beside that, on a
+thread. Nothing waits for the thread: the first request takes what it finished (imports and
+`chat_http.tls_context()` are each done once, under their own locks) and does the rest itself.
 
 The certificates are loaded only when the endpoint may be https: not for a plain `http://` base
 URL (a local server: Ollama, vLLM, llama.cpp, a test server), whose requests never use them.
 The command line may name it (then the thread knows at once); else the thread does the imports
 first and then waits, briefly, for `endpoint_known(url)`, called once the settings are read (a
 base URL set in a config file). That is only a head start either way: the client itself loads them
-before any request that reaches an https URL (a redirect too, chat_http's request hook), and an
-https proxy's own TLS is httpcore2's.
+before any connection to an https URL (a redirect too), and an https proxy's own TLS is httpcore2's.
 """
 
 from __future__ import annotations
@@ -53,14 +52,14 @@ def may_use_tls(base_url: str | None) -> bool:
 
 def _warm(base_url: str | None) -> None:
     try:
-        # What the first connection imports (httpx2's transport runs on anyio's streams).
-        import anyio._core._sockets
-        import anyio._core._streams  # noqa: F401
+        import importlib
 
-        from agentica_cli.models import chat_http
+        from agentica_cli.models import chat_http, http1  # noqa: F401 (the direct client, imported ahead)
 
         if base_url is None and _endpoint_known.wait(ENDPOINT_WAIT) and _endpoint:
             base_url = _endpoint[0]  # the command line named none: the settings' (maybe a config file's)
+        for name in chat_http.transport_modules(base_url):  # httpx2's stack, where it will send
+            importlib.import_module(name)
         if may_use_tls(base_url):
             chat_http.tls_context()
     except Exception:
