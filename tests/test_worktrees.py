@@ -13,7 +13,7 @@ import pytest
 from batch_support import TaskModel, git, make_repository, task_server
 from cli_support import AGENTICA, cli_env, model_args, run_cli
 
-from agentica_cli.worktrees import WorktreeError, create_worktree
+from agentica_cli.worktrees import Worktree, WorktreeError, create_worktree
 
 
 def _session(name: str, repo: Path, home: Path, server) -> subprocess.Popen[str]:
@@ -278,6 +278,39 @@ def test_parallel_worktrees_of_one_repository_check_out_at_once(tmp_path: Path) 
         thread.join(60)
     assert errors == []
     assert sorted(p.name for p in marks.iterdir()) == ["one", "two"]
+
+
+def test_worktrees_made_at_once_are_all_whole_and_a_name_taken_twice_fails_once(tmp_path: Path) -> None:
+    """As a batch's workers make them: every worktree comes out whole, on its own branch, and two
+    asking for the same name get one worktree and one clear error, not a broken one. (`git
+    worktree add` beside another can die reading the other's half-made files: the set-up is
+    under the repository's lock.)"""
+    repo = make_repository(tmp_path / "repo")
+    names = [f"w{n}" for n in range(14)] + ["twice", "twice"]
+    made: list[Worktree] = []
+    errors: list[BaseException] = []
+    start = threading.Barrier(len(names))
+
+    def make(name: str) -> None:
+        start.wait()
+        try:
+            made.append(create_worktree(repo, name))
+        except BaseException as err:
+            errors.append(err)
+
+    threads = [threading.Thread(target=make, args=(name,)) for name in names]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert sorted(tree.name for tree in made) == sorted(set(names))
+    assert len(errors) == 1 and isinstance(errors[0], WorktreeError) and "twice" in str(errors[0])
+    for tree in made:
+        assert (tree.path / "shared.txt").read_text() == "original\n"
+        assert git(tree.path, "status", "--porcelain").strip() == ""  # checked out whole
+        assert git(tree.path, "symbolic-ref", "HEAD").strip() == f"refs/heads/agentica/{tree.name}"
+    listed = git(repo, "worktree", "list", "--porcelain")
+    assert all(f"branch refs/heads/agentica/{name}" in listed for name in set(names))
 
 
 @needs_hook_run

@@ -128,7 +128,9 @@ def _common_dir(root: Path) -> Path:
 @contextlib.contextmanager
 def _locked(root: Path) -> Iterator[None]:
     """One worktree change at a time per repository: parallel batch workers add theirs at once,
-    and `git worktree add` plus the exclude line are not one atomic step."""
+    and `git worktree add` plus the exclude line are not one atomic step. Nor is `git worktree add`
+    safe beside another: it reads every worktree's files, and one half made dies it ("fatal:
+    failed to read .git/worktrees/NAME/commondir", seen in a batch of 8 with the set-up unlocked)."""
     with open(_common_dir(root) / "agentica-worktrees.lock", "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
