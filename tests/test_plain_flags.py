@@ -172,3 +172,103 @@ def test_a_closed_stdout_ends_a_plain_line_as_the_typer_command_does(monkeypatch
         ends.append(ended.value.code)
         sys.stdout.flush()
     assert ends == [1, 1]
+
+
+# -- the batch command's own line (cli/batch_start.py) ------------------------------------------
+
+
+def _typer_batch_args(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> dict[str, object]:
+    import dataclasses
+
+    from agentica_cli.cli import batch_start
+
+    seen: list[object] = []
+    monkeypatch.setattr(batch_start, "run_batch_command", lambda args: seen.append(args) or 0)
+    assert commands.run(["batch", *argv]) == 0
+    return dataclasses.asdict(seen.pop())  # type: ignore[call-overload]
+
+
+BATCH_READ_PLAINLY = [
+    ["tasks.jsonl"],
+    ["tasks.jsonl", "--workers", "8", "--output", "out/results.jsonl", "--base-url", "http://127.0.0.1:1/v1",
+     "--api-key-file", "/etc/hostname", "--model", "m"],
+    ["-j", " 3", "t.jsonl", "-o", "r.jsonl", "-m", "café", "--attempts", "2", "--max-tokens", "1_000",
+     "--max-cost", "1e1", "--price-in", "0.5", "--price-out", "2", "--provider", "ollama"],
+    ["t.jsonl", "--ray", "auto", "--sandbox", "read-only", "--max-turns", "4", "--no-worktrees", "--plain"],
+    ["t.jsonl", "--sandbox", "bogus"],  # the command itself refuses it, the same either way
+    ["no/such/tasks.jsonl", "--max-cost", "0", "--price-in", "0"],
+]
+
+
+@pytest.mark.parametrize("argv", BATCH_READ_PLAINLY)
+def test_a_plain_batch_line_reads_as_typer_reads_it(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> None:
+    import dataclasses
+
+    from agentica_cli.cli.plain_flags import read_plain_batch_line
+
+    plain = read_plain_batch_line(list(argv))
+    assert plain is not None
+    assert dataclasses.asdict(plain) == _typer_batch_args(monkeypatch, argv)
+
+
+def test_every_batch_flag_the_reader_takes_is_in_a_line_compared_with_typer() -> None:
+    from agentica_cli.cli.plain_flags import _BATCH_SWITCHES, _BATCH_VALUE_FLAGS
+
+    compared = {word for argv in BATCH_READ_PLAINLY for word in argv}
+    assert sorted((set(_BATCH_VALUE_FLAGS) | set(_BATCH_SWITCHES)) - compared) == []
+
+
+@pytest.mark.parametrize("argv", [
+    [],  # no tasks file: typer says so
+    ["a.jsonl", "b.jsonl"],
+    ["t.jsonl", "--workers", "0"],  # _count refuses it
+    ["t.jsonl", "--workers", "two"],
+    ["t.jsonl", "--max-cost", "-1"],
+    ["t.jsonl", "--max-cost", "inf"],
+    ["t.jsonl", "--workers=2"],
+    ["t.jsonl", "--workers", "2", "--workers", "3"],
+    ["t.jsonl", "--plain", "--plain"],
+    ["t.jsonl", "--model"],
+    ["t.jsonl", "--model", ""],
+    ["t.jsonl", "--help"],
+    ["t.jsonl", "--no-such-flag"],
+    ["t.jsonl", "--", "x"],
+    ["-"],
+])
+def test_any_other_batch_line_is_left_to_typer(argv: list[str]) -> None:
+    from agentica_cli.cli.plain_flags import read_plain_batch_line
+
+    assert read_plain_batch_line(list(argv)) is None
+
+
+def test_a_plain_batch_imports_no_typer_and_an_other_one_still_runs(tmp_path: Path) -> None:
+    """As a subprocess against the scripted server: the batch process (and its zygote, a fork of
+    it) never loads typer for a plain line; a line with `--workers=1` goes through typer, and
+    both run their task to the same result."""
+    import json
+
+    from batch_support import make_repository
+    from cli_support import cli_env
+
+    from agentica_cli.testing import ScriptedModelServer, turns
+
+    key = tmp_path / "key"
+    key.write_text("sk-test\n")
+    (tmp_path / "tasks.jsonl").write_text(json.dumps({"id": "t", "prompt": "say done"}) + "\n")
+    probe = ("import atexit, os, sys\n"
+             "atexit.register(lambda: sys.stderr.write(f'typer loaded: {\"typer\" in sys.modules}\\n'))\n"
+             "sys.argv = ['agentica', *sys.argv[1:]]\nfrom agentica_cli.cli.app import main\nsys.exit(main())\n")
+    with ScriptedModelServer([turns.text("done"), turns.text("done")]) as server:
+        runs = []
+        for n, workers in enumerate((["--workers", "1"], ["--workers=1"])):
+            runs.append(subprocess.run(
+                [sys.executable, "-c", probe, "batch", str(tmp_path / "tasks.jsonl"), *workers, "--output",
+                 str(tmp_path / f"r{n}.jsonl"), "--base-url", server.base_url, "--api-key-file", str(key),
+                 "--model", "m", "--plain"], cwd=make_repository(tmp_path / f"repo{n}"),
+                env=cli_env(tmp_path / f"home{n}"), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                timeout=120))
+    assert [r.returncode for r in runs] == [0, 0], runs[0].stderr[-2000:]
+    statuses = [json.loads((tmp_path / f"r{n}.jsonl").read_text())["status"] for n in range(2)]
+    assert statuses == ["done", "done"]
+    assert "typer loaded: True" not in runs[0].stderr and "typer loaded: False" in runs[0].stderr
+    assert "typer loaded: True" in runs[1].stderr

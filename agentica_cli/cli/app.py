@@ -98,6 +98,14 @@ def _dispatch(args: list[str], own_process: bool = False) -> int:
         from agentica_cli.batch.zygote_client import start_early
 
         start_early(args[1:], fork=own_process)  # this process is `agentica`: the zygote may be its fork
+        if "_AGENTICA_COMPLETE" not in os.environ:
+            from agentica_cli.cli.plain_flags import read_plain_batch_line, run_plain
+
+            plain_batch = read_plain_batch_line(args[1:])  # scripts' and CI's batch lines: no typer
+            if plain_batch is not None:
+                from agentica_cli.cli.batch_start import run_batch_command
+
+                return run_plain(run_batch_command, plain_batch)
     from agentica_cli.headless.claude_protocol import is_claude_command_line
 
     if is_claude_command_line(args):  # started by the Claude Agent SDK (cli_path): its flags, not ours

@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from agentica_cli.app import exitcodes
+from agentica_cli.cli import batch_start
 
 BATCH_HELP = """Run many tasks as headless sessions (`agentica -p`), N at a time, each in its own git worktree
 (branch agentica/batch-ID-ATTEMPT) when its folder is in a repository; then each task's check (e.g. its
@@ -84,21 +85,15 @@ def worktrees_rm(
 
 
 def _price(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value >= 0 or value == float("inf"):
+    value = batch_start.price(text)
+    if value is None:
         raise typer.BadParameter(f"expected a number >= 0, got {text!r}")
     return value
 
 
 def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
+    value = batch_start.count(text)
+    if value is None:
         raise typer.BadParameter(f"expected a whole number >= 1, got {text!r}")
     return value
 
@@ -138,61 +133,11 @@ def batch(
                                                "per folder is then up to you)")] = False,
     plain_lines: Annotated[bool, typer.Option("--plain", help="plain progress lines even on a terminal")] = False,
 ) -> int:
-    import os
-
-    from agentica_cli.batch.limiter import Prices
-    from agentica_cli.batch.progress import make_progress, print_summary
-    from agentica_cli.batch.results import FINISHED
-    from agentica_cli.batch.runner import BatchSettings, run_batch
-    from agentica_cli.batch.summary import summarise
-    from agentica_cli.batch.task_run import RunOptions
-    from agentica_cli.batch.tasks import TaskFileError, load_tasks
-
-    if sandbox is not None and sandbox not in ("workspace-write", "read-only", "off"):
-        return _fail(f"--sandbox {sandbox!r}: choose workspace-write, read-only or off")
-    try:
-        tasks = load_tasks(tasks_file)
-    except TaskFileError as err:
-        return _fail(str(err))
-    if ray is not None:
-        import importlib.util
-
-        if importlib.util.find_spec("ray") is None:
-            return _fail('--ray needs Ray: pip install "agentica-cli[ray]"')
-    options = RunOptions(
-        batch_cwd=os.path.realpath(Path.cwd()), backoff_file="", model=model, provider=provider, base_url=base_url,
-        api_key_file=str(api_key_file.expanduser().resolve()) if api_key_file else None, sandbox=sandbox,
-        max_turns=max_turns, use_worktrees=not no_worktrees, prices=Prices(price_in, price_out),
-        results_path=os.path.realpath(output))
-    settings = BatchSettings(output=output, workers=workers, attempts=attempts, max_tokens=max_tokens,
-                             max_cost=max_cost)
-    if max_cost is not None and price_in is None and price_out is None:
-        sys.stderr.write("agentica: note: --max-cost counts the cost providers report; without --price-in/"
-                         "--price-out a provider that reports none is not counted\n")
-    try:
-        progress = make_progress(None, plain_lines=plain_lines or None)
-        backend = None
-        if ray is not None:
-            from agentica_cli.batch.ray_backend import ray_backend
-
-            backend = ray_backend(ray)
-        outcome = run_batch(tasks, settings, options, progress, backend)
-    except ValueError as err:  # an --output that is not a results file
-        return _fail(str(err))
-    except RuntimeError as err:  # --ray: no cluster at that address, Ray missing
-        from agentica_cli.batch.summary import plain
-
-        return _fail(plain(err), exitcodes.MODEL_ERROR)
-    mine = {t.id for t in tasks}
-    summary = summarise([r for r in outcome.records if r.get("id") in mine])
-    print_summary(summary)
-    if outcome.interrupted:
-        return exitcodes.INTERRUPTED
-    if outcome.stopped:
-        sys.stderr.write(f"agentica: batch stopped: {outcome.stopped}\n")
-    all_done = summary.attempts == len(tasks) * attempts and all(t.status == "done" for t in summary.tasks)
-    finished = all(s in FINISHED for t in summary.tasks for s in t.statuses.values())
-    return exitcodes.OK if all_done and finished else exitcodes.MODEL_ERROR
+    return batch_start.run_batch_command(batch_start.BatchArgs(
+        tasks_file=tasks_file, output=output, workers=workers, attempts=attempts, max_tokens=max_tokens,
+        max_cost=max_cost, price_in=price_in, price_out=price_out, ray=ray, model=model, provider=provider,
+        base_url=base_url, api_key_file=api_key_file, sandbox=sandbox, max_turns=max_turns,
+        no_worktrees=no_worktrees, plain_lines=plain_lines))
 
 
 def batch_report(

@@ -1,4 +1,5 @@
-"""`agentica -p` command lines read without typer, when every word is one this reader knows.
+"""`agentica -p` and `agentica batch` command lines read without typer, when every word is one
+this reader knows.
 
 Typer (and the click under it) is ~8% of a one-answer `agentica -p` run's instructions (873 M
 -> 801 M without it; 10-30 ms of its start) and ~3.5 ms of CPU to parse a command line: at every
@@ -6,7 +7,10 @@ Typer (and the click under it) is ~8% of a one-answer `agentica -p` run's instru
 each forked session parsed its argv again on busy cores (docs/performance.md). The command
 lines scripts and the batch write are plain: `-p`, a few flags each given once as `--flag
 VALUE`, the prompt words. Those are read here into the same namespace the typer command gives
-`launch.start` (a test compares the two on every flag here).
+`launch.start` (a test compares the two on every flag here). A batch's own command line (`agentica
+batch TASKS.jsonl --workers N ...`, what scripts and CI write) is read the same way into the
+flags cli/batch_commands.py gives cli/batch_start.py: its process then starts its first
+worktrees ~45 ms sooner, instead of importing typer beside its zygote's imports.
 
 Anything else returns None and goes to typer, which reads it or says what is wrong, as before:
 a flag not listed here, `--flag=value` or a bundle of short flags, a flag given twice, `--`,
@@ -21,6 +25,7 @@ import argparse
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from agentica_cli.cli.flag_choices import (
     INPUT_FORMATS,
@@ -30,6 +35,10 @@ from agentica_cli.cli.flag_choices import (
     SANDBOX_MODES,
 )
 
+if TYPE_CHECKING:
+    from agentica_cli.cli.batch_start import BatchArgs
+
+_Flags = TypeVar("_Flags")
 _NOT_READ = object()  # a converter's answer for a value typer is to judge
 
 
@@ -144,17 +153,95 @@ def read_plain_command_line(args: list[str]) -> argparse.Namespace | None:
     return namespace
 
 
+def _count(value: str) -> object:
+    from agentica_cli.cli.batch_start import count
+
+    number = count(value)  # what the batch command's own parser takes
+    return _NOT_READ if number is None else number
+
+
+def _price(value: str) -> object:
+    from agentica_cli.cli.batch_start import price
+
+    number = price(value)
+    return _NOT_READ if number is None else number
+
+
+# the batch command's flags: flag -> (BatchArgs field, how its value is read)
+_BATCH_VALUE_FLAGS: dict[str, tuple[str, Callable[[str], object]]] = {
+    "-o": ("output", _path),
+    "--output": ("output", _path),
+    "-j": ("workers", _count),
+    "--workers": ("workers", _count),
+    "--attempts": ("attempts", _count),
+    "--max-tokens": ("max_tokens", _count),
+    "--max-cost": ("max_cost", _price),
+    "--price-in": ("price_in", _price),
+    "--price-out": ("price_out", _price),
+    "--ray": ("ray", str),
+    "-m": ("model", str),
+    "--model": ("model", str),
+    "--provider": ("provider", str),
+    "--base-url": ("base_url", str),
+    "--api-key-file": ("api_key_file", _path),
+    "--sandbox": ("sandbox", str),  # any word: the command itself says which ones it takes
+    "--max-turns": ("max_turns", _count),
+}
+_BATCH_SWITCHES = {"--no-worktrees": "no_worktrees", "--plain": "plain_lines"}
+
+
+def read_plain_batch_line(args: list[str]) -> BatchArgs | None:
+    """The batch command's flags (cli/batch_start.BatchArgs) for `args` (the words after
+    `batch`), or None: typer reads them. One TASKS.jsonl word, each flag at most once."""
+    from agentica_cli.cli.batch_start import BatchArgs
+
+    fields: dict[str, object] = {}
+    tasks: list[str] = []
+    words = iter(args)
+    for word in words:
+        if not word.startswith("-"):
+            tasks.append(word)
+            continue
+        if word in _BATCH_SWITCHES:
+            if _BATCH_SWITCHES[word] in fields:
+                return None
+            fields[_BATCH_SWITCHES[word]] = True
+            continue
+        flag = _BATCH_VALUE_FLAGS.get(word)
+        if flag is None or flag[0] in fields:
+            return None
+        value = next(words, None)
+        if not value or value.startswith("-"):
+            return None
+        read = flag[1](value)
+        if read is _NOT_READ:
+            return None
+        fields[flag[0]] = read
+    if len(tasks) != 1 or not tasks[0]:
+        return None
+    tasks_file = _path(tasks[0])
+    if tasks_file is _NOT_READ:
+        return None
+    return BatchArgs(tasks_file=tasks_file, **fields)  # type: ignore[arg-type]
+
+
 def start_plain(namespace: argparse.Namespace) -> int:
-    """launch.start(namespace), ended as typer's main ends its command (commands.run): Ctrl-C
-    exits 130, the end of stdin where an answer was awaited says "aborted" (130), and a closed
-    stdout (`| head`) ends the process with 1 and no traceback."""
+    """launch.start(namespace), ended as typer's main ends its command (commands.run)."""
+    from agentica_cli.cli.launch import start
+
+    return run_plain(start, namespace)
+
+
+def run_plain(command: Callable[[_Flags], int], flags: _Flags) -> int:
+    """command(flags), ended as typer's main ends a command (commands.run): Ctrl-C exits 130,
+    the end of stdin where an answer was awaited says "aborted" (130), and a closed stdout
+    (`| head`) ends the process with 1 and no traceback."""
     import sys
 
     from agentica_cli.app import exitcodes
-    from agentica_cli.cli.launch import start
 
     try:
-        return start(namespace)
+        return command(flags)
     except KeyboardInterrupt:
         return exitcodes.INTERRUPTED
     except EOFError:

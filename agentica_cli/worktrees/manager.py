@@ -181,19 +181,31 @@ def create_worktree(start: Path, name: str | None = None, *, base: str = "HEAD",
         raise WorktreeError(f"{start}: no commit to start a worktree from ({base}); commit something first")
     path = root / WORKTREES_FOLDER / name
     branch = BRANCH_PREFIX + name
-    with _locked(root):
-        if path.exists():
-            raise WorktreeError(f"worktree {name} exists ({path}); pick another name or `agentica worktrees rm {name}`")
-        _ignore_folder(root)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # git refuses an existing branch itself (and adds nothing): no git process of our own to
-        # ask first, inside the lock every parallel batch worker waits on. Only the worktree's
-        # set-up is made here; its files below, outside the lock.
-        added = _run(root, "worktree", "add", "--quiet", "--no-checkout", "-b", branch, str(path), probe)
-        if added.returncode != 0:
-            if f"a branch named '{branch}' already exists" in added.stderr:
-                raise WorktreeError(f"branch {branch} exists; pick another name or delete it (git branch -D {branch})")
-            raise _failed(root, "worktree", added)
+    if path.exists():  # (asked again under the lock: this only spares a branch made for nothing)
+        raise WorktreeError(f"worktree {name} exists ({path}); pick another name or `agentica worktrees rm {name}`")
+    # The branch first, outside the lock (what `git worktree add -b` runs as a process of its
+    # own, inside it): making a ref is safe beside other git processes, and every git process
+    # taken out of the lock shortens the line a wave of parallel batch workers waits in. git
+    # refuses an existing branch itself: no process of our own to ask first.
+    made = _run(root, "branch", "--quiet", "--no-track", branch, probe)
+    if made.returncode != 0:
+        if f"a branch named '{branch}' already exists" in made.stderr:
+            raise WorktreeError(f"branch {branch} exists; pick another name or delete it (git branch -D {branch})")
+        raise _failed(root, "branch", made)
+    try:
+        with _locked(root):
+            if path.exists():
+                raise WorktreeError(f"worktree {name} exists ({path}); pick another name or "
+                                    f"`agentica worktrees rm {name}`")
+            _ignore_folder(root)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # Only the worktree's set-up is made here; its files below, outside the lock.
+            added = _run(root, "worktree", "add", "--quiet", "--no-checkout", str(path), branch)
+            if added.returncode != 0:
+                raise _failed(root, "worktree", added)
+    except BaseException:
+        _run(root, "branch", "-D", branch)  # made whole or not at all
+        raise
     tree = Worktree(name=name, path=path, branch=branch, base=probe, repository=root)
     _check_out(tree, repository.post_checkout)
     (git_dir(path) / "agentica-base").write_text(probe + "\n")
