@@ -62,6 +62,11 @@ def exit_repl(child: pexpect.spawn, timeout: float = WAIT) -> int | None:
     """Ctrl-D at the prompt; the exit status once the REPL has gone."""
     child.sendcontrol("d")
     child.expect(pexpect.EOF, timeout=timeout)
+    # Its terminal closed, it may still be ending (history, SessionEnd hooks) on a busy machine:
+    # close() alone would kill it after 0.1 s and report no exit status.
+    deadline = time.monotonic() + timeout
+    while child.isalive() and time.monotonic() < deadline:
+        time.sleep(0.02)
     child.close()
     return child.exitstatus
 
