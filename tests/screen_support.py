@@ -58,8 +58,8 @@ def spawn_agentica(home: Path, project: Path, args: list[str], *, columns: int =
                          encoding="utf-8", dimensions=(lines, columns), timeout=timeout)
 
 
-def exit_repl(child: pexpect.spawn, timeout: float = WAIT) -> int | None:
-    """Ctrl-D at the prompt; the exit status once the REPL has gone."""
+def exit_repl(child: pexpect.spawn, timeout: float = WAIT) -> int | str | None:
+    """Ctrl-D at the prompt; the exit status once the REPL has gone (or how a signal ended it)."""
     child.sendcontrol("d")
     child.expect(pexpect.EOF, timeout=timeout)
     # Its terminal closed, it may still be ending (history, SessionEnd hooks) on a busy machine:
@@ -67,7 +67,10 @@ def exit_repl(child: pexpect.spawn, timeout: float = WAIT) -> int | None:
     deadline = time.monotonic() + timeout
     while child.isalive() and time.monotonic() < deadline:
         time.sleep(0.02)
+    alive = child.isalive()
     child.close()
+    if child.exitstatus is None:  # a signal ended it: which one, for the failing test's message
+        return f"killed by signal {child.signalstatus}" + (" (still running when the wait ended)" if alive else "")
     return child.exitstatus
 
 
@@ -87,7 +90,7 @@ class Repl:
     def send_line(self, text: str) -> None:
         self.child.send(text + "\r")
 
-    def exit(self) -> int | None:
+    def exit(self) -> int | str | None:
         return exit_repl(self.child)
 
 

@@ -453,7 +453,11 @@ def test_an_answer_that_never_comes_is_a_read_timeout_and_the_endpoint_says_time
         finally:
             await endpoint.aclose()
 
-    never = serving([lambda _request: threading.Event().wait(3) and b""])  # type: ignore[func-returns-value]
+    def never_answer(_request: bytes) -> bytes:
+        threading.Event().wait(3)  # past the client's read timeout
+        return b""
+
+    never = serving([never_answer])
     with never as server, pytest.raises(HttpTimeoutError) as caught:
         asyncio.run(go(server.url + "/v1"))
     assert isinstance(caught.value.__cause__, http1.ReadTimeout)
