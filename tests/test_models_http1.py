@@ -209,6 +209,10 @@ ANSWERS = {
     "429 with Retry-After": ok(b'{"error":{"message":"slow down"}}', "Retry-After: 3", status="429 Too Many Requests"),
     "500": ok(b"oops", status="500 Internal Server Error"),
     "latin-1 header value": b"HTTP/1.1 200 OK\r\nX-Name: caf\xe9\r\nContent-Length: 2\r\n\r\nok",
+    "chunked and a Content-Length": ok(chunked(b"hello"), "Transfer-Encoding: chunked", "Content-Length: 99"),
+    "Connection: close": ok(BODY, "Connection: close"),
+    "304 with a Content-Length": b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n",
+    "HTTP/1.0 keep-alive": b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok",
     # broken ones
     "short body": b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly this",
     "bad chunk size": ok(b"zz\r\nhello\r\n0\r\n\r\n", "Transfer-Encoding: chunked"),
