@@ -438,3 +438,31 @@ def test_the_summary_table_fits_the_screen_and_keeps_its_columns_aligned(monkeyp
         assert len({cell_len(line) for line in table}) == 1 and cell_len(table[0]) <= columns
         assert [line.split(" │ ")[0].rstrip() for line in table[1:]] == ["t1", "任务二", "bad?[2Jid"]
         assert ("…" in table[1]) == cut and ("agentica/batch-0-with-a-long-name-1" in table[1]) != cut
+
+
+@pytest.mark.parametrize("how", ["default", "--checkpoints", "--no-worktrees"])
+def test_sessions_in_the_batchs_worktrees_take_no_checkpoints_unless_asked(tmp_path: Path, home: Path,
+                                                                          how: str) -> None:
+    """The batch commits a task's work on its branch: a session in a worktree the batch made runs
+    with --no-checkpoints (no shadow repository, nothing for --undo), unless --checkpoints asks
+    for them. A task run in its own folder (--no-worktrees) keeps them: they are its only undo."""
+    import hashlib
+    import os
+
+    repo = make_repository(tmp_path / "repo")
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [_task("a")])
+    extra = [] if how == "default" else [how]
+    with task_server(TaskModel()) as server:  # read shared.txt, write the task's name into it, answer
+        done = run_cli([*_batch_args(server, tasks, tmp_path / "out.jsonl", workers=1), *extra], cwd=repo,
+                       home=home, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    record = read_records(tmp_path / "out.jsonl")[0]
+    assert record["status"] == "done"
+    assert record["files_changed"] == ([] if how == "--no-worktrees" else ["shared.txt"])  # the branch's diff
+    folder = Path(record["worktree"]) if how != "--no-worktrees" else repo
+    shadow = home / "checkpoints" / hashlib.sha256(os.path.realpath(folder).encode()).hexdigest()[:24]
+    assert shadow.exists() == (how != "default")
+    if how == "--no-worktrees":
+        assert (repo / "shared.txt").read_text() != "original\n"
+    else:  # the work is on the task's branch either way
+        assert git(repo, "show", f"{record['branch']}:shared.txt") != "original\n"

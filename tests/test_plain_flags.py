@@ -31,7 +31,8 @@ READ_PLAINLY = [
      "--provider", "deepseek", "--base-url", "http://127.0.0.1:1/v1", "--api-key-file", "/etc/hostname",
      "--permission-mode", "accept-edits", "--sandbox", "read-only", "--max-turns", "3"],
     ["-p", "-m", "m2", "--work-dir", "relative/folder", "--output-format", "json", "fix", "the", "bug"],
-    ["-p", "-y", "--trust", "--no-session", "--output-format", "text", "--input-format", "text", "go"],
+    ["-p", "-y", "--trust", "--no-session", "--no-checkpoints", "--output-format", "text", "--input-format", "text",
+     "go"],
     ["-p", "--yes", "--permission-mode", "auto", "--sandbox", "off", "--max-turns", "0", "x"],  # start refuses 0
     ["-p", "--permission-mode", "plan", "--sandbox", "workspace-write", "--max-turns", " 7", ""],
     ["-p", "--model", "café", "--api-key-file", "no/such/file", "ünïcode prompt"],
@@ -71,11 +72,11 @@ def test_a_batch_sessions_command_line_is_read_plainly(tmp_path: Path) -> None:
     options = RunOptions(batch_cwd=str(tmp_path), backoff_file=str(tmp_path / "b"), model="m", provider="ollama",
                          base_url="http://127.0.0.1:1/v1", api_key_file=str(key), sandbox="read-only", max_turns=4)
     task = Task(id="t", prompt="hi", permission_mode="accept-edits")
-    argv = _session_argv(task, tmp_path, options, command=("agentica",))
+    argv = _session_argv(task, tmp_path, options, command=("agentica",), in_worktree=True)
     plain = read_plain_command_line(argv[1:])
     assert plain is not None
-    assert (plain.model, plain.provider, plain.sandbox, plain.max_turns, plain.permission_mode, plain.work_dir) == (
-        "m", "ollama", "read-only", 4, "accept-edits", tmp_path)
+    assert (plain.model, plain.provider, plain.sandbox, plain.max_turns, plain.permission_mode, plain.work_dir,
+            plain.no_checkpoints) == ("m", "ollama", "read-only", 4, "accept-edits", tmp_path, True)
 
 
 @pytest.mark.parametrize("argv", [
@@ -194,7 +195,8 @@ BATCH_READ_PLAINLY = [
      "--api-key-file", "/etc/hostname", "--model", "m"],
     ["-j", " 3", "t.jsonl", "-o", "r.jsonl", "-m", "café", "--attempts", "2", "--max-tokens", "1_000",
      "--max-cost", "1e1", "--price-in", "0.5", "--price-out", "2", "--provider", "ollama"],
-    ["t.jsonl", "--ray", "auto", "--sandbox", "read-only", "--max-turns", "4", "--no-worktrees", "--plain"],
+    ["t.jsonl", "--ray", "auto", "--sandbox", "read-only", "--max-turns", "4", "--no-worktrees", "--plain",
+     "--checkpoints"],
     ["t.jsonl", "--sandbox", "bogus"],  # the command itself refuses it, the same either way
     ["no/such/tasks.jsonl", "--max-cost", "0", "--price-in", "0"],
 ]

@@ -192,6 +192,8 @@ def options_from_args(args: Any, settings: Settings, work_dir: Path, **options: 
     from agentica_cli.app.settings.system_prompt_flags import system_prompt_options
 
     prompts = system_prompt_options(args)
+    if getattr(args, "no_checkpoints", False):
+        options["checkpoints"] = "none"
     return SessionOptions(
         work_dir, settings, add_dirs=[Path(p).expanduser() for p in args.add_dir], resume=args.resume or None,
         continue_latest=bool(args.continue_), save=not args.no_session, lazy_file=True,

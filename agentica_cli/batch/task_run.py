@@ -56,6 +56,9 @@ class RunOptions:
     agentica: tuple[str, ...] = ()  # how to start agentica; () = this interpreter on the machine that runs the task
     results_path: str = ""  # the batch's results.jsonl: marks the worktrees this batch made
     clone_root: str | None = None  # where `repo` URLs are cloned (default: a folder in the temp dir)
+    # Sessions in the worktrees the batch makes take no checkpoints (their work is committed on
+    # the task's branch, a batch's undo); True: they take them as any `-p` run does (--checkpoints)
+    checkpoints: bool = False
 
 
 class TaskEvents(Protocol):
@@ -172,7 +175,8 @@ def _clone(repo: str, options: RunOptions) -> Path:
     return target
 
 
-def _session_argv(task: Task, work_dir: Path, options: RunOptions, command: tuple[str, ...] | None = None) -> list[str]:
+def _session_argv(task: Task, work_dir: Path, options: RunOptions, command: tuple[str, ...] | None = None,
+                  in_worktree: bool = False) -> list[str]:
     if not command and not options.agentica:
         from agentica_cli.batch.zygote_client import python_module_command
 
@@ -187,6 +191,11 @@ def _session_argv(task: Task, work_dir: Path, options: RunOptions, command: tupl
                         ("--max-turns", str(options.max_turns) if options.max_turns else None)):
         if value:
             argv += [flag, value]
+    if in_worktree and not options.checkpoints:
+        # The batch commits the task's work on its branch: the session's own snapshots (a scan of
+        # the worktree at the start and at each turn's end, on the cores the wave's starts share)
+        # would only repeat it. Outside a worktree (--no-worktrees, no git) they are the undo.
+        argv.append("--no-checkpoints")
     return argv
 
 
@@ -215,21 +224,21 @@ class _Session(Stoppable, Protocol):
 
 
 def _start_session(task: Task, work_dir: Path, options: RunOptions, env: dict[str, str], stderr: IO[str],
-                   zygote: Zygote | None) -> _Session:
+                   zygote: Zygote | None, in_worktree: bool = False) -> _Session:
     """The session's process: forked by the batch's zygote when there is one (what `agentica`
     imports is loaded already), else `python -m agentica_cli`."""
     if zygote is not None:
         from agentica_cli.batch.zygote_client import ZygoteError
 
         try:
-            return zygote.spawn(_session_argv(task, work_dir, options, ("agentica",)), str(work_dir), env,
+            return zygote.spawn(_session_argv(task, work_dir, options, ("agentica",), in_worktree), str(work_dir), env,
                                 stderr.fileno())
         except ZygoteError as err:  # the plain process below: slower, the same session
             zygote.fallbacks.append(str(err))
             stderr.write(f"agentica batch: the zygote could not start this session ({err}); "
                          "started it as a process of its own\n")
             stderr.flush()
-    return subprocess.Popen(_session_argv(task, work_dir, options), cwd=work_dir, env=env,
+    return subprocess.Popen(_session_argv(task, work_dir, options, in_worktree=in_worktree), cwd=work_dir, env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True,
                             errors="replace", start_new_session=True)
 
@@ -511,7 +520,8 @@ class Attempt:
         env = {**os.environ, BACKOFF_ENV: self.options.backoff_file}
         self._stderr = tempfile.TemporaryFile(mode="w+", errors="replace")  # noqa: SIM115 (closed by _close_session)
         try:
-            self.session = _start_session(self.task, self.work_dir, self.options, env, self._stderr, self.zygote)
+            self.session = _start_session(self.task, self.work_dir, self.options, env, self._stderr, self.zygote,
+                                          in_worktree=self.tree is not None)
         except BaseException:
             self._stderr.close()
             self._stderr = None

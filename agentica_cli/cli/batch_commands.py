@@ -132,12 +132,15 @@ def batch(
                                                help="run tasks in their folders themselves (one at a time "
                                                "per folder is then up to you)")] = False,
     plain_lines: Annotated[bool, typer.Option("--plain", help="plain progress lines even on a terminal")] = False,
+    checkpoints: Annotated[bool, typer.Option(
+        "--checkpoints", help="sessions in the batch's worktrees take checkpoints too (agentica --undo -C "
+        "WORKTREE); without it their work is only committed on their branches")] = False,
 ) -> int:
     return batch_start.run_batch_command(batch_start.BatchArgs(
         tasks_file=tasks_file, output=output, workers=workers, attempts=attempts, max_tokens=max_tokens,
         max_cost=max_cost, price_in=price_in, price_out=price_out, ray=ray, model=model, provider=provider,
         base_url=base_url, api_key_file=api_key_file, sandbox=sandbox, max_turns=max_turns,
-        no_worktrees=no_worktrees, plain_lines=plain_lines))
+        no_worktrees=no_worktrees, plain_lines=plain_lines, checkpoints=checkpoints))
 
 
 def batch_report(

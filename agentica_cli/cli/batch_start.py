@@ -33,6 +33,7 @@ class BatchArgs:
     max_turns: int | None = None
     no_worktrees: bool = False
     plain_lines: bool = False
+    checkpoints: bool = False
 
 
 def count(text: str) -> int | None:
@@ -85,7 +86,8 @@ def run_batch_command(args: BatchArgs) -> int:
         batch_cwd=os.path.realpath(Path.cwd()), backoff_file="", model=args.model, provider=args.provider,
         base_url=args.base_url, sandbox=args.sandbox,
         api_key_file=str(args.api_key_file.expanduser().resolve()) if args.api_key_file else None,
-        max_turns=args.max_turns, use_worktrees=not args.no_worktrees, prices=Prices(args.price_in, args.price_out),
+        max_turns=args.max_turns, use_worktrees=not args.no_worktrees, checkpoints=args.checkpoints,
+        prices=Prices(args.price_in, args.price_out),
         results_path=os.path.realpath(args.output))
     settings = BatchSettings(output=args.output, workers=args.workers, attempts=args.attempts,
                              max_tokens=args.max_tokens, max_cost=args.max_cost)

@@ -240,6 +240,9 @@ def agentica(
     resume: Annotated[Optional[str], typer.Option(
         "-r", "--resume", metavar="ID", help="resume the session ID")] = None,
     no_session: Annotated[bool, typer.Option("--no-session", help="do not save this conversation")] = False,
+    no_checkpoints: Annotated[bool, typer.Option(
+        "--no-checkpoints", help="take no checkpoints of the files this session changes (nothing for --undo; "
+        "a batch's sessions in its worktrees run so, their work committed on their branches)")] = False,
     undo: Annotated[bool, typer.Option(
         "--undo", help="put back the files the last turn of this folder's latest session (or --resume ID) "
         "changed, and exit")] = False,

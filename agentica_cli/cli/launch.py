@@ -23,8 +23,8 @@ def default_args() -> argparse.Namespace:
         allowed_tools=[], disallowed_tools=[], sandbox=None, system_prompt=None, system_prompt_file=None,
         append_system_prompt=None, append_system_prompt_file=None, trust=False, mcp_config=[],
         strict_mcp_config=False, work_dir=None, add_dir=[], worktree=None, continue_=False, resume=None,
-        no_session=False, undo=False, redo=False, force=False, tools=None, image=[], max_turns=None, max_cost=None,
-        version=False,
+        no_session=False, no_checkpoints=False, undo=False, redo=False, force=False, tools=None, image=[],
+        max_turns=None, max_cost=None, version=False,
     )
 
 

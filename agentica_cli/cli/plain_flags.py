@@ -108,7 +108,8 @@ _LIST_FLAGS: dict[str, tuple[str, Callable[[str], object]]] = {
     "--image": ("image", str),
 }
 _SWITCHES = {"-p": "print_mode", "--print": "print_mode", "-y": "yes", "--yes": "yes", "--trust": "trust",
-             "--no-session": "no_session", "--strict-mcp-config": "strict_mcp_config", "-c": "continue_",
+             "--no-session": "no_session", "--no-checkpoints": "no_checkpoints",
+             "--strict-mcp-config": "strict_mcp_config", "-c": "continue_",
              "--continue": "continue_"}
 
 
@@ -187,7 +188,7 @@ _BATCH_VALUE_FLAGS: dict[str, tuple[str, Callable[[str], object]]] = {
     "--sandbox": ("sandbox", str),  # any word: the command itself says which ones it takes
     "--max-turns": ("max_turns", _count),
 }
-_BATCH_SWITCHES = {"--no-worktrees": "no_worktrees", "--plain": "plain_lines"}
+_BATCH_SWITCHES = {"--no-worktrees": "no_worktrees", "--plain": "plain_lines", "--checkpoints": "checkpoints"}
 
 
 def read_plain_batch_line(args: list[str]) -> BatchArgs | None:
