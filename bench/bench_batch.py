@@ -30,8 +30,8 @@
    start spread over more waves, as a batch of hundreds feels it. Shown beside the 2N rows,
    whose targets stay as they are.
 5. A repository of --big-files files (~6 KB each): 8 tasks over 4 workers against a server that
-   answers at once. Each task's worktree checks out every file, and its session's first
-   checkpoint starts from that checkout (checkpoints.md: it borrows the repository's objects
+   answers at once, with --checkpoints. Each task's worktree checks out every file, and its
+   session's first checkpoint starts from that checkout (checkpoints.md: it borrows the repository's objects
    and the worktree's index); printed: the median worktree and session phases, the batch's wall
    time, and what ~/.agentica/checkpoints grew by per task.
 
@@ -244,8 +244,10 @@ def big_repository(cmd: list[str], work: Path, files: int, key_file: Path, tasks
     _git(repo, "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "commit", "-q", "-m", "init")
     output = work / "big.results.jsonl"
     with ScriptedModelServer([turns.text("done")] * (tasks + 5)) as server:
+        # --checkpoints: what a task costs when its session takes them too (without it, the default,
+        # sessions in the batch's worktrees take none)
         wall = _batch(cmd, _tasks_file(work / "big.jsonl", tasks, "b"), output, workers,
-                      _model_flags(server, key_file), repo, env)
+                      [*_model_flags(server, key_file), "--checkpoints"], repo, env)
     records = [json.loads(line) for line in output.read_text().splitlines()]
     figures = {"big_files": files, "big_wall_s": wall,
                "big_worktree_s": statistics.median(r["timings_s"]["worktree"] for r in records),
