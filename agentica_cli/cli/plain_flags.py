@@ -113,31 +113,30 @@ _SWITCHES = {"-p": "print_mode", "--print": "print_mode", "-y": "yes", "--yes": 
              "--continue": "continue_"}
 
 
-def read_plain_command_line(args: list[str]) -> argparse.Namespace | None:
-    """The main command's namespace for `args` (a -p command line), or None: typer reads it."""
-    from agentica_cli.cli.launch import default_args
-
-    namespace = default_args()
-    seen: set[str] = set()
-    prompt: list[str] = []
+def _read_words(args: list[str], switches: dict[str, str], value_flags: dict[str, tuple[str, Callable[[str], object]]],
+                list_flags: dict[str, tuple[str, Callable[[str], object]]] | None = None,
+                ) -> tuple[dict[str, object], list[str]] | None:
+    """(the flags read, by attribute: a switch True, a value converted, a list flag's values in
+    order; the other words, in order) or None: a word or value these tables do not take as
+    plain (an unknown flag, one given twice, a value missing, empty, like a flag or refused)."""
+    list_flags = list_flags or {}
+    fields: dict[str, object] = {}
+    others: list[str] = []
     words = iter(args)
     for word in words:
         if not word.startswith("-"):
-            prompt.append(word)
+            others.append(word)
             continue
-        if word in _SWITCHES:
-            attribute = _SWITCHES[word]
-            if attribute in seen:
+        if word in switches:
+            if switches[word] in fields:
                 return None
-            seen.add(attribute)
-            setattr(namespace, attribute, True)
+            fields[switches[word]] = True
             continue
-        listed = word in _LIST_FLAGS
-        flag = _LIST_FLAGS.get(word) or _VALUE_FLAGS.get(word)
-        if flag is None or (flag[0] in seen and not listed):
+        listed = word in list_flags
+        flag = list_flags.get(word) or value_flags.get(word)
+        if flag is None or (flag[0] in fields and not listed):
             return None
         attribute, convert = flag
-        seen.add(attribute)
         value = next(words, None)
         if not value or value.startswith("-"):
             return None
@@ -145,9 +144,25 @@ def read_plain_command_line(args: list[str]) -> argparse.Namespace | None:
         if read is _NOT_READ:
             return None
         if listed:
-            getattr(namespace, attribute).append(read)
+            values = fields.setdefault(attribute, [])
+            assert isinstance(values, list)
+            values.append(read)
         else:
-            setattr(namespace, attribute, read)
+            fields[attribute] = read
+    return fields, others
+
+
+def read_plain_command_line(args: list[str]) -> argparse.Namespace | None:
+    """The main command's namespace for `args` (a -p command line), or None: typer reads it."""
+    from agentica_cli.cli.launch import default_args
+
+    read = _read_words(args, _SWITCHES, _VALUE_FLAGS, _LIST_FLAGS)
+    if read is None:
+        return None
+    fields, prompt = read
+    namespace = default_args()
+    for attribute, value in fields.items():
+        setattr(namespace, attribute, value)
     if not namespace.print_mode:
         return None
     namespace.prompt = prompt
@@ -196,28 +211,10 @@ def read_plain_batch_line(args: list[str]) -> BatchArgs | None:
     `batch`), or None: typer reads them. One TASKS.jsonl word, each flag at most once."""
     from agentica_cli.cli.batch_start import BatchArgs
 
-    fields: dict[str, object] = {}
-    tasks: list[str] = []
-    words = iter(args)
-    for word in words:
-        if not word.startswith("-"):
-            tasks.append(word)
-            continue
-        if word in _BATCH_SWITCHES:
-            if _BATCH_SWITCHES[word] in fields:
-                return None
-            fields[_BATCH_SWITCHES[word]] = True
-            continue
-        flag = _BATCH_VALUE_FLAGS.get(word)
-        if flag is None or flag[0] in fields:
-            return None
-        value = next(words, None)
-        if not value or value.startswith("-"):
-            return None
-        read = flag[1](value)
-        if read is _NOT_READ:
-            return None
-        fields[flag[0]] = read
+    read = _read_words(args, _BATCH_SWITCHES, _BATCH_VALUE_FLAGS)
+    if read is None:
+        return None
+    fields, tasks = read
     if len(tasks) != 1 or not tasks[0]:
         return None
     tasks_file = _path(tasks[0])
