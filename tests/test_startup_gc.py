@@ -114,3 +114,15 @@ def test_the_repl_collects_as_usual_once_its_prompt_is_up(start_repl, tmp_path: 
     state = json.loads(noted.read_text())
     assert state["threshold"] == 700
     assert state["frozen"] > 10_000
+
+
+def test_the_repl_and_the_headless_commands_end_without_the_interpreters_teardown() -> None:
+    """The REPL, -p, batch and the stdio servers end with fast_exit (finalize, then os._exit):
+    the REPL's teardown beside its daemon threads sometimes ended it with SIGSEGV under load.
+    Help, version and the other subcommands keep the interpreter's usual end."""
+    from agentica_cli.cli import app
+
+    for argv in ([], ["--model", "m"], ["-p", "hi"], ["batch", "t.jsonl"], ["acp"], ["mcp", "serve"]):
+        assert app._exits_without_teardown(argv), argv
+    for argv in (["--help"], ["--version"], ["doctor"], ["sessions", "list"], ["mcp", "list"]):
+        assert not app._exits_without_teardown(argv), argv

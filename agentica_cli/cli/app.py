@@ -41,9 +41,19 @@ def main(argv: list[str] | None = None) -> int:
 def _exits_without_teardown(args: list[str]) -> bool:
     """`-p` and `batch`, the commands scripts call in loops, and the stdio servers (`acp`, `mcp
     serve`), which end when their client closes stdin, with their sessions closed: the
-    teardown took 125 ms of acp's end and ~240 ms of mcp serve's. Not the REPL, whose end (the
-    terminal) is left to the interpreter."""
-    return args[:1] in (["batch"], ["acp"]) or args[:2] == ["mcp", "serve"] or _is_print_mode(args)
+    teardown took 125 ms of acp's end and ~240 ms of mcp serve's. And the REPL, whose terminal
+    prompt_toolkit has given back by then: under load its teardown, freeing modules while
+    daemon threads (the preload, the file index) may still be about, sometimes ended it with
+    SIGSEGV after its work was done (seen in the pty tests, 2 cores, -n 4 beside two CPU burners)."""
+    return (args[:1] in (["batch"], ["acp"]) or args[:2] == ["mcp", "serve"] or _is_print_mode(args)
+            or _is_repl(args))
+
+
+def _is_repl(args: list[str]) -> bool:
+    """The REPL: the main command without -p (and not its help, version or completion)."""
+    words = _options(args)
+    return (_is_main_command(args) and "_AGENTICA_COMPLETE" not in os.environ
+            and not any(w in ("--help", "-h", "--version", "-V") for w in words))
 
 
 def _defines_dataclasses(args: list[str]) -> bool:
