@@ -30,7 +30,7 @@ from agentica_cli.batch.limiter import Prices
 from agentica_cli.batch.results import Record
 from agentica_cli.batch.tasks import Task
 from agentica_cli.shared_backoff import ENV as BACKOFF_ENV
-from agentica_cli.worktrees import Worktree
+from agentica_cli.worktrees import Repository, Worktree
 
 if TYPE_CHECKING:
     from agentica_cli.batch.zygote_client import Zygote
@@ -256,19 +256,43 @@ def _run_check(check: str, work_dir: Path, options: RunOptions, control: Control
 
 _MARKER = "agentica-batch"  # in a batch worktree's git folder: the results file of the batch that made it
 
+# The repository each folder of a batch is in, and the commit its worktrees start from, asked of
+# git once per batch and folder (keyed by the batch's own backoff file, unique to a run: a Ray
+# worker process outlives its batch). Every task and attempt of a batch then starts from the
+# same commit, though the main checkout moves on; and a wave of N workers runs one `git
+# rev-parse` instead of N, on the cores the wave's starts share. None: the folder is not in git.
+_repositories: dict[tuple[str, str], Repository | None] = {}
+_repositories_lock = threading.Lock()
 
-def _worktree_for(task: Task, attempt: int, folder: Path, results_path: str) -> tuple[Worktree, Path] | None:
+
+def batch_repository(folder: Path, options: RunOptions) -> Repository | None:
+    """open_repository(folder), once per batch (options.backoff_file) and folder."""
+    from agentica_cli.worktrees import WorktreeError, open_repository
+
+    key = (options.backoff_file, str(folder))
+    with _repositories_lock:
+        if key in _repositories:
+            return _repositories[key]
+    try:
+        found: Repository | None = open_repository(folder)
+    except WorktreeError:
+        found = None
+    with _repositories_lock:
+        return _repositories.setdefault(key, found)
+
+
+def _worktree_for(task: Task, attempt: int, folder: Path, options: RunOptions) -> tuple[Worktree, Path] | None:
     """A fresh worktree batch-ID-ATTEMPT of the repository `folder` is in, and the folder in it
     that matches `folder` (None outside git). One this batch left behind (Ctrl-C, a crash) is
     replaced: its result is not in results.jsonl, so nobody has seen its work. One made by
     another batch or by hand is not touched: the attempt fails with an error saying so."""
-    from agentica_cli.worktrees import BRANCH_PREFIX, WorktreeError, create_worktree, open_repository, remove_worktree
+    from agentica_cli.worktrees import BRANCH_PREFIX, WorktreeError, create_worktree, remove_worktree
     from agentica_cli.worktrees.manager import WORKTREES_FOLDER, git_dir
 
-    try:
-        repository = open_repository(folder)
-    except WorktreeError:
+    repository = batch_repository(folder, options)
+    if repository is None:
         return None
+    results_path = options.results_path
     root = repository.root
     name = f"batch-{task.id}-{attempt}"
     path = root / WORKTREES_FOLDER / name
@@ -480,7 +504,7 @@ class Attempt:
         if not folder.is_dir():
             raise RuntimeError(f"cwd {folder}: no such folder")
         self.work_dir = folder
-        made = _worktree_for(task, self.attempt, folder, options.results_path) if options.use_worktrees else None
+        made = _worktree_for(task, self.attempt, folder, options) if options.use_worktrees else None
         if made is not None:
             self.tree, self.work_dir = made
             self.record.update(branch=self.tree.branch, worktree=str(self.tree.path))
