@@ -217,3 +217,37 @@ def test_a_worker_sends_its_next_prompt_at_its_sessions_result_and_commits_behin
     first, second = sorted(["b3", "b4"], key=lambda key: asked[key][0])
     assert asked[first][0] < records["b1"]["finished_at"] - 1.0  # b1's worker went on at b1's result
     assert asked[second][0] >= records["b2"]["finished_at"]  # b2's, after b2's check
+
+
+def test_a_worker_commits_behind_its_next_sessions_first_request(tmp_path: Path, home: Path) -> None:
+    """runner._after_the_next_requests: a worker that sent its next prompt at a session's result
+    commits that session's work only once the next session's first request is out (its start,
+    here made 0.8 s long by a UserPromptSubmit hook, gets the cores first); a worker with
+    nothing to go on to commits at once."""
+    import json
+
+    hook_s = 0.8
+    (home / "settings.json").write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": f"sleep {hook_s}"}]}]}}))
+    repo = make_repository(tmp_path / "repo")
+    server = ScriptedModelServer([lambda body: turns.text(f"hello from {task_of(body)}", delay=ANSWER_S)] * 6)
+    server.start()
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [_task("c1"), _task("c2")])
+    output = tmp_path / "results.jsonl"
+    clock = time.time() - time.perf_counter()
+    try:
+        done = run_cli(_batch_args(server, tasks, output, workers=1), cwd=repo, home=home, timeout=120)
+    finally:
+        server.stop()
+    assert done.returncode == 0, done.stderr
+    records = by_id(read_records(output))
+    assert {key: r["status"] for key, r in records.items()} == {"c1": "done", "c2": "done"}
+    asked = {task_of(r.body): clock + r.received_at for r in server.request_log}
+
+    def commit_began(record: dict[str, Any]) -> float:
+        return record["finished_at"] - record["timings_s"]["commit"]  # the commit is a task's last phase
+
+    assert "waiting" in records["c2"]["timings_s"]  # prepared while c1's answer was awaited, then taken over
+    assert commit_began(records["c1"]) >= asked["c2"] - 0.1  # behind c2's request, not in its start
+    assert asked["c2"] - records["c1"]["finished_at"] > -(hook_s + 0.5)  # (and c1's record not held long)
+    assert commit_began(records["c2"]) - clock - server.request_log[-1].finished_at < 0.5  # the last: at once

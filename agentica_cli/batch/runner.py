@@ -130,6 +130,11 @@ class BatchRun:
             pass  # run() reads what the session did with it, and its record says so
         return [attempt]
 
+    def wait_for_starts(self, timeout: float) -> None:
+        """Wait (at most `timeout` seconds) until no attempt is in its CPU-bound start."""
+        with self._changed:
+            self._changed.wait_for(lambda: not self.starting or self.control.stopping.is_set(), timeout)
+
     def attempt_over(self) -> None:
         with self._changed:
             self.running -= 1
@@ -225,6 +230,7 @@ def _local_worker(run: BatchRun, zygote: Zygote | None) -> None:
         while attempt is not None:
             following: list[Attempt] = []
             attempt.on_result = functools.partial(_take_over_into, run, following)
+            attempt.before_commit = functools.partial(_after_the_next_requests, run, following)
             try:
                 if not shown:
                     run.progress.started(attempt.key)
@@ -243,6 +249,24 @@ def _local_worker(run: BatchRun, zygote: Zygote | None) -> None:
 
 def _take_over_into(run: BatchRun, following: list[Attempt]) -> None:
     following.extend(run.take_over())
+
+
+# At most this long a commit waits for the sessions' starts (a slow UserPromptSubmit hook, a
+# loaded machine): it then goes ahead beside them, as it would have without waiting.
+_COMMIT_WAIT_S = 1.0
+
+
+def _after_the_next_requests(run: BatchRun, following: list[Attempt]) -> None:
+    """Before a worker commits the attempt it took a successor for: that successor's first
+    model request, then every other session's start (the workers' hand-overs come in a burst
+    when their first answers end together). A commit is a git process or three, on the cores
+    the next requests are made on; nothing waits for it but its record. A worker with no
+    successor (a task with a check, the batch's end) commits at once: its own next task waits."""
+    if not following:
+        return
+    for taken in following:
+        taken.read_until_request()
+    run.wait_for_starts(_COMMIT_WAIT_S)
 
 
 def _work_while_idle(run: BatchRun, zygote: Zygote | None, workers: int) -> None:

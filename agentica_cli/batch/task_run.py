@@ -366,6 +366,7 @@ class Attempt:
         self._starting = False  # told to events.busy: CPU-bound start, from the worktree to the first request
         self._prompt_sent = False  # send_prompt() ran (a worker took it over at its previous session's result)
         self.on_result: Callable[[], None] | None = None  # run(): called once, at the session's result line
+        self.before_commit: Callable[[], None] | None = None  # run(): called once, before its commit
 
     # -- phases --------------------------------------------------------------------------------
 
@@ -422,6 +423,21 @@ class Attempt:
         self._enter("session")
         self._write_prompt()
         self._prompt_sent = True
+
+    def read_until_request(self) -> None:
+        """For an attempt whose prompt send_prompt() sent: read its session's events up to its
+        first model request (run() takes them as if read then), so that its start is over when
+        this returns (or its session ended first: a failure run() reports)."""
+        session = self.session
+        if session is None or not self._prompt_sent or session.stdout is None:
+            return
+        for event in _events(session.stdout):
+            self._early.append(event)
+            if event.get("type") == "model_request_started" and not event.get("source"):
+                break
+            if event.get("type") == "result":
+                break
+        self._busy(False)
 
     def run(self) -> Record:
         """The rest of the attempt, to its end; always the record (errors are status "error")."""
@@ -633,6 +649,9 @@ class Attempt:
         if self.tree is not None:
             from agentica_cli.worktrees import commit_all, worktree_changes
 
+            wait, self.before_commit = self.before_commit, None
+            if wait is not None:
+                wait()
             self._enter("commit")
             changed = commit_all(self.tree, f"agentica batch: {task.id} (attempt {self.attempt})")
             files, diff = worktree_changes(self.tree, clean=not changed)
