@@ -170,6 +170,8 @@ def preload(modules: tuple[str, ...] | list[str], base_url: str | None = _UNKNOW
     finally:
         if probes is not None:
             _join(probes)
+    if _PROBE_MODULES["sandbox"][0] in modules:
+        _settle_sandbox()
     if "builtin_tools" in sys.modules:
         _warm_tool_schemas()
     return len(sys.modules)
@@ -214,14 +216,12 @@ def _start_probes(modules: tuple[str, ...] | list[str], base_url: str | None,
 
 
 def _probe(sandbox: bool, tls: bool, base_url: str | None) -> None:
-    if sandbox:  # which sandbox backend works here (bwrap's probe runs a process): the same answer
-        # for every task, asked once (bwrap_works caches it)
-        try:
-            from agentica_cli.sandbox.sandbox import BACKENDS, _available
+    if sandbox:  # whether bubblewrap works here (its probe runs a process): the same answer for
+        # every task, asked once (bwrap_works caches it); the other backends after the join
+        # (_settle_sandbox), in the main thread
+        from agentica_cli.sandbox.sandbox import probe_bubblewrap
 
-            next((name for name in BACKENDS if _available(name)), None)
-        except Exception:
-            pass  # each session asks again and reports it
+        probe_bubblewrap()
     if tls:  # the CA certificates in a TLS context (chat_http caches it), unless never needed
         try:
             from agentica_cli.models import chat_http
@@ -234,6 +234,18 @@ def _probe(sandbox: bool, tls: bool, base_url: str | None) -> None:
                 chat_http.unloaded_tls_context()
         except Exception:
             pass  # the first https request meets the same failure and reports it
+
+
+def _settle_sandbox() -> None:
+    """The sessions' sandbox backend, asked once in the zygote's main thread once bubblewrap's
+    probe is in: where bubblewrap does not work, Landlock is asked next, and its module (ctypes
+    with it) is then loaded here for every child instead of in each."""
+    try:
+        from agentica_cli.sandbox.sandbox import best_backend
+
+        best_backend()
+    except Exception:
+        pass  # each session asks again and reports it
 
 
 def _join(thread: threading.Thread, timeout: float = 5.0) -> None:

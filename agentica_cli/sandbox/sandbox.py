@@ -81,20 +81,31 @@ _probe: threading.Thread | None = None
 
 
 def probe_backends() -> None:
-    """Start finding the best backend on a thread, once a process: bubblewrap's check starts a
-    sandboxed process (~10 ms idle, 50-100 ms on a busy machine), which can run while a headless
-    session reads its settings. Nothing is kept beyond this process; `best_backend()` and
-    `backend_available()` wait for the thread's answer (bwrap_works caches it) instead of
-    probing a second time beside it."""
+    """Start bubblewrap's check on a thread, once a process: it starts a sandboxed process (~10
+    ms idle, 50-100 ms on a busy machine), which can run while a headless session reads its
+    settings. Nothing is kept beyond this process; `best_backend()` and `backend_available()`
+    wait for the thread's answer (bwrap_works caches it) instead of probing a second time beside
+    it. The other backends' checks are quick and are left to the thread that asks: Landlock's
+    imports ctypes, and a thread importing beside the main thread's imports can meet it in a
+    circular import (on a machine without a working bubblewrap, where Landlock is asked next)."""
     global _probe
     if _probe is None:
-        _probe = threading.Thread(target=_probe_all, name="agentica-sandbox-probe", daemon=True)
+        import agentica_cli.sandbox.bwrap  # noqa: F401  (imported here, not by the thread)
+
+        _probe = threading.Thread(target=probe_bubblewrap, name="agentica-sandbox-probe", daemon=True)
         _probe.start()
 
 
-def _probe_all() -> None:
+def probe_bubblewrap() -> None:
+    """bubblewrap's check (a sandboxed process; bwrap_works caches its answer), on Linux: the
+    only backend check that waits rather than computes. Imports nothing that is not loaded
+    already when sandbox.bwrap is (for a thread beside imports)."""
+    if "bubblewrap" not in BACKENDS or not sys.platform.startswith("linux"):
+        return
     try:
-        next((name for name in BACKENDS if _available(name)), None)
+        from agentica_cli.sandbox.bwrap import bwrap_works
+
+        bwrap_works()
     except Exception:
         pass  # asked again, and reported, where the sandbox is built
 
